@@ -1,0 +1,40 @@
+# agent-session-store: `make test` (lint, types, tests) and `make run` (the demo).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+UV     := $(VENV)/bin/uv
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test lint typecheck unit run lock clean
+
+$(STAMP): pyproject.toml requirements/lock.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check uv==0.13.8
+	@$(UV) pip install -q --python $(PY) -r requirements/lock.txt
+	@$(UV) pip install -q --python $(PY) --no-deps -e .
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check store infra tests bench
+	$(VENV)/bin/ruff format --check store infra tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest
+
+test: lint typecheck unit
+
+run: $(STAMP)
+	$(PY) -m infra.demo
+
+# Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
+lock: $(STAMP)
+	$(UV) pip compile pyproject.toml --extra dev --extra async -c requirements/constraints.in \
+		-o requirements/lock.txt --python-version 3.11
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache

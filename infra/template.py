@@ -1,0 +1,84 @@
+"""Read template.yaml (the single source of truth) and turn its tables into create_table requests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
+
+# Logical id in template.yaml -> the environment variable the library reads.
+TABLE_ENV = {"SessionsTable": "SESSIONS_TABLE", "MessagesTable": "MESSAGES_TABLE"}
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """A YAML loader that accepts CloudFormation's short-form intrinsics (!Ref, !Sub, ...) as plain data."""
+
+
+def _intrinsic(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
+    name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _intrinsic)
+
+
+def load(path: Path = TEMPLATE) -> dict[str, Any]:
+    """The template as data (intrinsic functions left as {"Ref": ...} / {"Fn::X": ...})."""
+    with path.open(encoding="utf-8") as fh:
+        doc: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)
+    return doc
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One AWS::DynamoDB::Table of the template, ready to create under a chosen name."""
+
+    logical_id: str
+    properties: dict[str, Any]
+
+    @property
+    def ttl_attribute(self) -> str | None:
+        spec = self.properties.get("TimeToLiveSpecification") or {}
+        return spec.get("AttributeName") if spec.get("Enabled") else None
+
+    def create_request(self, table_name: str) -> dict[str, Any]:
+        """CreateTable parameters for this table (keys, indexes, billing, stream, encryption)."""
+        p = self.properties
+        req: dict[str, Any] = {
+            "TableName": table_name,
+            "AttributeDefinitions": p["AttributeDefinitions"],
+            "KeySchema": p["KeySchema"],
+            "BillingMode": p.get("BillingMode", "PAY_PER_REQUEST"),
+        }
+        for prop in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+            if p.get(prop):
+                req[prop] = [
+                    {"IndexName": i["IndexName"], "KeySchema": i["KeySchema"], "Projection": i["Projection"]}
+                    for i in p[prop]
+                ]
+        stream = p.get("StreamSpecification")
+        if stream:
+            req["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream["StreamViewType"]}
+        if (p.get("SSESpecification") or {}).get("SSEEnabled"):
+            req["SSESpecification"] = {"Enabled": True}
+        return req
+
+
+def tables(doc: dict[str, Any] | None = None) -> dict[str, TableSpec]:
+    """Every DynamoDB table of the template, by logical id."""
+    doc = doc if doc is not None else load()
+    return {
+        logical_id: TableSpec(logical_id, resource.get("Properties", {}))
+        for logical_id, resource in doc.get("Resources", {}).items()
+        if resource.get("Type") == "AWS::DynamoDB::Table"
+    }

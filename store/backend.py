@@ -1,0 +1,154 @@
+"""The interface every backend implements. Arguments arrive validated and normalised by the public
+fronts (`SessionStore`); backends implement semantics, not argument checking."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from datetime import datetime, timedelta
+from typing import Any
+
+from store.models import (
+    Checkpoint,
+    FullSession,
+    Message,
+    MessageRecord,
+    Page,
+    Session,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
+
+
+class _Unset:
+    """The type of UNSET: "leave this field as it is" in updates."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+INTERRUPT_SLOT = "interrupt"
+
+
+def records_slot(kind: str) -> str:
+    """The slot holding a session's records of one kind."""
+    return f"records:{kind}"
+
+
+class Backend(ABC):
+    """Storage semantics of the public API, one method per operation (see DESIGN.md for each)."""
+
+    name: str
+
+    @abstractmethod
+    def create_session(
+        self,
+        owner: str,
+        session_id: str,
+        title: str | None,
+        model: str | None,
+        metadata: dict[str, Any],
+        retention: timedelta | None,
+    ) -> Session: ...
+
+    @abstractmethod
+    def get_session(self, session_id: str, owner: str | None) -> Session | None: ...
+
+    @abstractmethod
+    def list_sessions(
+        self,
+        owner: str,
+        limit: int,
+        cursor: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        metadata: dict[str, str],
+    ) -> Page[Session]: ...
+
+    @abstractmethod
+    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session: ...
+
+    @abstractmethod
+    def delete_session(self, session_id: str, owner: str | None) -> None: ...
+
+    @abstractmethod
+    def append_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        messages: list[Message],
+        expected_seq: int | None,
+        idempotency_key: str | None,
+    ) -> list[MessageRecord]: ...
+
+    @abstractmethod
+    def list_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        after_seq: int | None,
+        before_seq: int | None,
+        limit: int | None,
+        newest_first: bool,
+        since_compaction: bool,
+        roles: frozenset[str] | None,
+        cursor: str | None,
+    ) -> Page[MessageRecord]: ...
+
+    @abstractmethod
+    def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]: ...
+
+    @abstractmethod
+    def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None: ...
+
+    @abstractmethod
+    def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord: ...
+
+    @abstractmethod
+    def mark_compaction(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord: ...
+
+    @abstractmethod
+    def get_latest_compaction(self, session_id: str, owner: str | None) -> MessageRecord | None: ...
+
+    @abstractmethod
+    def save_state(self, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> int: ...
+
+    @abstractmethod
+    def load_state(self, session_id: str, owner: str | None) -> StateSnapshot | None: ...
+
+    @abstractmethod
+    def save_full(
+        self, session_id: str, owner: str | None, messages: list[Message], state: Any, expected_seq: int | None
+    ) -> StateSnapshot: ...
+
+    @abstractmethod
+    def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession: ...
+
+    @abstractmethod
+    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+        """Store a JSON value in a named slot of the session (None removes it), recording activity."""
+
+    @abstractmethod
+    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
+        """The value in a slot, or None."""
+
+    @abstractmethod
+    def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint: ...
+
+    @abstractmethod
+    def load_checkpoint(self, scope: str, key: str, owner: str | None) -> Checkpoint | None: ...
+
+    @abstractmethod
+    def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None: ...
+
+    @abstractmethod
+    def search(self, owner: str, query: str, limit: int) -> list[SessionHit]: ...
+
+    @abstractmethod
+    def health_check(self) -> None: ...
+
+    def close(self) -> None:
+        """Release clients and connections (nothing to do by default)."""
+        return None

@@ -1,0 +1,87 @@
+"""JSON encoding and compression of stored bodies, shared by every backend.
+
+A body is compact JSON; at or above `COMPRESS_THRESHOLD` bytes it is zlib-compressed. The codec is
+recorded beside the body ("json" or "zlib") so it can change later without rewriting old items.
+The choice was measured with bench/codec_choice.py (see docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from typing import Any
+
+from store.errors import InvalidInput, PayloadTooLarge, StoreError
+
+# DynamoDB's item limit is 400 KB; a stored body may use all but 8 KB of it (keys, ids, metadata).
+MAX_BODY_BYTES = 400 * 1024 - 8 * 1024
+# A transaction carries at most 4 MB; the bodies of one write may use all but 64 KB of it.
+MAX_WRITE_BYTES = 4 * 1024 * 1024 - 64 * 1024
+COMPRESS_THRESHOLD = 512
+ZLIB_LEVEL = 6
+CODEC_JSON = "json"
+CODEC_ZLIB = "zlib"
+MAX_DEPTH = 64
+
+
+def _check_depth(value: Any, what: str) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            if d > MAX_DEPTH:
+                raise InvalidInput(f"{what} is nested deeper than {MAX_DEPTH} levels")
+            children = v.values() if isinstance(v, dict) else v
+            stack.extend((c, d + 1) for c in children)
+
+
+def dumps(value: Any, what: str = "value") -> str:
+    """Compact JSON text of `value`; InvalidInput when it is not JSON (NaN, sets, objects, non-string keys,
+    nesting deeper than MAX_DEPTH)."""
+    _check_depth(value, what)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def canonical(value: Any) -> str:
+    """A canonical JSON text of `value` (sorted keys): equal JSON values give equal strings."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of the canonical JSON of `value` (an idempotent request's fingerprint)."""
+    return hashlib.sha256(canonical(value).encode("utf-8")).hexdigest()
+
+
+def encode(value: Any, what: str = "value") -> tuple[str, bytes]:
+    """(codec, payload) for storing `value`; PayloadTooLarge when the stored form exceeds MAX_BODY_BYTES."""
+    raw = dumps(value, what).encode("utf-8")
+    codec, payload = (
+        (CODEC_ZLIB, zlib.compress(raw, ZLIB_LEVEL)) if len(raw) >= COMPRESS_THRESHOLD else (CODEC_JSON, raw)
+    )
+    if len(payload) > MAX_BODY_BYTES:
+        raise PayloadTooLarge(
+            f"{what} is {len(payload)} bytes stored ({len(raw)} as JSON); at most {MAX_BODY_BYTES} fit in one item"
+        )
+    return codec, payload
+
+
+def encode_all(values: list[Any], what: str) -> list[tuple[str, bytes]]:
+    """`encode` each value of one write; PayloadTooLarge when together they exceed MAX_WRITE_BYTES."""
+    out = [encode(v, f"{what}[{i}]") for i, v in enumerate(values)]
+    total = sum(len(p) for _, p in out)
+    if total > MAX_WRITE_BYTES:
+        raise PayloadTooLarge(f"{what} is {total} bytes stored; one atomic write holds at most {MAX_WRITE_BYTES}")
+    return out
+
+
+def decode(codec: str, payload: bytes) -> Any:
+    """Inverse of `encode`."""
+    if codec == CODEC_ZLIB:
+        payload = zlib.decompress(payload)
+    elif codec != CODEC_JSON:
+        raise StoreError(f"unknown body codec {codec!r}")
+    return json.loads(payload.decode("utf-8"))

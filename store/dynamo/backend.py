@@ -1,0 +1,161 @@
+"""The DynamoDB backend: each operation runs its plan through the driver it was given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from store.backend import INTERRUPT_SLOT, Backend
+from store.dynamo import keys
+from store.dynamo.calls import Plan
+from store.dynamo.plans import checkpoints, messages, search, sessions, state
+from store.dynamo.plans.base import Context
+from store.models import (
+    Checkpoint,
+    FullSession,
+    Message,
+    MessageRecord,
+    Page,
+    Session,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
+
+T = TypeVar("T")
+
+
+def slot_sk(slot: str) -> str:
+    """The sort key of a session slot."""
+    if slot == INTERRUPT_SLOT:
+        return keys.INTERRUPT
+    return keys.records_sk(slot.split(":", 1)[1])
+
+
+class DynamoBackend(Backend):
+    """Runs the DynamoDB plans with `run` (a sync driver's run method)."""
+
+    name = "dynamodb"
+
+    def __init__(self, ctx: Context, run: Callable[[Plan[Any]], Any], close: Callable[[], None] | None = None) -> None:
+        self.ctx = ctx
+        self._run = run
+        self._close = close
+
+    def run(self, plan: Plan[T]) -> T:
+        result: T = self._run(plan)
+        return result
+
+    def create_session(
+        self,
+        owner: str,
+        session_id: str,
+        title: str | None,
+        model: str | None,
+        metadata: dict[str, Any],
+        retention: timedelta | None,
+    ) -> Session:
+        return self.run(sessions.create_session(self.ctx, owner, session_id, title, model, metadata, retention))
+
+    def get_session(self, session_id: str, owner: str | None) -> Session | None:
+        return self.run(sessions.get_session(self.ctx, session_id, owner))
+
+    def list_sessions(
+        self,
+        owner: str,
+        limit: int,
+        cursor: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        metadata: dict[str, str],
+    ) -> Page[Session]:
+        return self.run(sessions.list_sessions(self.ctx, owner, limit, cursor, created_after, created_before, metadata))
+
+    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
+        return self.run(sessions.update_session(self.ctx, session_id, owner, title, model, metadata))
+
+    def delete_session(self, session_id: str, owner: str | None) -> None:
+        self.run(sessions.delete_session(self.ctx, session_id, owner))
+
+    def append_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        messages_: list[Message],
+        expected_seq: int | None,
+        idempotency_key: str | None,
+    ) -> list[MessageRecord]:
+        return self.run(messages.append_messages(self.ctx, session_id, owner, messages_, expected_seq, idempotency_key))
+
+    def list_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        after_seq: int | None,
+        before_seq: int | None,
+        limit: int | None,
+        newest_first: bool,
+        since_compaction: bool,
+        roles: frozenset[str] | None,
+        cursor: str | None,
+    ) -> Page[MessageRecord]:
+        return self.run(
+            messages.list_messages(
+                self.ctx, session_id, owner, after_seq, before_seq, limit, newest_first, since_compaction, roles, cursor
+            )
+        )
+
+    def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
+        return self.run(messages.last_messages(self.ctx, session_id, owner, n))
+
+    def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None:
+        return self.run(messages.get_message(self.ctx, session_id, owner, message_id))
+
+    def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord:
+        return self.run(messages.update_usage(self.ctx, session_id, owner, message_id, usage))
+
+    def mark_compaction(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord:
+        return self.run(messages.mark_compaction(self.ctx, session_id, owner, message_id))
+
+    def get_latest_compaction(self, session_id: str, owner: str | None) -> MessageRecord | None:
+        return self.run(messages.latest_compaction(self.ctx, session_id, owner))
+
+    def save_state(self, session_id: str, owner: str | None, state_: Any, expected_version: int | None) -> int:
+        return self.run(state.save_state(self.ctx, session_id, owner, state_, expected_version))
+
+    def load_state(self, session_id: str, owner: str | None) -> StateSnapshot | None:
+        return self.run(state.load_state(self.ctx, session_id, owner))
+
+    def save_full(
+        self, session_id: str, owner: str | None, messages_: list[Message], state_: Any, expected_seq: int | None
+    ) -> StateSnapshot:
+        return self.run(state.save_full(self.ctx, session_id, owner, messages_, state_, expected_seq))
+
+    def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession:
+        return self.run(state.load_full(self.ctx, session_id, owner, since_compaction))
+
+    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+        self.run(state.put_child(self.ctx, session_id, owner, slot_sk(slot), value, slot))
+
+    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
+        return self.run(state.load_value(self.ctx, session_id, owner, slot_sk(slot)))
+
+    def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint:
+        return self.run(checkpoints.save_checkpoint(self.ctx, scope, key, data, ttl, owner))
+
+    def load_checkpoint(self, scope: str, key: str, owner: str | None) -> Checkpoint | None:
+        return self.run(checkpoints.load_checkpoint(self.ctx, scope, key, owner))
+
+    def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None:
+        self.run(checkpoints.delete_checkpoint(self.ctx, scope, key, owner))
+
+    def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:
+        return self.run(search.search(self.ctx, owner, query, limit))
+
+    def health_check(self) -> None:
+        self.run(search.health_check(self.ctx))
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()

@@ -1,0 +1,75 @@
+"""Key layout of both tables. Attribute and index names here must equal template.yaml's (a test checks);
+every key is built from validated ids only."""
+
+from __future__ import annotations
+
+from store.dynamo.attrs import Item, n, s
+
+# Sessions table (template.yaml: SessionsTable)
+PK = "pk"
+SK = "sk"
+GSI1PK = "gsi1pk"
+GSI1SK = "gsi1sk"
+BY_OWNER = "by_owner"
+TTL = "ttl"
+
+# Messages table (template.yaml: MessagesTable)
+SID = "sid"
+SEQ = "seq"
+MID = "mid"
+BY_MESSAGE_ID = "by_message_id"
+
+HEAD = "HEAD"
+STATE = "STATE"
+INTERRUPT = "INTERRUPT"
+CHECKPOINT = "CP"
+RECORDS_PREFIX = "REC#"
+IDEMPOTENCY_PREFIX = "IDEM#"
+OWNER_INDEX_PREFIX = "S#"
+
+
+def session_pk(session_id: str) -> str:
+    return f"S#{session_id}"
+
+
+def session_key(session_id: str, sk: str) -> Item:
+    """Key of an item in a session's partition of the sessions table (HEAD, STATE, ...)."""
+    return {PK: s(session_pk(session_id)), SK: s(sk)}
+
+
+def head_key(session_id: str) -> Item:
+    return session_key(session_id, HEAD)
+
+
+def records_sk(kind: str) -> str:
+    return f"{RECORDS_PREFIX}{kind}"
+
+
+def idempotency_sk(key: str) -> str:
+    return f"{IDEMPOTENCY_PREFIX}{key}"
+
+
+def owner_index_key(owner: str, session_id: str) -> Item:
+    """The owner's consistent index entry for a session (used by search, which must see every write)."""
+    return {PK: s(f"O#{owner}"), SK: s(f"{OWNER_INDEX_PREFIX}{session_id}")}
+
+
+def owner_index_pk(owner: str) -> str:
+    return f"O#{owner}"
+
+
+def checkpoint_key(scope: str, key: str) -> Item:
+    """Session-scope checkpoints live in the session's partition (and go with it); run and workflow
+    checkpoints have partitions of their own."""
+    if scope == "session":
+        return session_key(key, CHECKPOINT)
+    return {PK: s(f"C#{scope}#{key}"), SK: s(CHECKPOINT)}
+
+
+def message_key(session_id: str, seq: int) -> Item:
+    return {SID: s(session_id), SEQ: n(seq)}
+
+
+def owner_sort_key(updated_at_iso: str, session_id: str) -> str:
+    """by_owner sort key: most recently updated sorts last (queried newest first)."""
+    return f"{updated_at_iso}#{session_id}"

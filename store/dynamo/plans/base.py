@@ -1,0 +1,361 @@
+"""Building blocks every DynamoDB plan uses: the context, reads, the session-head guard and touch,
+transactions with their failure diagnosis, and backoff."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from store.dynamo import keys
+from store.dynamo.attrs import Expr, Item, item_size, n, s
+from store.dynamo.calls import AwsError, Call, Plan, Sleep
+from store.dynamo.items import Head, head_from_item
+from store.errors import Conflict, PayloadTooLarge, SessionNotFound
+from store.settings import Settings
+from store.timeutil import epoch, expiry, iso, now_epoch
+
+TRANSACTION_MAX_ITEMS = 100
+BATCH_GET_MAX = 100
+BATCH_WRITE_MAX = 25
+
+
+@dataclass(frozen=True)
+class Position:
+    """What the store knows of a session head without reading it: enough to write conditionally."""
+
+    last_seq: int
+    state_version: int
+    retention: int | None
+
+    @staticmethod
+    def of(head: Head) -> Position:
+        ret = head.session.retention
+        return Position(
+            head.session.last_seq, head.session.state_version, int(ret.total_seconds()) if ret is not None else None
+        )
+
+
+@dataclass
+class Context:
+    """Per-store data every plan needs: table names, settings, and the cache of known positions."""
+
+    sessions_table: str
+    messages_table: str
+    settings: Settings = field(default_factory=Settings)
+    positions: dict[str, Position] = field(default_factory=dict)
+
+    def now(self) -> datetime:
+        return self.settings.clock()
+
+    def remember(self, session_id: str, position: Position) -> None:
+        self.positions[session_id] = position
+
+    def forget(self, session_id: str) -> None:
+        self.positions.pop(session_id, None)
+
+
+# ---------------------------------------------------------------- reads
+
+
+def get_item(table: str, key: Item, *, projection: str | None = None) -> Plan[Item | None]:
+    """A strongly consistent GetItem: the item, or None."""
+    params: dict[str, Any] = {"TableName": table, "Key": key, "ConsistentRead": True}
+    if projection:
+        params["ProjectionExpression"] = projection
+    resp = yield Call("get_item", params)
+    item = resp.get("Item")
+    return dict(item) if item else None
+
+
+def batch_get(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[list[Item]]:
+    """Strongly consistent BatchGetItem of any number of keys (chunks of 100), retrying unprocessed keys
+    with backoff. Order of the result is unspecified."""
+    out: list[Item] = []
+    for start in range(0, len(item_keys), BATCH_GET_MAX):
+        pending: dict[str, Any] = {
+            table: {"Keys": list(item_keys[start : start + BATCH_GET_MAX]), "ConsistentRead": True}
+        }
+        attempt = 0
+        while pending:
+            resp = yield Call("batch_get_item", {"RequestItems": pending})
+            out.extend(resp.get("Responses", {}).get(table, []))
+            pending = resp.get("UnprocessedKeys") or {}
+            if pending:
+                attempt = yield from backoff(ctx, attempt, "BatchGetItem kept returning unprocessed keys")
+    return out
+
+
+def read_head(ctx: Context, session_id: str, owner: str | None) -> Plan[Head]:
+    """The live head of a session for this caller; SessionNotFound otherwise. Refreshes the cached position."""
+    item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    head = live_head(ctx, session_id, item, owner)
+    ctx.remember(session_id, Position.of(head))
+    return head
+
+
+def live_head(ctx: Context, session_id: str, item: Item | None, owner: str | None) -> Head:
+    """The head in `item` if it is live for `owner`; SessionNotFound otherwise."""
+    if item is None:
+        ctx.forget(session_id)
+        raise SessionNotFound(session_id)
+    head = head_from_item(item)
+    if not head.live(ctx.now(), owner):
+        raise SessionNotFound(session_id)
+    return head
+
+
+def find_head(items: Sequence[Item], session_id: str) -> Item | None:
+    """The head item of `session_id` among batch-read items."""
+    pk = keys.session_pk(session_id)
+    return next((i for i in items if i[keys.PK]["S"] == pk and i[keys.SK]["S"] == keys.HEAD), None)
+
+
+# ---------------------------------------------------------------- the head guard and touch
+
+
+def guard(expr: Expr, now: datetime, owner: str | None) -> str:
+    """Condition: the head exists, is not being deleted, has not expired, and belongs to `owner` (if given)."""
+    ttl = expr.name(keys.TTL)
+    parts = [
+        f"attribute_exists({expr.name(keys.PK)})",
+        f"attribute_not_exists({expr.name('deleting')})",
+        f"(attribute_not_exists({ttl}) OR {ttl} > {expr.value(n(now_epoch(now)))})",
+    ]
+    if owner is not None:
+        parts.append(f"{expr.name('owner')} = {expr.value(s(owner))}")
+    return " AND ".join(parts)
+
+
+def at_position(expr: Expr, pos: Position, *, seq: bool = True, version: bool = False) -> str:
+    """Condition: the head is where `pos` says (last_seq and/or state_version, and retention)."""
+    parts = []
+    if seq:
+        parts.append(f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq))}")
+    if version:
+        parts.append(f"{expr.name('state_version')} = {expr.value(n(pos.state_version))}")
+    ret = expr.name("retention")
+    parts.append(f"attribute_not_exists({ret})" if pos.retention is None else f"{ret} = {expr.value(n(pos.retention))}")
+    return " AND ".join(parts)
+
+
+def touch(expr: Expr, session_id: str, now: datetime, retention: int | None) -> list[str]:
+    """SET clauses recording activity: updated_at, the by_owner sort key, and the renewed expiry."""
+    stamp = iso(now)
+    clauses = [
+        f"{expr.name('updated_at')} = {expr.value(s(stamp))}",
+        f"{expr.name(keys.GSI1SK)} = {expr.value(s(keys.owner_sort_key(stamp, session_id)))}",
+    ]
+    if retention is not None:
+        ttl = epoch(expiry(now, timedelta(seconds=retention)))
+        clauses.append(f"{expr.name(keys.TTL)} = {expr.value(n(ttl))}")
+    return clauses
+
+
+def head_update(
+    ctx: Context, session_id: str, expr: Expr, condition: str, sets: list[str], adds: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A transaction Update of the session head (returns the old head when its condition fails)."""
+    update = "SET " + ", ".join(sets)
+    if adds:
+        update += " ADD " + ", ".join(adds)
+    return {
+        "Update": {
+            "TableName": ctx.sessions_table,
+            "Key": keys.head_key(session_id),
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **expr.params(),
+        }
+    }
+
+
+def head_check(ctx: Context, session_id: str, expr: Expr, condition: str) -> dict[str, Any]:
+    """A transaction ConditionCheck of the session head."""
+    return {
+        "ConditionCheck": {
+            "TableName": ctx.sessions_table,
+            "Key": keys.head_key(session_id),
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **expr.params(),
+        }
+    }
+
+
+# ---------------------------------------------------------------- transactions
+
+
+def check_sizes(ctx: Context, items: Sequence[Item], what: str) -> None:
+    """PayloadTooLarge when any item exceeds the item limit or all together exceed the transaction limit."""
+    total = 0
+    for item in items:
+        size = item_size(item)
+        if size > ctx.settings.max_item_bytes:
+            raise PayloadTooLarge(
+                f"{what}: an item would be {size} bytes; DynamoDB's limit is {ctx.settings.max_item_bytes}"
+            )
+        total += size
+    if total > ctx.settings.max_transaction_bytes:
+        raise PayloadTooLarge(
+            f"{what}: {total} bytes in one transaction; the limit is {ctx.settings.max_transaction_bytes}"
+        )
+
+
+def transact(actions: list[dict[str, Any]]) -> Call:
+    """A TransactWriteItems call. The request token makes botocore's own retries of this exact call
+    idempotent (a lost response is not applied twice)."""
+    return Call("transact_write_items", {"TransactItems": actions, "ClientRequestToken": uuid.uuid4().hex})
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Which actions of a cancelled transaction failed their condition, and the old items returned."""
+
+    codes: list[str]
+    items: list[Item | None]
+
+    def failed(self, index: int) -> bool:
+        return index < len(self.codes) and self.codes[index] == "ConditionalCheckFailed"
+
+    def conflicted(self) -> bool:
+        return any(c in ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded") for c in self.codes)
+
+    def old(self, index: int) -> Item | None:
+        return self.items[index] if index < len(self.items) else None
+
+
+def cancelled(err: AwsError) -> Failed:
+    """Read a TransactionCanceledException's reasons; re-raise anything else."""
+    if err.code != "TransactionCanceledException":
+        raise err
+    reasons = err.cancellation_reasons()
+    return Failed(
+        codes=[str(r.get("Code") or "None") for r in reasons],
+        items=[dict(r["Item"]) if r.get("Item") else None for r in reasons],
+    )
+
+
+def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
+    """Sleep with full jitter before retry `attempt + 1`; Conflict once the retries are spent."""
+    if attempt >= ctx.settings.conflict_retries:
+        raise Conflict(f"{what}: gave up after {attempt} retries under contention")
+    cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
+    yield Sleep(random.uniform(0, cap))
+    return attempt + 1
+
+
+def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | None) -> Plan[Head]:
+    """After a head condition failed: the current head (from the failure, or read again), or
+    SessionNotFound if the session is no longer live for this caller."""
+    if old is None:
+        old = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    head = live_head(ctx, session_id, old, owner)
+    ctx.remember(session_id, Position.of(head))
+    return head
+
+
+def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]:
+    """The cached position of a session, or one read from its head."""
+    pos = ctx.positions.get(session_id)
+    if pos is None:
+        head = yield from read_head(ctx, session_id, owner)
+        pos = Position.of(head)
+    return pos
+
+
+# ---------------------------------------------------------------- the write loop
+
+
+class Cancelled(Exception):
+    """A transaction failed on an action other than the head's; the plan that built it decides."""
+
+    def __init__(self, failed: Failed) -> None:
+        super().__init__("transaction cancelled")
+        self.failed = failed
+
+
+def write_session(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    build: Callable[[Position], list[dict[str, Any]]],
+    *,
+    what: str,
+    expect_seq: int | None = None,
+    expect_version: int | None = None,
+) -> Plan[tuple[Position, dict[str, Any]]]:
+    """Write to a session whose head action (index 0 of what `build` returns) is conditioned on a
+    `Position`: start from the cached position (or read it), and after losing a race refresh it and
+    rebuild, unless the caller's expectation (`expect_seq`, `expect_version`) no longer holds
+    (Conflict). A single Update runs as UpdateItem returning the new item; more run as one
+    transaction. Returns the position written against and the response."""
+    pos = yield from position(ctx, session_id, owner)
+    pos = replace(
+        pos,
+        last_seq=pos.last_seq if expect_seq is None else expect_seq,
+        state_version=pos.state_version if expect_version is None else expect_version,
+    )
+    attempt = 0
+    while True:
+        actions = build(pos)
+        try:
+            if len(actions) == 1 and "Update" in actions[0]:
+                resp = yield Call("update_item", {**actions[0]["Update"], "ReturnValues": "ALL_NEW"})
+            else:
+                resp = yield transact(actions)
+            return pos, resp
+        except AwsError as err:
+            if err.code == "ConditionalCheckFailedException":
+                failed = Failed(["ConditionalCheckFailed"], [err.response.get("Item")])
+            else:
+                failed = cancelled(err)
+            if failed.failed(0):
+                head = yield from stale_head(ctx, session_id, owner, failed.old(0))
+                pos = Position.of(head)
+                if expect_seq is not None and pos.last_seq != expect_seq:
+                    raise Conflict(
+                        f"{what}: expected_seq {expect_seq} is stale; the session is at {pos.last_seq}"
+                    ) from None
+                if expect_version is not None and pos.state_version != expect_version:
+                    raise Conflict(
+                        f"{what}: expected_version {expect_version} is stale; the state is at {pos.state_version}"
+                    ) from None
+            elif not failed.conflicted():
+                raise Cancelled(failed) from None
+            attempt = yield from backoff(ctx, attempt, what)
+
+
+def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
+    """Delete any number of items with BatchWriteItem (25 a request), retrying unprocessed items."""
+    for start in range(0, len(item_keys), BATCH_WRITE_MAX):
+        pending: dict[str, Any] = {
+            table: [{"DeleteRequest": {"Key": k}} for k in item_keys[start : start + BATCH_WRITE_MAX]]
+        }
+        attempt = 0
+        while pending:
+            resp = yield Call("batch_write_item", {"RequestItems": pending})
+            pending = resp.get("UnprocessedItems") or {}
+            if pending:
+                attempt = yield from backoff(ctx, attempt, "BatchWriteItem kept returning unprocessed items")
+
+
+def query(
+    params: dict[str, Any], *, limit: int | None = None, keep: Callable[[Item], bool] | None = None
+) -> Plan[list[Item]]:
+    """Run a Query page after page until `limit` kept items are collected or the results end."""
+    out: list[Item] = []
+    params = dict(params)
+    while True:
+        resp = yield Call("query", params)
+        out.extend(i for i in resp.get("Items", []) if keep is None or keep(i))
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
+        lek = resp.get("LastEvaluatedKey")
+        if not lek:
+            return out
+        params["ExclusiveStartKey"] = lek

@@ -1,0 +1,357 @@
+"""Plans for the transcript: append, list, read one, usage and compaction."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from store import codec
+from store import cursor as cursors
+from store.codec import canonical, encode_all
+from store.dynamo import keys
+from store.dynamo.attrs import Expr, Item, n, s
+from store.dynamo.calls import AwsError, Plan
+from store.dynamo.items import message_item, record_from_item
+from store.dynamo.plans.base import (
+    Cancelled,
+    Context,
+    Position,
+    at_position,
+    backoff,
+    check_sizes,
+    get_item,
+    guard,
+    head_update,
+    query,
+    read_head,
+    touch,
+    transact,
+    write_session,
+)
+from store.errors import Conflict, InvalidInput, MessageNotFound, StoreError
+from store.models import Message, MessageRecord, Page, TokenUsage
+from store.timeutil import epoch, expiry, now_epoch
+from store.validation import new_id
+
+MAX_SEQ = 2**53
+APPEND_MAX = 98  # 100 transaction items less the head and the idempotency record
+
+
+def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
+    """ADD clauses applying a usage delta to the head's totals."""
+    return [f"{expr.name('usage_' + f)} {expr.value(n(v))}" for f, v in delta.numbers().items()]
+
+
+def drafts(
+    ctx: Context,
+    session_id: str,
+    messages: list[Message],
+    now: Any,
+    what: str,
+    encoded: list[tuple[str, bytes]] | None = None,
+) -> list[Item]:
+    """Message items without their sequence numbers (ids assigned once, so retries reuse them)."""
+    if encoded is None:
+        encoded = encode_all([m.body() for m in messages], what)
+    items = [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
+    check_sizes(ctx, items, what)
+    return items
+
+
+def message_puts(ctx: Context, items: list[Item], first_seq: int) -> list[dict[str, Any]]:
+    """Transaction Puts of message drafts numbered from `first_seq`, each refusing to overwrite."""
+    return [
+        {
+            "Put": {
+                "TableName": ctx.messages_table,
+                "Item": {**item, keys.SEQ: n(first_seq + i)},
+                "ConditionExpression": "attribute_not_exists(#s)",
+                "ExpressionAttributeNames": {"#s": keys.SID},
+            }
+        }
+        for i, item in enumerate(items)
+    ]
+
+
+def records(items: list[Item], first_seq: int) -> list[MessageRecord]:
+    """The records of message drafts written from `first_seq`."""
+    return [record_from_item({**item, keys.SEQ: n(first_seq + i)}) for i, item in enumerate(items)]
+
+
+def total_usage(messages: list[Message]) -> TokenUsage:
+    """The sum of the messages' usages."""
+    total = TokenUsage()
+    for m in messages:
+        total = total.plus(m.usage)
+    return total
+
+
+def append_messages(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    messages: list[Message],
+    expected_seq: int | None,
+    idempotency_key: str | None,
+) -> Plan[list[MessageRecord]]:
+    """Append atomically at the end of the transcript (gapless seqs), once per idempotency key."""
+    now = ctx.now()
+    items = drafts(ctx, session_id, messages, now, "append_messages")
+    total = total_usage(messages)
+    digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
+
+    def build(pos: Position) -> list[dict[str, Any]]:
+        expr = Expr()
+        condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos)}"
+        sets = [
+            *touch(expr, session_id, now, pos.retention),
+            f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}",
+        ]
+        actions = [head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total))]
+        if idempotency_key:
+            actions.append(idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now))
+        return actions + message_puts(ctx, items, pos.last_seq + 1)
+
+    try:
+        pos, _ = yield from write_session(
+            ctx, session_id, owner, build, what="append_messages", expect_seq=expected_seq
+        )
+    except Cancelled as exc:
+        if idempotency_key and exc.failed.failed(1):
+            return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(1)))
+        raise StoreError(f"append_messages: transaction cancelled: {exc.failed.codes}") from None
+    ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
+    return records(items, pos.last_seq + 1)
+
+
+def idempotency_put(
+    ctx: Context, session_id: str, key: str, first_seq: int, count: int, digest: str, now: Any
+) -> dict[str, Any]:
+    """The transaction action that claims an idempotency key (an expired claim may be taken over)."""
+    expr = Expr()
+    ttl = expr.name(keys.TTL)
+    item: Item = {
+        **keys.session_key(session_id, keys.idempotency_sk(key)),
+        "first_seq": n(first_seq),
+        "count": n(count),
+        "fingerprint": s(digest),
+        keys.TTL: n(epoch(expiry(now, ctx.settings.idempotency_ttl))),
+    }
+    return {
+        "Put": {
+            "TableName": ctx.sessions_table,
+            "Item": item,
+            "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)}) OR {ttl} <= "
+            f"{expr.value(n(now_epoch(now)))}",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **expr.params(),
+        }
+    }
+
+
+def replay(ctx: Context, session_id: str, key: str, digest: str, claim: Item | None) -> Plan[list[MessageRecord]]:
+    """The records an earlier append with this idempotency key wrote."""
+    if claim is None:
+        claim = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.idempotency_sk(key)))
+        if claim is None:
+            raise Conflict("append_messages: idempotency key changed state during the call; retry")
+    if claim["fingerprint"]["S"] != digest:
+        raise Conflict(f"idempotency key {key!r} was already used for different messages")
+    first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
+    found = yield from query_range(ctx, session_id, first, first + count - 1, newest_first=False, limit=None)
+    return [record_from_item(i) for i in found]
+
+
+def query_range(
+    ctx: Context,
+    session_id: str,
+    lo: int,
+    hi: int,
+    *,
+    newest_first: bool,
+    limit: int | None,
+    roles: frozenset[str] | None = None,
+) -> Plan[list[Item]]:
+    """Messages with lo <= seq <= hi, in either order, at most `limit` (filtered by role if asked)."""
+    if lo > hi:
+        return []
+    expr = Expr()
+    params: dict[str, Any] = {
+        "TableName": ctx.messages_table,
+        "ConsistentRead": True,
+        "ScanIndexForward": not newest_first,
+        "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(session_id))} AND "
+        f"{expr.name(keys.SEQ)} BETWEEN {expr.value(n(lo))} AND {expr.value(n(hi))}",
+    }
+    if roles:
+        params["FilterExpression"] = f"{expr.name('role')} IN ({', '.join(expr.value(s(r)) for r in sorted(roles))})"
+    elif limit is not None:
+        params["Limit"] = limit
+    params.update(expr.params())
+    items: list[Item] = yield from query(params, limit=limit)
+    return items
+
+
+def list_messages(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    after_seq: int | None,
+    before_seq: int | None,
+    limit: int | None,
+    newest_first: bool,
+    since_compaction: bool,
+    roles: frozenset[str] | None,
+    cursor: str | None,
+) -> Plan[Page[MessageRecord]]:
+    """A page of the transcript: one session-head read, then one Query per 1 MB page."""
+    head = yield from read_head(ctx, session_id, owner)
+    lo = 1 if after_seq is None else after_seq + 1
+    hi = MAX_SEQ if before_seq is None else before_seq - 1
+    if since_compaction and head.session.compaction_seq is not None:
+        lo = max(lo, head.session.compaction_seq)
+    if cursor is not None:
+        pos = cursors.decode(cursor, "messages", session_id)
+        if pos.get("d") != newest_first or not isinstance(pos.get("q"), int):
+            raise InvalidInput("cursor was made for the other direction")
+        if newest_first:
+            hi = min(hi, pos["q"] - 1)
+        else:
+            lo = max(lo, pos["q"] + 1)
+    items = yield from query_range(
+        ctx, session_id, lo, hi, newest_first=newest_first, limit=None if limit is None else limit + 1, roles=roles
+    )
+    found = [record_from_item(i) for i in items]
+    next_cursor = None
+    if limit is not None and len(found) > limit:
+        found = found[:limit]
+        next_cursor = cursors.encode("messages", session_id, {"q": found[-1].seq, "d": newest_first})
+    return Page[MessageRecord](items=found, next_cursor=next_cursor)
+
+
+def last_messages(ctx: Context, session_id: str, owner: str | None, count: int) -> Plan[list[MessageRecord]]:
+    """The latest `count` messages, in chronological order."""
+    yield from read_head(ctx, session_id, owner)
+    items = yield from query_range(ctx, session_id, 1, MAX_SEQ, newest_first=True, limit=count)
+    return [record_from_item(i) for i in reversed(items)]
+
+
+def find_message(ctx: Context, session_id: str, message_id: str) -> Plan[Item | None]:
+    """A message item by id (through the by_message_id index, then by its key)."""
+    expr = Expr()
+    hits = yield from query(
+        {
+            "TableName": ctx.messages_table,
+            "IndexName": keys.BY_MESSAGE_ID,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(session_id))} AND "
+            f"{expr.name(keys.MID)} = {expr.value(s(message_id))}",
+            **expr.params(),
+        }
+    )
+    if not hits:
+        return None
+    seq = min(int(h[keys.SEQ]["N"]) for h in hits)
+    item: Item | None = yield from get_item(ctx.messages_table, keys.message_key(session_id, seq))
+    return item
+
+
+def get_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[MessageRecord | None]:
+    yield from read_head(ctx, session_id, owner)
+    item = yield from find_message(ctx, session_id, message_id)
+    return None if item is None else record_from_item(item)
+
+
+def update_usage(
+    ctx: Context, session_id: str, owner: str | None, message_id: str, usage: TokenUsage
+) -> Plan[MessageRecord]:
+    """Replace a message's usage and move the session totals by the difference, atomically."""
+    yield from read_head(ctx, session_id, owner)
+    attempt = 0
+    while True:
+        item = yield from find_message(ctx, session_id, message_id)
+        if item is None:
+            raise MessageNotFound(session_id, message_id)
+        old = record_from_item(item)
+        delta = usage.plus(None, minus=old.usage)
+        now = ctx.now()
+
+        def build(pos: Position, item: Item = item, delta: TokenUsage = delta, now: Any = now) -> list[dict[str, Any]]:
+            expr = Expr()
+            condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
+            head = head_update(
+                ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention), usage_adds(expr, delta)
+            )
+            mexpr = Expr()
+            old_usage = item.get("usage")
+            cond = (
+                f"{mexpr.name('usage')} = {mexpr.value(old_usage)}"
+                if old_usage
+                else f"attribute_exists({mexpr.name(keys.SID)}) AND attribute_not_exists({mexpr.name('usage')})"
+            )
+            new_usage = mexpr.value(s(canonical(usage.model_dump(exclude_none=True))))
+            message = {
+                "Update": {
+                    "TableName": ctx.messages_table,
+                    "Key": keys.message_key(session_id, int(item[keys.SEQ]["N"])),
+                    "UpdateExpression": f"SET {mexpr.name('usage')} = {new_usage}",
+                    "ConditionExpression": cond,
+                    **mexpr.params(),
+                }
+            }
+            return [head, message]
+
+        try:
+            yield from write_session(ctx, session_id, owner, build, what="update_usage")
+        except Cancelled:
+            attempt = yield from backoff(ctx, attempt, "update_usage")
+            continue
+        return old.model_copy(update={"usage": usage})
+
+
+def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[MessageRecord]:
+    """Mark an appended message as a compaction; the latest such message starts the live context."""
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        item = yield from find_message(ctx, session_id, message_id)
+        if item is None:
+            raise MessageNotFound(session_id, message_id)
+        seq = int(item[keys.SEQ]["N"])
+        now = ctx.now()
+        current = head.session.compaction_seq
+        expr = Expr()
+        cseq = expr.name("compaction_seq")
+        condition = (
+            guard(expr, now, owner)
+            + " AND "
+            + (f"attribute_not_exists({cseq})" if current is None else f"{cseq} = {expr.value(n(current))}")
+        )
+        sets = touch(expr, session_id, now, Position.of(head).retention)
+        sets.append(f"{cseq} = {expr.value(n(max(seq, current or 0)))}")
+        mexpr = Expr()
+        message = {
+            "Update": {
+                "TableName": ctx.messages_table,
+                "Key": keys.message_key(session_id, seq),
+                "UpdateExpression": f"SET {mexpr.name('kind')} = {mexpr.value(s('compaction'))}",
+                "ConditionExpression": f"attribute_exists({mexpr.name(keys.SID)})",
+                **mexpr.params(),
+            }
+        }
+        try:
+            yield transact([head_update(ctx, session_id, expr, condition, sets), message])
+        except AwsError as err:
+            if err.code != "TransactionCanceledException":
+                raise
+            attempt = yield from backoff(ctx, attempt, "mark_compaction")
+            continue
+        return record_from_item({**item, "kind": s("compaction")})
+
+
+def latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[MessageRecord | None]:
+    head = yield from read_head(ctx, session_id, owner)
+    if head.session.compaction_seq is None:
+        return None
+    item = yield from get_item(ctx.messages_table, keys.message_key(session_id, head.session.compaction_seq))
+    return None if item is None else record_from_item(item)

@@ -1,0 +1,257 @@
+"""Plans for session heads: create, get, list, update and delete (with its cascade)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from store import cursor as cursors
+from store.backend import UNSET
+from store.dynamo import keys
+from store.dynamo.attrs import Expr, Item, boolean, n, s
+from store.dynamo.calls import AwsError, Call, Plan
+from store.dynamo.items import head_from_item, head_item, metadata_attrs
+from store.dynamo.plans.base import (
+    Context,
+    Position,
+    backoff,
+    batch_delete,
+    cancelled,
+    get_item,
+    guard,
+    head_update,
+    query,
+    touch,
+    transact,
+    write_session,
+)
+from store.errors import SessionExists
+from store.models import Page, Session
+from store.timeutil import epoch, expiry, iso, now_epoch
+
+DELETE_GRACE = timedelta(hours=1)
+
+
+def create_session(
+    ctx: Context,
+    owner: str,
+    session_id: str,
+    title: str | None,
+    model: str | None,
+    metadata: dict[str, Any],
+    retention: timedelta | None,
+) -> Plan[Session]:
+    """Create a session head and its owner-index entry in one transaction. An id held by a session that
+    has expired or whose deletion was interrupted is purged first, so nothing old is ever found."""
+    attempt = 0
+    while True:
+        now = ctx.now()
+        expires = expiry(now, retention) if retention is not None else None
+        session = Session(
+            id=session_id,
+            owner=owner,
+            title=title,
+            model=model,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+            expires_at=expires,
+            retention=retention,
+        )
+        expr = Expr()
+        put = {
+            "Put": {
+                "TableName": ctx.sessions_table,
+                "Item": head_item(session, epoch(expires) if expires else None),
+                "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)})",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                **expr.params(),
+            }
+        }
+        index = {
+            "Put": {
+                "TableName": ctx.sessions_table,
+                "Item": {**keys.owner_index_key(owner, session_id), "created_at": s(iso(now))},
+            }
+        }
+        try:
+            yield transact([put, index])
+        except AwsError as err:
+            failed = cancelled(err)
+            if failed.failed(0):
+                old = failed.old(0) or (yield from get_item(ctx.sessions_table, keys.head_key(session_id)))
+                if old is not None:
+                    head = head_from_item(old)
+                    if head.live(now, None):
+                        raise SessionExists(session_id) from None
+                    yield from purge(ctx, session_id, head.session.owner)
+            elif not failed.conflicted():
+                raise
+            attempt = yield from backoff(ctx, attempt, "create_session")
+            continue
+        ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None))
+        return session
+
+
+def get_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Session | None]:
+    """The session, or None when it is absent for this caller."""
+    item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    if item is None:
+        return None
+    head = head_from_item(item)
+    return head.session if head.live(ctx.now(), owner) else None
+
+
+def list_sessions(
+    ctx: Context,
+    owner: str,
+    limit: int,
+    cursor: str | None,
+    created_after: datetime | None,
+    created_before: datetime | None,
+    metadata: dict[str, str],
+) -> Plan[Page[Session]]:
+    """One owner's live sessions, most recently updated first, through the by_owner index."""
+    expr = Expr()
+    ttl = expr.name(keys.TTL)
+    filters = [
+        f"attribute_not_exists({expr.name('deleting')})",
+        f"(attribute_not_exists({ttl}) OR {ttl} > {expr.value(n(now_epoch(ctx.now())))})",
+    ]
+    if created_after is not None:
+        filters.append(f"{expr.name('created_at')} > {expr.value(s(iso(created_after)))}")
+    if created_before is not None:
+        filters.append(f"{expr.name('created_at')} < {expr.value(s(iso(created_before)))}")
+    for key, value in metadata.items():
+        filters.append(f"{expr.path('metadata_index', key)} = {expr.value(s(value))}")
+    params: dict[str, Any] = {
+        "TableName": ctx.sessions_table,
+        "IndexName": keys.BY_OWNER,
+        "ScanIndexForward": False,
+        "KeyConditionExpression": f"{expr.name(keys.GSI1PK)} = {expr.value(s(owner))}",
+        "FilterExpression": " AND ".join(filters),
+        "Limit": limit + 1,
+        **expr.params(),
+    }
+    if cursor is not None:
+        pos = cursors.decode(cursor, "sessions", owner)
+        params["ExclusiveStartKey"] = {
+            keys.GSI1PK: s(owner),
+            keys.GSI1SK: s(str(pos.get("g"))),
+            **keys.head_key(str(pos.get("i"))),
+        }
+    items = yield from query(params, limit=limit + 1)
+    sessions = [head_from_item(i).session for i in items]
+    next_cursor = None
+    if len(sessions) > limit:
+        last = items[limit - 1]
+        next_cursor = cursors.encode("sessions", owner, {"g": last[keys.GSI1SK]["S"], "i": last["id"]["S"]})
+    return Page[Session](items=sessions[:limit], next_cursor=next_cursor)
+
+
+def update_session(
+    ctx: Context, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any
+) -> Plan[Session]:
+    """Change title, model and/or metadata (UNSET leaves a field alone; None clears it)."""
+
+    def build(pos: Position) -> list[dict[str, Any]]:
+        now = ctx.now()
+        expr = Expr()
+        sets = touch(expr, session_id, now, pos.retention)
+        removes = []
+        for name, value in (("title", title), ("model", model)):
+            if value is None:
+                removes.append(expr.name(name))
+            elif value is not UNSET:
+                sets.append(f"{expr.name(name)} = {expr.value(s(value))}")
+        if metadata is not UNSET:
+            for name, av in metadata_attrs(metadata).items():
+                sets.append(f"{expr.name(name)} = {expr.value(av)}")
+        update = head_update(ctx, session_id, expr, guard(expr, now, owner), sets)
+        if removes:
+            update["Update"]["UpdateExpression"] += " REMOVE " + ", ".join(removes)
+        return [update]
+
+    _, resp = yield from write_session(ctx, session_id, owner, build, what="update_session")
+    return head_from_item(resp["Attributes"]).session
+
+
+def delete_session(ctx: Context, session_id: str, owner: str | None) -> Plan[None]:
+    """Remove the session and everything it owns; idempotent; absent for this caller means nothing to do.
+
+    The head is first marked `deleting` (every other operation then treats the session as absent and
+    no new child can be written) with a TTL of DELETE_GRACE, so that if this process dies part-way the
+    head still expires and the stream-driven cascade purges what is left."""
+    item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    if item is None:
+        ctx.forget(session_id)
+        return
+    head = head_from_item(item)
+    if owner is not None and head.session.owner != owner:
+        return
+    expr = Expr()
+    condition = f"attribute_exists({expr.name(keys.PK)}) AND {expr.name('owner')} = {expr.value(s(head.session.owner))}"
+    grace = epoch(expiry(ctx.now(), DELETE_GRACE))
+    ttl = expr.name(keys.TTL)
+    try:
+        yield Call(
+            "update_item",
+            {
+                "TableName": ctx.sessions_table,
+                "Key": keys.head_key(session_id),
+                "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}, "
+                f"{ttl} = {expr.value(n(grace))}",
+                "ConditionExpression": condition,
+                **expr.params(),
+            },
+        )
+    except AwsError as err:
+        if err.code == "ConditionalCheckFailedException":
+            return  # deleted (or replaced by another owner's session) meanwhile
+        raise
+    yield from purge(ctx, session_id, head.session.owner)
+
+
+def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
+    """Delete every item of a session: its messages, its partition in the sessions table (head last)
+    and its owner-index entry. Safe to repeat."""
+    ctx.forget(session_id)
+    expr = Expr()
+    messages = yield from query(
+        {
+            "TableName": ctx.messages_table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(session_id))}",
+            "ProjectionExpression": f"{expr.name(keys.SID)}, {expr.name(keys.SEQ)}",
+            **expr.params(),
+        }
+    )
+    yield from batch_delete(ctx, ctx.messages_table, messages)
+    expr = Expr()
+    children = yield from query(
+        {
+            "TableName": ctx.sessions_table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.session_pk(session_id)))}",
+            "ProjectionExpression": f"{expr.name(keys.PK)}, {expr.name(keys.SK)}",
+            **expr.params(),
+        }
+    )
+    yield from batch_delete(ctx, ctx.sessions_table, [c for c in children if c[keys.SK]["S"] != keys.HEAD])
+    yield from batch_delete(
+        ctx, ctx.sessions_table, [keys.owner_index_key(owner, session_id), keys.head_key(session_id)]
+    )
+
+
+def owner_index(ctx: Context, owner: str) -> Plan[list[str]]:
+    """Ids of every session the owner has, read consistently from the owner index."""
+    expr = Expr()
+    items: list[Item] = yield from query(
+        {
+            "TableName": ctx.sessions_table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.owner_index_pk(owner)))}",
+            **expr.params(),
+        }
+    )
+    return [i[keys.SK]["S"][len(keys.OWNER_INDEX_PREFIX) :] for i in items]

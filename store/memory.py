@@ -1,0 +1,445 @@
+"""The in-memory backend: the reference semantics of the public API, for tests and local use.
+
+It is not a model of DynamoDB: it keeps sessions in dicts under one lock. It shares with the DynamoDB
+backend everything that is not storage: body encoding and its size limits, cursors, search scoring,
+usage arithmetic and the definition of expiry, so both behave the same."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from store import codec
+from store import cursor as cursors
+from store.backend import UNSET, Backend
+from store.errors import Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
+from store.models import (
+    Checkpoint,
+    FullSession,
+    Message,
+    MessageRecord,
+    Page,
+    Session,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
+from store.search import Ranked, rank, session_hits
+from store.settings import Settings
+from store.timeutil import expiry, is_expired, iso
+from store.validation import matches_metadata, new_id
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy through JSON, exactly as a stored value comes back."""
+    return codec.decode(*codec.encode(value))
+
+
+@dataclass
+class _Idempotency:
+    first_seq: int
+    count: int
+    digest: str
+    expires_at: datetime
+
+
+@dataclass
+class _Session:
+    session: Session
+    messages: list[MessageRecord] = field(default_factory=list)
+    state: StateSnapshot | None = None
+    slots: dict[str, Any] = field(default_factory=dict)
+    checkpoint: Checkpoint | None = None
+    claims: dict[str, _Idempotency] = field(default_factory=dict)
+
+
+class MemoryBackend(Backend):
+    """Sessions in a dict, guarded by one re-entrant lock."""
+
+    name = "memory"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self._lock = threading.RLock()
+        self._sessions: dict[str, _Session] = {}
+        self._checkpoints: dict[tuple[str, str], tuple[Checkpoint, str | None]] = {}
+
+    # ------------------------------------------------------------ helpers
+
+    def _now(self) -> datetime:
+        return self.settings.clock()
+
+    def _live(self, session_id: str, owner: str | None) -> _Session | None:
+        entry = self._sessions.get(session_id)
+        if entry is None or is_expired(entry.session.expires_at, self._now()):
+            return None
+        if owner is not None and entry.session.owner != owner:
+            return None
+        return entry
+
+    def _need(self, session_id: str, owner: str | None) -> _Session:
+        entry = self._live(session_id, owner)
+        if entry is None:
+            raise SessionNotFound(session_id)
+        return entry
+
+    def _touch(self, entry: _Session, **changes: Any) -> None:
+        now = self._now()
+        ret = entry.session.retention
+        changes["updated_at"] = now
+        if ret is not None:
+            changes["expires_at"] = expiry(now, ret)
+        entry.session = entry.session.model_copy(update=changes)
+
+    def _records(self, session_id: str, messages: list[Message], first_seq: int, what: str) -> list[MessageRecord]:
+        encoded = codec.encode_all([m.body() for m in messages], what)
+        return self._as_records(session_id, messages, encoded, first_seq)
+
+    def _as_records(
+        self, session_id: str, messages: list[Message], encoded: list[tuple[str, bytes]], first_seq: int
+    ) -> list[MessageRecord]:
+        now = self._now()
+        return [
+            MessageRecord.model_validate(
+                {
+                    **codec.decode(*enc),
+                    "role": m.role,
+                    "id": m.id or new_id(),
+                    "seq": first_seq + i,
+                    "session_id": session_id,
+                    "created_at": now,
+                    "kind": "message",
+                    "usage": m.usage.model_dump(exclude_none=True) if m.usage else None,
+                }
+            )
+            for i, (m, enc) in enumerate(zip(messages, encoded, strict=True))
+        ]
+
+    def _commit(self, entry: _Session, records: list[MessageRecord], **changes: Any) -> None:
+        usage = entry.session.usage
+        for r in records:
+            usage = usage.plus(r.usage)
+        entry.messages.extend(records)
+        self._touch(entry, last_seq=entry.session.last_seq + len(records), usage=usage, **changes)
+
+    def _find(self, entry: _Session, message_id: str) -> MessageRecord | None:
+        return next((m for m in entry.messages if m.id == message_id), None)
+
+    # ------------------------------------------------------------ sessions
+
+    def create_session(
+        self,
+        owner: str,
+        session_id: str,
+        title: str | None,
+        model: str | None,
+        metadata: dict[str, Any],
+        retention: timedelta | None,
+    ) -> Session:
+        with self._lock:
+            if self._live(session_id, None) is not None:
+                raise SessionExists(session_id)
+            now = self._now()
+            session = Session(
+                id=session_id,
+                owner=owner,
+                title=title,
+                model=model,
+                metadata=_copy(metadata),
+                created_at=now,
+                updated_at=now,
+                retention=retention,
+                expires_at=expiry(now, retention) if retention is not None else None,
+            )
+            self._sessions[session_id] = _Session(session=session)
+            return session.model_copy(deep=True)
+
+    def get_session(self, session_id: str, owner: str | None) -> Session | None:
+        with self._lock:
+            entry = self._live(session_id, owner)
+            return None if entry is None else entry.session.model_copy(deep=True)
+
+    def list_sessions(
+        self,
+        owner: str,
+        limit: int,
+        cursor: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        metadata: dict[str, str],
+    ) -> Page[Session]:
+        with self._lock:
+            live = [e.session for sid in list(self._sessions) if (e := self._live(sid, owner)) is not None]
+        ordered = sorted(live, key=lambda s: (iso(s.updated_at), s.id), reverse=True)
+        if cursor is not None:
+            pos = cursors.decode(cursor, "sessions", owner)
+            mark = (str(pos.get("g")), str(pos.get("i")))
+            ordered = [s for s in ordered if (iso(s.updated_at) + "#" + s.id) < mark[0]]
+        chosen = [
+            s
+            for s in ordered
+            if (created_after is None or s.created_at > created_after)
+            and (created_before is None or s.created_at < created_before)
+            and matches_metadata(s.metadata, metadata)
+        ]
+        page = chosen[:limit]
+        next_cursor = None
+        if len(chosen) > limit:
+            last = page[-1]
+            next_cursor = cursors.encode("sessions", owner, {"g": iso(last.updated_at) + "#" + last.id, "i": last.id})
+        return Page[Session](items=[s.model_copy(deep=True) for s in page], next_cursor=next_cursor)
+
+    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            changes: dict[str, Any] = {}
+            if title is not UNSET:
+                changes["title"] = title
+            if model is not UNSET:
+                changes["model"] = model
+            if metadata is not UNSET:
+                changes["metadata"] = _copy(metadata)
+            self._touch(entry, **changes)
+            return entry.session.model_copy(deep=True)
+
+    def delete_session(self, session_id: str, owner: str | None) -> None:
+        with self._lock:
+            entry = self._sessions.get(session_id)
+            if entry is not None and (owner is None or entry.session.owner == owner):
+                del self._sessions[session_id]
+
+    # ------------------------------------------------------------ messages
+
+    def append_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        messages: list[Message],
+        expected_seq: int | None,
+        idempotency_key: str | None,
+    ) -> list[MessageRecord]:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            records = self._records(session_id, messages, 0, "append_messages")
+            digest = codec.digest([m.model_dump(mode="json") for m in messages])
+            now = self._now()
+            claim = entry.claims.get(idempotency_key) if idempotency_key else None
+            if claim is not None and not is_expired(claim.expires_at, now):
+                if claim.digest != digest:
+                    raise Conflict(f"idempotency key {idempotency_key!r} was already used for different messages")
+                found = entry.messages[claim.first_seq - 1 : claim.first_seq - 1 + claim.count]
+                return [m.model_copy(deep=True) for m in found]
+            if expected_seq is not None and expected_seq != entry.session.last_seq:
+                raise Conflict(
+                    f"append_messages: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
+                )
+            first = entry.session.last_seq + 1
+            records = [r.model_copy(update={"seq": first + i}) for i, r in enumerate(records)]
+            if idempotency_key:
+                entry.claims[idempotency_key] = _Idempotency(
+                    first, len(records), digest, expiry(now, self.settings.idempotency_ttl)
+                )
+            self._commit(entry, records)
+            return [r.model_copy(deep=True) for r in records]
+
+    def list_messages(
+        self,
+        session_id: str,
+        owner: str | None,
+        after_seq: int | None,
+        before_seq: int | None,
+        limit: int | None,
+        newest_first: bool,
+        since_compaction: bool,
+        roles: frozenset[str] | None,
+        cursor: str | None,
+    ) -> Page[MessageRecord]:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            lo = 1 if after_seq is None else after_seq + 1
+            hi = entry.session.last_seq if before_seq is None else before_seq - 1
+            if since_compaction and entry.session.compaction_seq is not None:
+                lo = max(lo, entry.session.compaction_seq)
+            if cursor is not None:
+                pos = cursors.decode(cursor, "messages", session_id)
+                if pos.get("d") != newest_first or not isinstance(pos.get("q"), int):
+                    raise InvalidInput("cursor was made for the other direction")
+                if newest_first:
+                    hi = min(hi, pos["q"] - 1)
+                else:
+                    lo = max(lo, pos["q"] + 1)
+            chosen = [m for m in entry.messages if lo <= m.seq <= hi and (roles is None or m.role in roles)]
+            if newest_first:
+                chosen.reverse()
+            page = chosen if limit is None else chosen[:limit]
+            next_cursor = None
+            if limit is not None and len(chosen) > limit:
+                next_cursor = cursors.encode("messages", session_id, {"q": page[-1].seq, "d": newest_first})
+            return Page[MessageRecord](items=[m.model_copy(deep=True) for m in page], next_cursor=next_cursor)
+
+    def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            return [m.model_copy(deep=True) for m in entry.messages[-n:]]
+
+    def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None:
+        with self._lock:
+            found = self._find(self._need(session_id, owner), message_id)
+            return None if found is None else found.model_copy(deep=True)
+
+    def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            found = self._find(entry, message_id)
+            if found is None:
+                raise MessageNotFound(session_id, message_id)
+            updated = found.model_copy(update={"usage": usage})
+            entry.messages[found.seq - 1] = updated
+            self._touch(entry, usage=entry.session.usage.plus(usage, minus=found.usage))
+            return updated.model_copy(deep=True)
+
+    def mark_compaction(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            found = self._find(entry, message_id)
+            if found is None:
+                raise MessageNotFound(session_id, message_id)
+            marked = found.model_copy(update={"kind": "compaction"})
+            entry.messages[found.seq - 1] = marked
+            self._touch(entry, compaction_seq=max(found.seq, entry.session.compaction_seq or 0))
+            return marked.model_copy(deep=True)
+
+    def get_latest_compaction(self, session_id: str, owner: str | None) -> MessageRecord | None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            cseq = entry.session.compaction_seq
+            return None if cseq is None else entry.messages[cseq - 1].model_copy(deep=True)
+
+    # ------------------------------------------------------------ state
+
+    def save_state(self, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> int:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            stored = _copy(state)
+            version = entry.session.state_version
+            if expected_version is not None and expected_version != version:
+                raise Conflict(f"save_state: expected_version {expected_version} is stale; the state is at {version}")
+            entry.state = StateSnapshot(
+                version=version + 1, state=stored, seq=entry.session.last_seq, saved_at=self._now()
+            )
+            self._touch(entry, state_version=version + 1)
+            return version + 1
+
+    def load_state(self, session_id: str, owner: str | None) -> StateSnapshot | None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            return None if entry.state is None else entry.state.model_copy(deep=True)
+
+    def save_full(
+        self, session_id: str, owner: str | None, messages: list[Message], state: Any, expected_seq: int | None
+    ) -> StateSnapshot:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            encoded = codec.encode_all([*(m.body() for m in messages), state], "save_full")
+            if expected_seq is not None and expected_seq != entry.session.last_seq:
+                raise Conflict(
+                    f"save_full: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
+                )
+            records = self._as_records(session_id, messages, encoded[:-1], entry.session.last_seq + 1)
+            version = entry.session.state_version + 1
+            entry.state = StateSnapshot(
+                version=version,
+                state=codec.decode(*encoded[-1]),
+                seq=entry.session.last_seq + len(records),
+                saved_at=self._now(),
+            )
+            self._commit(entry, records, state_version=version)
+            return entry.state.model_copy(deep=True)
+
+    def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            lo = entry.session.compaction_seq if since_compaction and entry.session.compaction_seq else 1
+            return FullSession(
+                session=entry.session.model_copy(deep=True),
+                messages=[m.model_copy(deep=True) for m in entry.messages[lo - 1 :]],
+                state=entry.state.model_copy(deep=True) if entry.state else None,
+            )
+
+    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            if value is None:
+                entry.slots.pop(slot, None)
+            else:
+                entry.slots[slot] = _copy(value)
+            self._touch(entry)
+
+    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
+        with self._lock:
+            return _copy(self._need(session_id, owner).slots.get(slot))
+
+    # ------------------------------------------------------------ checkpoints
+
+    def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint:
+        with self._lock:
+            now = self._now()
+            cp = Checkpoint(
+                scope=scope,
+                key=key,
+                data=_copy(data),
+                saved_at=now,
+                expires_at=expiry(now, ttl),
+            )
+            if scope == "session":
+                entry = self._need(key, owner)
+                cp = cp.model_copy(update={"seq": entry.session.last_seq})
+                entry.checkpoint = cp
+            else:
+                held = self._checkpoints.get((scope, key))
+                if (
+                    owner is not None
+                    and held is not None
+                    and held[1] != owner
+                    and not is_expired(held[0].expires_at, now)
+                ):
+                    raise Conflict(f"{scope} checkpoint {key!r} belongs to another owner")
+                self._checkpoints[(scope, key)] = (cp, owner)
+            return cp.model_copy(deep=True)
+
+    def load_checkpoint(self, scope: str, key: str, owner: str | None) -> Checkpoint | None:
+        with self._lock:
+            if scope == "session":
+                cp = self._need(key, owner).checkpoint
+            else:
+                held = self._checkpoints.get((scope, key))
+                cp = held[0] if held is not None and (owner is None or held[1] == owner) else None
+            if cp is None or is_expired(cp.expires_at, self._now()):
+                return None
+            return cp.model_copy(deep=True)
+
+    def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None:
+        with self._lock:
+            if scope == "session":
+                self._need(key, owner).checkpoint = None
+                return
+            held = self._checkpoints.get((scope, key))
+            if held is not None and (owner is None or held[1] == owner):
+                del self._checkpoints[(scope, key)]
+
+    # ------------------------------------------------------------ search and health
+
+    def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:
+        needle = query.casefold()
+        hits: list[Ranked] = []
+        with self._lock:
+            for sid in list(self._sessions):
+                entry = self._live(sid, owner)
+                if entry is not None:
+                    hits.extend(session_hits(entry.session, entry.messages, needle))
+        return rank(hits, limit)
+
+    def health_check(self) -> None:
+        return None

@@ -1,0 +1,154 @@
+"""Public data models (pydantic v2). Field names are part of the contract; every model round-trips
+through JSON (`Model.model_validate_json(m.model_dump_json()) == m`)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+MessageKind = Literal["message", "compaction"]
+CheckpointScope = Literal["session", "run", "workflow"]
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
+
+
+class TokenUsage(BaseModel):
+    """Token counts and cost of one model call, or a session's totals (which add field by field)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost: float | None = None
+
+    @staticmethod
+    def fields() -> tuple[str, ...]:
+        """The numeric fields, in a fixed order."""
+        return _USAGE_FIELDS
+
+    def numbers(self) -> dict[str, int | float]:
+        """The fields that are set."""
+        return {f: v for f in _USAGE_FIELDS if (v := getattr(self, f)) is not None}
+
+    def plus(self, other: TokenUsage | None, *, minus: TokenUsage | None = None) -> TokenUsage:
+        """`self + other - minus`, field by field, in decimal arithmetic (as DynamoDB's ADD does), so
+        every backend arrives at the same totals. A field stays None only when no operand sets it."""
+        out: dict[str, int | float | None] = {}
+        for f in _USAGE_FIELDS:
+            vals = [getattr(u, f) if u is not None else None for u in (self, other, minus)]
+            if all(v is None for v in vals):
+                out[f] = None
+                continue
+            a, b, c = (Decimal(str(v)) if v is not None else Decimal(0) for v in vals)
+            total = a + b - c
+            out[f] = float(total) if f == "cost" else int(total)
+        return TokenUsage.model_validate(out)
+
+
+class Message(BaseModel):
+    """What callers append. `content` is a string or any JSON (OpenAI, Anthropic, Bedrock Converse and
+    Strands shapes all fit); fields this model does not name are kept and returned unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str = Field(min_length=1, max_length=64)
+    content: Any = None
+    id: str | None = None
+    name: str | None = None
+    tool_call_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    usage: TokenUsage | None = None
+
+    def body(self) -> dict[str, Any]:
+        """What is stored as the message body: every field but the role, id, usage and record fields
+        (unset optional fields are left out; unknown fields are kept exactly)."""
+        body = self.model_dump(mode="json", exclude=_NOT_BODY)
+        for key in ("content", "name", "tool_call_id", "metadata"):
+            if body.get(key) is None:
+                body.pop(key, None)
+        return body
+
+
+_NOT_BODY = {"id", "usage", "role", "seq", "session_id", "created_at", "kind"}
+
+
+class MessageRecord(Message):
+    """A stored message: the message plus its place in the transcript."""
+
+    id: str
+    seq: int
+    session_id: str
+    created_at: datetime
+    kind: MessageKind = "message"
+
+
+class Session(BaseModel):
+    """A session's head: who owns it, what it is, where its transcript stands, and its usage totals."""
+
+    id: str
+    owner: str
+    title: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+    last_seq: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    expires_at: datetime | None = None
+    retention: timedelta | None = None
+    state_version: int = 0
+    compaction_seq: int | None = None
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of results; `next_cursor` is None on the last page."""
+
+    items: list[T]
+    next_cursor: str | None = None
+
+
+class StateSnapshot(BaseModel):
+    """A version of a session's state, and the last message sequence number it saw."""
+
+    version: int
+    state: Any
+    seq: int
+    saved_at: datetime | None = None
+
+
+class FullSession(BaseModel):
+    """A session, its transcript and its state, as of one instant."""
+
+    session: Session
+    messages: list[MessageRecord]
+    state: StateSnapshot | None = None
+
+
+class Checkpoint(BaseModel):
+    """A hot checkpoint. `seq` is the session's last sequence number at save (session scope only):
+    a checkpoint points into the transcript rather than copying it."""
+
+    scope: CheckpointScope
+    key: str
+    data: Any
+    saved_at: datetime
+    expires_at: datetime
+    seq: int | None = None
+
+
+class SessionHit(BaseModel):
+    """A search result: a session whose title (seq None) or message (seq set) matched."""
+
+    session_id: str
+    title: str | None = None
+    seq: int | None = None
+    snippet: str
+    score: float

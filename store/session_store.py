@@ -1,0 +1,399 @@
+"""`SessionStore`: the public, synchronous entry point. It checks and normalises every argument once,
+then hands the operation to its backend (memory, or DynamoDB through the sync driver)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from store import validation as v
+from store.backend import INTERRUPT_SLOT, UNSET, Backend, records_slot
+from store.errors import InvalidInput
+from store.memory import MemoryBackend
+from store.models import (
+    Checkpoint,
+    FullSession,
+    Message,
+    MessageRecord,
+    Page,
+    Session,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
+from store.settings import Settings
+from store.timeutil import aware, to_duration
+
+APPEND_MAX = 98  # a transaction holds 100 items: the head, an idempotency record, and the messages
+SAVE_FULL_MAX = 98  # the head, the state, and the messages
+MAX_QUERY = 256
+
+_default_session: Any = None
+_default_session_lock = threading.Lock()
+
+
+def default_boto3_session() -> Any:
+    """One boto3 Session per process (creating one costs ~80 ms), shared by stores that are not given one."""
+    global _default_session
+    with _default_session_lock:
+        if _default_session is None:
+            import boto3
+
+            _default_session = boto3.Session()
+        return _default_session
+
+
+def retry_config(config: Any = None) -> Any:
+    """botocore Config with standard retry mode (throttling and 5xx retried with backoff), merged into `config`."""
+    from botocore.config import Config
+
+    base = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=20)
+    return base.merge(config) if config is not None else base
+
+
+class SessionStore:
+    """Sessions, transcripts, state, interrupts, checkpoints and records for AI agents.
+
+    Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,
+    `SessionStore(sessions_table, messages_table, ...)`, or `SessionStore.memory()` for tests."""
+
+    def __init__(
+        self,
+        sessions_table: str | None = None,
+        messages_table: str | None = None,
+        *,
+        bucket: str | None = None,
+        session: Any = None,
+        client: Any = None,
+        config: Any = None,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        settings: Settings | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.bucket = bucket
+        if backend is not None:
+            self._backend = backend
+            return
+        if not sessions_table or not messages_table:
+            raise InvalidInput("sessions_table and messages_table are required")
+        from store.dynamo.backend import DynamoBackend
+        from store.dynamo.driver import SyncDriver
+        from store.dynamo.plans.base import Context
+
+        if client is None:
+            boto_session = session if session is not None else default_boto3_session()
+            client = boto_session.client(
+                "dynamodb", config=retry_config(config), endpoint_url=endpoint_url, region_name=region_name
+            )
+        driver = SyncDriver({"dynamodb": client})
+        self._backend = DynamoBackend(Context(sessions_table, messages_table, self.settings), driver.run)
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> SessionStore:
+        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET and the standard
+        AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
+        missing = [name for name in ("SESSIONS_TABLE", "MESSAGES_TABLE") if not os.environ.get(name)]
+        if missing:
+            raise InvalidInput(f"environment variable(s) not set: {', '.join(missing)}")
+        return cls(
+            os.environ["SESSIONS_TABLE"],
+            os.environ["MESSAGES_TABLE"],
+            bucket=os.environ.get("ARTIFACTS_BUCKET") or None,
+            **kwargs,
+        )
+
+    @classmethod
+    def memory(cls, settings: Settings | None = None) -> SessionStore:
+        """An in-memory store with the same behaviour, for tests and demos."""
+        settings = settings or Settings()
+        return cls(backend=MemoryBackend(settings), settings=settings)
+
+    @property
+    def backend_name(self) -> str:
+        """ "memory" or "dynamodb"."""
+        return self._backend.name
+
+    def close(self) -> None:
+        """Release the store's clients."""
+        self._backend.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ sessions
+
+    def create_session(
+        self,
+        owner: str,
+        *,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        retention: timedelta | int | None = None,
+    ) -> Session:
+        """Create a session (a fresh id unless one is given; SessionExists if it is taken). With `retention`,
+        the session expires after that long without activity."""
+        return self._backend.create_session(
+            v.ident(owner, "owner"),
+            v.new_id() if session_id is None else v.ident(session_id, "session_id"),
+            v.text(title, "title", v.MAX_TITLE),
+            v.text(model, "model", v.MAX_MODEL),
+            v.metadata(metadata),
+            to_duration(retention, "retention"),
+        )
+
+    def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
+        """The session, or None when it does not exist (or has expired, or belongs to another owner)."""
+        return self._backend.get_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+
+    def list_sessions(
+        self,
+        owner: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Page[Session]:
+        """An owner's sessions, most recently updated first, filtered by creation time (exclusive bounds)
+        and by metadata equality; resume with `cursor=page.next_cursor`."""
+        return self._backend.list_sessions(
+            v.ident(owner, "owner"),
+            v.limit(limit) or 50,
+            cursor,
+            aware(created_after, "created_after"),
+            aware(created_before, "created_before"),
+            v.metadata_filter(metadata),
+        )
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: Any = UNSET,
+        model: Any = UNSET,
+        metadata: Any = UNSET,
+        owner: str | None = None,
+    ) -> Session:
+        """Change the fields given (None clears title or model; metadata is replaced whole)."""
+        return self._backend.update_session(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            UNSET if title is UNSET else v.text(title, "title", v.MAX_TITLE),
+            UNSET if model is UNSET else v.text(model, "model", v.MAX_MODEL),
+            UNSET if metadata is UNSET else v.metadata(metadata),
+        )
+
+    def delete_session(self, session_id: str, *, owner: str | None = None) -> None:
+        """Remove the session and everything it owns before returning; idempotent."""
+        self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+
+    # ------------------------------------------------------------ messages
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message | dict[str, Any]],
+        *,
+        expected_seq: int | None = None,
+        idempotency_key: str | None = None,
+        owner: str | None = None,
+    ) -> list[MessageRecord]:
+        """Append up to 98 messages atomically, numbered after the session's last sequence number.
+        `expected_seq` stale -> Conflict; a repeat with the same `idempotency_key` returns the first
+        call's records and writes nothing."""
+        return self._backend.append_messages(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            v.messages(messages, maximum=APPEND_MAX),
+            v.seq(expected_seq, "expected_seq"),
+            v.optional_ident(idempotency_key, "idempotency_key"),
+        )
+
+    def list_messages(
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None = None,
+        before_seq: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+        since_compaction: bool = False,
+        roles: Iterable[str] | None = None,
+        cursor: str | None = None,
+        owner: str | None = None,
+    ) -> Page[MessageRecord]:
+        """Messages with after_seq < seq < before_seq, in order (or newest first), optionally only some
+        roles and only from the latest compaction; `limit` None returns them all."""
+        return self._backend.list_messages(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            v.seq(after_seq, "after_seq"),
+            v.seq(before_seq, "before_seq"),
+            v.limit(limit, allow_none=True),
+            bool(newest_first),
+            bool(since_compaction),
+            v.roles(roles),
+            cursor,
+        )
+
+    def last_messages(self, session_id: str, n: int, *, owner: str | None = None) -> list[MessageRecord]:
+        """The latest `n` messages, oldest first."""
+        count = v.limit(n, "n") or 1
+        return self._backend.last_messages(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), count)
+
+    def get_message(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord | None:
+        """One message by id, or None."""
+        return self._backend.get_message(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), v.ident(message_id, "message_id")
+        )
+
+    def update_usage(
+        self, session_id: str, message_id: str, usage: TokenUsage | dict[str, Any], *, owner: str | None = None
+    ) -> MessageRecord:
+        """Set a message's usage; the session's totals move by the difference (MessageNotFound if absent)."""
+        return self._backend.update_usage(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            v.ident(message_id, "message_id"),
+            v.usage(usage),
+        )
+
+    def mark_compaction(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord:
+        """Mark an appended summary message as the start of the live context."""
+        return self._backend.mark_compaction(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), v.ident(message_id, "message_id")
+        )
+
+    def get_latest_compaction(self, session_id: str, *, owner: str | None = None) -> MessageRecord | None:
+        """The latest compaction message, or None."""
+        return self._backend.get_latest_compaction(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+
+    # ------------------------------------------------------------ state and interrupts
+
+    def save_state(
+        self, session_id: str, state: Any, *, expected_version: int | None = None, owner: str | None = None
+    ) -> int:
+        """Store a new version of the session's state (any JSON); returns the new version number."""
+        return self._backend.save_state(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            v.json_value(state, "state"),
+            v.seq(expected_version, "expected_version"),
+        )
+
+    def load_state(self, session_id: str, *, owner: str | None = None) -> StateSnapshot | None:
+        """The current state, or None if none was saved."""
+        return self._backend.load_state(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+
+    def save_full(
+        self,
+        session_id: str,
+        messages: Iterable[Message | dict[str, Any]],
+        state: Any,
+        *,
+        expected_seq: int | None = None,
+        owner: str | None = None,
+    ) -> StateSnapshot:
+        """Append messages (up to 98) and store the state after them, in one transaction."""
+        return self._backend.save_full(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            v.messages(messages, maximum=SAVE_FULL_MAX),
+            v.json_value(state, "state"),
+            v.seq(expected_seq, "expected_seq"),
+        )
+
+    def load_full(self, session_id: str, *, since_compaction: bool = False, owner: str | None = None) -> FullSession:
+        """The session, its messages and its state as of one instant."""
+        return self._backend.load_full(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), bool(since_compaction)
+        )
+
+    def save_interrupt(self, session_id: str, interrupt: dict[str, Any], *, owner: str | None = None) -> None:
+        """Record a pending interrupt (e.g. a tool call awaiting approval), replacing any."""
+        self._backend.put_value(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            INTERRUPT_SLOT,
+            v.json_object(interrupt, "interrupt"),
+        )
+
+    def load_interrupt(self, session_id: str, *, owner: str | None = None) -> dict[str, Any] | None:
+        """The pending interrupt, or None."""
+        value = self._backend.load_value(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT
+        )
+        return dict(value) if value is not None else None
+
+    def clear_interrupt(self, session_id: str, *, owner: str | None = None) -> None:
+        """Remove the pending interrupt; idempotent."""
+        self._backend.put_value(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT, None
+        )
+
+    # ------------------------------------------------------------ checkpoints and records
+
+    def save_checkpoint(
+        self,
+        scope: str,
+        key: str,
+        data: Any,
+        *,
+        ttl: timedelta | int | None = None,
+        owner: str | None = None,
+    ) -> Checkpoint:
+        """Store or renew a checkpoint that expires `ttl` from now (default `settings.checkpoint_ttl`)."""
+        return self._backend.save_checkpoint(
+            v.scope(scope),
+            v.ident(key, "key"),
+            v.json_value(data, "checkpoint data"),
+            to_duration(ttl, "ttl") or self.settings.checkpoint_ttl,
+            v.optional_ident(owner, "owner"),
+        )
+
+    def load_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> Checkpoint | None:
+        """The checkpoint, or None when absent or expired."""
+        return self._backend.load_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
+
+    def delete_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> None:
+        """Remove the checkpoint; idempotent."""
+        self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
+
+    def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
+        """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
+        self._backend.put_value(
+            v.ident(session_id, "session_id"),
+            v.optional_ident(owner, "owner"),
+            records_slot(v.ident(kind, "kind")),
+            v.record_list(records),
+        )
+
+    def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
+        """The session's records of `kind` (empty when none were saved)."""
+        value = self._backend.load_value(
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), records_slot(v.ident(kind, "kind"))
+        )
+        return list(value) if value is not None else []
+
+    # ------------------------------------------------------------ search and operations
+
+    def search(self, owner: str, query: str, *, limit: int = 20) -> list[SessionHit]:
+        """Case-insensitive search of one owner's session titles and message text (cost: docs/data-model.md)."""
+        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY:
+            raise InvalidInput(f"query must be a non-blank string of at most {MAX_QUERY} characters")
+        return self._backend.search(v.ident(owner, "owner"), query.strip(), v.limit(limit, maximum=100) or 20)
+
+    def health_check(self) -> None:
+        """Return when every table answers; StoreUnavailable names what does not."""
+        self._backend.health_check()

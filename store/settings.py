@@ -1,0 +1,30 @@
+"""Typed configuration shared by every backend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from store.timeutil import Clock, utcnow
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Behaviour knobs of a store.
+
+    clock: the source of "now" (tests move it to check expiry).
+    checkpoint_ttl: default lifetime of a checkpoint, renewed on every save.
+    idempotency_ttl: how long an append's idempotency key is remembered.
+    conflict_retries: how many times a write retries after losing a race before raising Conflict.
+    backoff_base / backoff_cap: full-jitter backoff between those retries, in seconds.
+    max_item_bytes: DynamoDB's item size limit; larger payloads raise PayloadTooLarge.
+    """
+
+    clock: Clock = field(default=utcnow)
+    checkpoint_ttl: timedelta = timedelta(hours=6)
+    idempotency_ttl: timedelta = timedelta(hours=24)
+    conflict_retries: int = 60
+    backoff_base: float = 0.004
+    backoff_cap: float = 0.25
+    max_item_bytes: int = 400 * 1024
+    max_transaction_bytes: int = 4 * 1024 * 1024

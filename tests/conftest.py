@@ -1,0 +1,158 @@
+"""Fixtures: every contract test runs once per backend (memory, DynamoDB on moto) with the same assertions."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from infra.local import FAKE_CREDENTIALS, REGION, create_tables, moto_server
+from store import SessionStore, Settings
+from store.memory import MemoryBackend
+
+os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+for _name, _value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+    os.environ.setdefault(_name, _value)
+
+BACKENDS = ["memory", "dynamodb"]
+_table_prefixes = itertools.count()
+
+
+class FakeClock:
+    """A clock tests can move. Each reading advances it by 1 ms, so successive writes are ordered."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class Requests:
+    """Counts the AWS operations a client makes (by API name)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def __call__(self, model: Any, **_: Any) -> None:
+        self.names.append(model.name)
+
+    def clear(self) -> None:
+        self.names.clear()
+
+    def count(self, name: str | None = None) -> int:
+        return len(self.names) if name is None else self.names.count(name)
+
+
+class Harness:
+    """A store under test plus what a test needs to look behind it."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        clock: FakeClock,
+        snapshot: Callable[[], Any],
+        requests: Requests | None,
+        twin: Callable[[], SessionStore],
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.snapshot = snapshot
+        self.requests = requests
+        self.twin = twin  # another store over the same data (another process, in effect)
+
+
+@pytest.fixture(scope="session")
+def aws() -> Iterator[None]:
+    """moto's in-process AWS for the whole run (tables are created per test under fresh names)."""
+    with mock_aws():
+        yield
+
+
+@pytest.fixture(scope="session")
+def dynamodb_client(aws: None) -> Any:
+    client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+    return client
+
+
+@pytest.fixture(scope="session")
+def inspector_client(aws: None) -> Any:
+    """A second client for looking at tables from the test side (its requests are not counted)."""
+    return boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def _scan_all(client: Any, table: str) -> list[dict[str, Any]]:
+    """Every item of a table (test-side inspection only; the store itself never scans)."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        page = client.scan(**kwargs)
+        items.extend(page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return sorted(items, key=repr)
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def make_harness(kind: str, clock: FakeClock, client: Any = None, inspector: Any = None, **settings: Any) -> Harness:
+    cfg = Settings(clock=clock, **settings)
+    if kind == "memory":
+        backend = MemoryBackend(cfg)
+        store = SessionStore(backend=backend, settings=cfg)
+        return Harness(store, clock, lambda: repr((backend._sessions, backend._checkpoints)), None, lambda: store)
+    tables = create_tables(client, prefix=f"t{next(_table_prefixes)}")
+    store = SessionStore(tables.sessions, tables.messages, client=client, settings=cfg)
+    requests = Requests()
+    client.meta.events.register("before-call.dynamodb.*", requests)
+
+    def snapshot() -> Any:
+        return (_scan_all(inspector, tables.sessions), _scan_all(inspector, tables.messages))
+
+    def twin() -> SessionStore:
+        return SessionStore(tables.sessions, tables.messages, client=client, settings=cfg)
+
+    return Harness(store, clock, snapshot, requests, twin)
+
+
+@pytest.fixture(params=BACKENDS)
+def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harness]:
+    client = inspector = None
+    if request.param == "dynamodb":
+        client = request.getfixturevalue("dynamodb_client")
+        inspector = request.getfixturevalue("inspector_client")
+    h = make_harness(request.param, clock, client, inspector)
+    yield h
+    if h.requests is not None:
+        client.meta.events.unregister("before-call.dynamodb.*", h.requests)
+        assert h.requests.count("Scan") == 0, "the store must never scan"
+
+
+@pytest.fixture
+def store(harness: Harness) -> SessionStore:
+    return harness.store
+
+
+@pytest.fixture
+def session_id(store: SessionStore) -> str:
+    return store.create_session("alice", title="Test session").id
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto's server on 127.0.0.1, for tests whose requests must really interleave (stopped at the end)."""
+    with moto_server() as url:
+        yield url
