@@ -14,7 +14,10 @@ import time
 import zlib
 from collections.abc import Callable
 
-WORDS = ["the", "agent", "calls", "a", "tool", "to", "read", "the", "file", "and", "then", "summarises", "results", "for", "user", "with", "context", "error", "retry", "lambda", "dynamodb", "session", "message", "state", "checkpoint", "function", "returns", "json", "value"]
+WORDS = (
+    "the agent calls a tool to read the file and then summarises results for user with context "
+    "error retry lambda dynamodb session message state checkpoint function returns json value"
+).split()
 
 
 def text(rng: random.Random, n: int) -> str:
