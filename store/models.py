@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 T = TypeVar("T")
 
@@ -59,11 +59,11 @@ class Message(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    role: str = Field(min_length=1, max_length=64)
+    role: StrictStr = Field(min_length=1, max_length=64)
     content: Any = None
-    id: str | None = None
-    name: str | None = None
-    tool_call_id: str | None = None
+    id: StrictStr | None = None
+    name: StrictStr | None = None
+    tool_call_id: StrictStr | None = None
     metadata: dict[str, Any] | None = None
     usage: TokenUsage | None = None
 

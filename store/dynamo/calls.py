@@ -49,6 +49,13 @@ class AwsError(Exception):
     def __str__(self) -> str:
         return f"{self.service}.{self.op}: {self.code}: {self.message}"
 
+    @property
+    def retried(self) -> bool:
+        """True when the SDK sent this request more than once: an earlier attempt may have been applied
+        although its response was lost."""
+        meta = self.response.get("ResponseMetadata") or {}
+        return bool(meta.get("RetryAttempts"))
+
     def cancellation_reasons(self) -> list[dict[str, Any]]:
         """For a cancelled transaction: one reason dict per item, in request order."""
         reasons = self.response.get("CancellationReasons")

@@ -23,10 +23,9 @@ def from_client_error(response: dict[str, Any], call: Call) -> AwsError:
     """An AwsError from a botocore ClientError's parsed response."""
     error = response.get("Error", {}) if isinstance(response, dict) else {}
     code = str(error.get("Code") or "Unknown")
-    body = dict(response)
-    if "CancellationReasons" not in body and isinstance(response.get("CancellationReasons"), list):
-        body["CancellationReasons"] = response["CancellationReasons"]
-    return AwsError(code=code, message=str(error.get("Message") or ""), op=call.op, service=call.service, response=body)
+    return AwsError(
+        code=code, message=str(error.get("Message") or ""), op=call.op, service=call.service, response=dict(response)
+    )
 
 
 def from_transport_error(exc: BaseException, call: Call) -> AwsError:

@@ -155,13 +155,16 @@ def record_from_item(item: Item) -> MessageRecord:
 # ---------------------------------------------------------------- state, checkpoints
 
 
-def state_item(session_id: str, version: int, seq: int, encoded: tuple[str, bytes], saved_at: datetime) -> Item:
-    """The state item; `encoded` is `codec.encode(state)`."""
+def state_item(
+    session_id: str, version: int, seq: int, encoded: tuple[str, bytes], saved_at: datetime, write_id: str
+) -> Item:
+    """The state item; `encoded` is `codec.encode(state)`, `write_id` identifies the call that wrote it."""
     return {
         **keys.session_key(session_id, keys.STATE),
         "version": n(version),
         "seq": n(seq),
         "saved_at": s(iso(saved_at)),
+        "write_id": s(write_id),
         **encoded_attrs(encoded),
     }
 

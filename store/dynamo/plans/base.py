@@ -271,11 +271,12 @@ def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]
 # ---------------------------------------------------------------- the write loop
 
 
-class Cancelled(Exception):
-    """A transaction failed on an action other than the head's; the plan that built it decides."""
+class Cancelled(Conflict):
+    """A transaction failed on an action other than the head's. Plans that expect that (an idempotency
+    claim, a concurrent usage update) catch it; elsewhere the caller sees it as a Conflict."""
 
-    def __init__(self, failed: Failed) -> None:
-        super().__init__("transaction cancelled")
+    def __init__(self, failed: Failed, what: str = "write") -> None:
+        super().__init__(f"{what}: transaction cancelled ({', '.join(failed.codes)}); nothing was written")
         self.failed = failed
 
 
@@ -288,12 +289,17 @@ def write_session(
     what: str,
     expect_seq: int | None = None,
     expect_version: int | None = None,
+    landed: Callable[[Position], Plan[bool]] | None = None,
 ) -> Plan[tuple[Position, dict[str, Any]]]:
     """Write to a session whose head action (index 0 of what `build` returns) is conditioned on a
     `Position`: start from the cached position (or read it), and after losing a race refresh it and
     rebuild, unless the caller's expectation (`expect_seq`, `expect_version`) no longer holds
     (Conflict). A single Update runs as UpdateItem returning the new item; more run as one
-    transaction. Returns the position written against and the response."""
+    transaction. Returns the position written against and the response.
+
+    Writes that must not be applied twice pass `landed(pos)`: when a condition fails on a request the
+    SDK had to resend, an earlier attempt may have succeeded with its response lost; `landed` tells
+    whether the write built for `pos` is already stored, and if so that is the result (response {})."""
     pos = yield from position(ctx, session_id, owner)
     pos = replace(
         pos,
@@ -315,6 +321,8 @@ def write_session(
             else:
                 failed = cancelled(err)
             if failed.failed(0):
+                if err.retried and landed is not None and (yield from landed(pos)):
+                    return pos, {}
                 head = yield from stale_head(ctx, session_id, owner, failed.old(0))
                 pos = Position.of(head)
                 if expect_seq is not None and pos.last_seq != expect_seq:
@@ -326,7 +334,7 @@ def write_session(
                         f"{what}: expected_version {expect_version} is stale; the state is at {pos.state_version}"
                     ) from None
             elif not failed.conflicted():
-                raise Cancelled(failed) from None
+                raise Cancelled(failed, what) from None
             attempt = yield from backoff(ctx, attempt, what)
 
 

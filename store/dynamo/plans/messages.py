@@ -28,7 +28,7 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.errors import Conflict, InvalidInput, MessageNotFound, StoreError
+from store.errors import Conflict, InvalidInput, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
@@ -114,14 +114,26 @@ def append_messages(
 
     try:
         pos, _ = yield from write_session(
-            ctx, session_id, owner, build, what="append_messages", expect_seq=expected_seq
+            ctx,
+            session_id,
+            owner,
+            build,
+            what="append_messages",
+            expect_seq=expected_seq,
+            landed=lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0]),
         )
     except Cancelled as exc:
         if idempotency_key and exc.failed.failed(1):
             return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(1)))
-        raise StoreError(f"append_messages: transaction cancelled: {exc.failed.codes}") from None
+        raise
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
     return records(items, pos.last_seq + 1)
+
+
+def first_message_is(ctx: Context, session_id: str, seq: int, draft: Item) -> Plan[bool]:
+    """True when the message stored at `seq` is `draft` (ids are assigned before the first attempt)."""
+    item = yield from get_item(ctx.messages_table, keys.message_key(session_id, seq), projection=keys.MID)
+    return item is not None and item.get(keys.MID) == draft[keys.MID]
 
 
 def idempotency_put(

@@ -18,15 +18,25 @@ from store.dynamo.plans.base import (
     batch_get,
     check_sizes,
     find_head,
+    get_item,
     guard,
     head_update,
     live_head,
     touch,
     write_session,
 )
-from store.dynamo.plans.messages import MAX_SEQ, drafts, message_puts, query_range, total_usage, usage_adds
+from store.dynamo.plans.messages import (
+    MAX_SEQ,
+    drafts,
+    first_message_is,
+    message_puts,
+    query_range,
+    total_usage,
+    usage_adds,
+)
 from store.models import FullSession, Message, StateSnapshot
 from store.timeutil import iso
+from store.validation import new_id
 
 SAVE_FULL_MAX = 98  # 100 transaction items less the head and the state
 
@@ -41,6 +51,7 @@ def _state_actions(
     new_seq: int,
     extra_sets: list[str],
     expr: Expr,
+    write_id: str,
     adds: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=True, version=True)}"
@@ -53,7 +64,7 @@ def _state_actions(
     put = {
         "Put": {
             "TableName": ctx.sessions_table,
-            "Item": state_item(session_id, pos.state_version + 1, new_seq, state, now),
+            "Item": state_item(session_id, pos.state_version + 1, new_seq, state, now, write_id),
         }
     }
     return [head, put]
@@ -63,12 +74,19 @@ def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, exp
     """Store a new version of the state (conditional on `expected_version` when given); returns it."""
     now = ctx.now()
     encoded = encode(state, "state")
-    check_sizes(ctx, [state_item(session_id, 0, 0, encoded, now)], "save_state")
+    write_id = new_id()
+    check_sizes(ctx, [state_item(session_id, 0, 0, encoded, now, write_id)], "save_state")
 
     def build(pos: Position) -> list[dict[str, Any]]:
-        return _state_actions(ctx, session_id, owner, pos, now, encoded, pos.last_seq, [], Expr())
+        return _state_actions(ctx, session_id, owner, pos, now, encoded, pos.last_seq, [], Expr(), write_id)
 
-    pos, _ = yield from write_session(ctx, session_id, owner, build, what="save_state", expect_version=expected_version)
+    def landed(pos: Position) -> Plan[bool]:
+        item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        return item is not None and item.get("write_id") == s(write_id) and item["version"] == n(pos.state_version + 1)
+
+    pos, _ = yield from write_session(
+        ctx, session_id, owner, build, what="save_state", expect_version=expected_version, landed=landed
+    )
     ctx.remember(session_id, replace(pos, state_version=pos.state_version + 1))
     return pos.state_version + 1
 
@@ -80,7 +98,8 @@ def save_full(
     now = ctx.now()
     encoded = encode_all([*(m.body() for m in messages), state], "save_full")
     items = drafts(ctx, session_id, messages, now, "save_full", encoded[:-1])
-    check_sizes(ctx, [*items, state_item(session_id, 0, 0, encoded[-1], now)], "save_full")
+    write_id = new_id()
+    check_sizes(ctx, [*items, state_item(session_id, 0, 0, encoded[-1], now, write_id)], "save_full")
     total = total_usage(messages)
 
     def build(pos: Position) -> list[dict[str, Any]]:
@@ -88,11 +107,19 @@ def save_full(
         new_seq = pos.last_seq + len(items)
         seq_set = f"{expr.name('last_seq')} = {expr.value(n(new_seq))}"
         actions = _state_actions(
-            ctx, session_id, owner, pos, now, encoded[-1], new_seq, [seq_set], expr, usage_adds(expr, total)
+            ctx, session_id, owner, pos, now, encoded[-1], new_seq, [seq_set], expr, write_id, usage_adds(expr, total)
         )
         return actions + message_puts(ctx, items, pos.last_seq + 1)
 
-    pos, _ = yield from write_session(ctx, session_id, owner, build, what="save_full", expect_seq=expected_seq)
+    pos, _ = yield from write_session(
+        ctx,
+        session_id,
+        owner,
+        build,
+        what="save_full",
+        expect_seq=expected_seq,
+        landed=lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0]),
+    )
     new_seq = pos.last_seq + len(items)
     ctx.remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
     return StateSnapshot(version=pos.state_version + 1, state=state, seq=new_seq, saved_at=now)
