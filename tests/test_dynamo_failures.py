@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
@@ -41,7 +42,7 @@ def failing_sends(client: Any, op: str, responses: list[tuple[int, str]], *, rea
         if not reach_server:
             request.url = "https://injected-failure.invalid/"
         status, code = responses.pop(0)
-        body = ('{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":"injected"}' % code).encode()
+        body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": "injected"}).encode()
         return AWSResponse(request.url, status, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body))
 
     client.meta.events.register(f"before-send.dynamodb.{op}", before_send)
@@ -124,7 +125,7 @@ def test_unreachable_endpoint_is_store_unavailable() -> None:
     store = SessionStore("s", "m", client=client)
     with pytest.raises(StoreUnavailable):
         store.get_session("x")
-    with pytest.raises(StoreUnavailable, match="sessions table 's'.*messages table 'm'"):
+    with pytest.raises(StoreUnavailable, match=r"sessions table 's'.*messages table 'm'"):
         store.health_check()
 
 
