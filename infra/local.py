@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,13 +55,42 @@ def free_port() -> int:
         return port
 
 
+class _OneRequestAtATime:
+    """WSGI wrapper executing one request at a time. moto's backends are not safe under concurrent
+    requests (a transaction can be half-applied, or fail on a dict changed mid-iteration); DynamoDB
+    executes each request atomically. Clients still connect and interleave their requests freely."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: Any, start_response: Any) -> list[bytes]:
+        with self.lock:
+            return list(self.app(environ, start_response))
+
+
+def _serialized_server_class() -> Any:
+    from moto.moto_server.threaded_moto_server import MotoRequestHandler, ThreadedMotoServer
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    class SerializedMotoServer(ThreadedMotoServer):  # type: ignore[misc]
+        def _server_entry(self) -> None:
+            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+            self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return SerializedMotoServer
+
+
 @contextlib.contextmanager
 def moto_server(port: int | None = None) -> Iterator[str]:
-    """moto's server on 127.0.0.1 (a thread, stopped on exit); yields its endpoint URL."""
-    from moto.server import ThreadedMotoServer
-
+    """moto's server on 127.0.0.1 only (a thread, stopped on exit), executing one request at a time;
+    yields its endpoint URL."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     port = port or free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = _serialized_server_class()(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
         yield f"http://127.0.0.1:{port}"

@@ -1,0 +1,127 @@
+"""Many writers on one session, through moto's server so requests really interleave."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from infra.local import FAKE_CREDENTIALS, REGION, create_tables
+from store import Conflict, SessionStore
+from store.session_store import retry_config
+
+WRITERS = 8
+APPENDS_EACH = 25
+
+
+@pytest.fixture(scope="module")
+def server_client(moto_endpoint: str) -> Any:
+    return boto3.client(
+        "dynamodb",
+        region_name=REGION,
+        endpoint_url=moto_endpoint,
+        config=retry_config(Config(max_pool_connections=32)),
+        **FAKE_CREDENTIALS,
+    )
+
+
+@pytest.fixture
+def stores(server_client: Any, request: pytest.FixtureRequest) -> Callable[[], SessionStore]:
+    """A factory of independent stores (own position caches, as separate processes) over fresh tables."""
+    tables = create_tables(server_client, prefix=f"conc-{request.node.name[:40]}")
+    return lambda: SessionStore(tables.sessions, tables.messages, client=server_client)
+
+
+def run_threads(target: Callable[[int], None], count: int) -> list[BaseException]:
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(count)
+
+    def wrapped(i: int) -> None:
+        try:
+            barrier.wait()
+            target(i)
+        except BaseException as exc:  # collected and asserted on by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wrapped, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return errors
+
+
+def test_concurrent_appends_are_gapless_and_stored_once(stores: Callable[[], SessionStore]) -> None:
+    sid = stores().create_session("alice").id
+    writers = [stores() for _ in range(WRITERS)]
+    returned: list[list[int]] = [[] for _ in range(WRITERS)]
+
+    def write(i: int) -> None:
+        for j in range(APPENDS_EACH):
+            batch = [{"role": "user", "content": f"w{i}-{j}-{k}"} for k in range(1 + j % 2)]
+            returned[i].extend(r.seq for r in writers[i].append_messages(sid, batch))
+
+    assert run_threads(write, WRITERS) == []
+    messages = stores().list_messages(sid).items
+    total = sum(1 + j % 2 for j in range(APPENDS_EACH)) * WRITERS
+    assert [m.seq for m in messages] == list(range(1, total + 1))
+    contents = Counter(m.content for m in messages)
+    assert len(contents) == total and set(contents.values()) == {1}
+    assert sorted(s for seqs in returned for s in seqs) == list(range(1, total + 1))
+    for i in range(WRITERS):  # each writer's messages keep their order, and each batch is contiguous
+        mine = [m for m in messages if m.content.startswith(f"w{i}-")]
+        assert [m.content for m in mine] == [f"w{i}-{j}-{k}" for j in range(APPENDS_EACH) for k in range(1 + j % 2)]
+    assert stores().get_session(sid).last_seq == total
+
+
+def test_concurrent_retries_with_one_idempotency_key_write_once(stores: Callable[[], SessionStore]) -> None:
+    sid = stores().create_session("alice").id
+    writers = [stores() for _ in range(6)]
+    results: list[Any] = [None] * 6
+    batch = [{"role": "user", "content": "charge the card"}, {"role": "assistant", "content": "done"}]
+
+    def write(i: int) -> None:
+        results[i] = writers[i].append_messages(sid, batch, idempotency_key="payment-7")
+
+    assert run_threads(write, 6) == []
+    assert all(r == results[0] for r in results)
+    assert [m.content for m in stores().list_messages(sid).items] == ["charge the card", "done"]
+
+
+def test_concurrent_expected_version_has_one_winner(stores: Callable[[], SessionStore]) -> None:
+    sid = stores().create_session("alice").id
+    writers = [stores() for _ in range(6)]
+    outcomes: list[str] = [""] * 6
+
+    def write(i: int) -> None:
+        try:
+            writers[i].save_state(sid, {"by": i}, expected_version=0)
+            outcomes[i] = "won"
+        except Conflict:
+            outcomes[i] = "conflict"
+
+    assert run_threads(write, 6) == []
+    assert outcomes.count("won") == 1 and outcomes.count("conflict") == 5
+    state = stores().load_state(sid)
+    assert state.version == 1 and state.state == {"by": outcomes.index("won")}
+
+
+def test_concurrent_usage_updates_keep_totals(stores: Callable[[], SessionStore]) -> None:
+    store = stores()
+    sid = store.create_session("alice").id
+    records = store.append_messages(sid, [{"role": "assistant", "content": f"m{i}"} for i in range(8)])
+    writers = [stores() for _ in range(8)]
+
+    def write(i: int) -> None:
+        for n in range(1, 4):
+            writers[i].update_usage(sid, records[i].id, {"input_tokens": n * 10 + i, "cost": n * 0.5})
+
+    assert run_threads(write, 8) == []
+    session = store.get_session(sid)
+    assert session.usage.input_tokens == sum(30 + i for i in range(8))
+    assert session.usage.cost == pytest.approx(8 * 1.5)
