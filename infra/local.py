@@ -70,11 +70,11 @@ class _OneRequestAtATime:
 
 
 def _serialized_server_class() -> Any:
-    from moto.moto_server.threaded_moto_server import MotoRequestHandler, ThreadedMotoServer
-    from moto.server import DomainDispatcherApplication, create_backend_app
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
     from werkzeug.serving import make_server
 
-    class SerializedMotoServer(ThreadedMotoServer):  # type: ignore[misc]
+    class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
             app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
             self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
