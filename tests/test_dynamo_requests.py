@@ -137,3 +137,13 @@ def test_from_env_requires_table_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MESSAGES_TABLE", "m")
     with pytest.raises(InvalidInput, match="SESSIONS_TABLE"):
         SessionStore.from_env()
+
+
+def test_reads_teach_the_store_its_position(dyn: Harness) -> None:
+    sid = dyn.store.create_session("alice").id
+    dyn.store.append_messages(sid, [{"role": "user", "content": "a"}])
+    cold = dyn.twin()
+    cold.load_full(sid)
+    dyn.requests.clear()
+    cold.save_full(sid, [{"role": "assistant", "content": "b"}], {"s": 1})
+    assert dyn.requests.names == ["TransactWriteItems"]

@@ -92,19 +92,18 @@ def batch_get(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[list[
 def read_head(ctx: Context, session_id: str, owner: str | None) -> Plan[Head]:
     """The live head of a session for this caller; SessionNotFound otherwise. Refreshes the cached position."""
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-    head = live_head(ctx, session_id, item, owner)
-    ctx.remember(session_id, Position.of(head))
-    return head
+    return live_head(ctx, session_id, item, owner)
 
 
 def live_head(ctx: Context, session_id: str, item: Item | None, owner: str | None) -> Head:
-    """The head in `item` if it is live for `owner`; SessionNotFound otherwise."""
+    """The head in `item` if it is live for `owner` (its position is remembered); SessionNotFound otherwise."""
     if item is None:
         ctx.forget(session_id)
         raise SessionNotFound(session_id)
     head = head_from_item(item)
     if not head.live(ctx.now(), owner):
         raise SessionNotFound(session_id)
+    ctx.remember(session_id, Position.of(head))
     return head
 
 
@@ -254,9 +253,7 @@ def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | Non
     SessionNotFound if the session is no longer live for this caller."""
     if old is None:
         old = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-    head = live_head(ctx, session_id, old, owner)
-    ctx.remember(session_id, Position.of(head))
-    return head
+    return live_head(ctx, session_id, old, owner)
 
 
 def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]:

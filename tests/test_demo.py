@@ -1,0 +1,20 @@
+"""`make run` works as the README says: the demo runs on an embedded AWS and shows the resume."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_demo_runs_and_resumes() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "infra.demo"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "created from template.yaml" in out
+    assert "load checkpoint -> step 2" in out
+    assert "load_full -> 2 messages, state v1" in out
+    assert "-> seq 4" in out and "It is 18°C and clear in Paris." in out
+    assert "append user message (position known: 1 request)              requests: 1 TransactWriteItems" in out
+    assert "items after delete: {'demo-SessionsTable': 0, 'demo-MessagesTable': 0}" in out

@@ -1,0 +1,62 @@
+"""template.yaml is the single source of truth: the code's key layout must match it, and it must be valid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from infra.local import create_tables
+from infra.template import tables
+from infra.validate import cfn_lint, transformed
+from store.dynamo import keys
+
+
+def _index(props: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
+    return next(i for i in props[kind] if i["IndexName"] == name)
+
+
+def _key(schema: list[dict[str, str]]) -> tuple[str, ...]:
+    return tuple(k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"]))  # HASH before RANGE
+
+
+def test_code_key_layout_matches_template() -> None:
+    t = tables()
+    sessions, messages = t["SessionsTable"].properties, t["MessagesTable"].properties
+    assert _key(sessions["KeySchema"]) == (keys.PK, keys.SK)
+    assert _key(_index(sessions, "GlobalSecondaryIndexes", keys.BY_OWNER)["KeySchema"]) == (keys.GSI1PK, keys.GSI1SK)
+    assert _key(messages["KeySchema"]) == (keys.SID, keys.SEQ)
+    assert _key(_index(messages, "LocalSecondaryIndexes", keys.BY_MESSAGE_ID)["KeySchema"]) == (keys.SID, keys.MID)
+    assert t["SessionsTable"].ttl_attribute == keys.TTL == t["MessagesTable"].ttl_attribute
+    types = {a["AttributeName"]: a["AttributeType"] for a in messages["AttributeDefinitions"]}
+    assert types[keys.SEQ] == "N"
+
+
+def test_tables_are_durable_encrypted_and_streamed() -> None:
+    resources = transformed()["Resources"]
+    for name in ("SessionsTable", "MessagesTable"):
+        props = resources[name]["Properties"]
+        assert props["BillingMode"] == "PAY_PER_REQUEST"
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+        assert props["SSESpecification"]["SSEEnabled"] is True
+        assert props["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+        assert resources[name]["DeletionPolicy"] == "Retain"
+    assert resources["SessionsTable"]["Properties"]["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
+
+
+def test_template_lints_clean_before_and_after_the_sam_transform(tmp_path: Path) -> None:
+    out = tmp_path / "transformed.json"
+    out.write_text(json.dumps(transformed(), default=str))
+    result = cfn_lint(Path("template.yaml"), out)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_local_tables_are_created_from_the_template(dynamodb_client: Any) -> None:
+    created = create_tables(dynamodb_client, prefix="tmpl")
+    desc = dynamodb_client.describe_table(TableName=created.sessions)["Table"]
+    assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == [keys.BY_OWNER]
+    assert desc["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
+    ttl = dynamodb_client.describe_time_to_live(TableName=created.messages)["TimeToLiveDescription"]
+    assert ttl["AttributeName"] == keys.TTL and ttl["TimeToLiveStatus"] == "ENABLED"
+    msgs = dynamodb_client.describe_table(TableName=created.messages)["Table"]
+    assert [i["IndexName"] for i in msgs["LocalSecondaryIndexes"]] == [keys.BY_MESSAGE_ID]
