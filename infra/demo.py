@@ -8,10 +8,9 @@ import os
 from collections import Counter
 from typing import Any
 
-import boto3
 from moto import mock_aws
 
-from infra.local import FAKE_CREDENTIALS, REGION, create_tables
+from infra.local import create_tables, local_client
 from store import Checkpointer, SessionStore
 
 
@@ -38,7 +37,7 @@ def run() -> None:
     for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
         os.environ.setdefault(name, value)
     with mock_aws():
-        client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+        client = local_client()
         tables = create_tables(client, prefix="demo")
         print(f"Embedded AWS (moto): tables {tables.sessions}, {tables.messages} created from template.yaml\n")
         log = RequestLog()

@@ -16,6 +16,15 @@ REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
+def local_client(service: str = "dynamodb", endpoint_url: str | None = None, config: Any = None) -> Any:
+    """A client for the embedded AWS (fake credentials, us-east-1)."""
+    import boto3
+
+    return boto3.client(  # type: ignore[call-overload]
+        service, region_name=REGION, endpoint_url=endpoint_url, config=config, **FAKE_CREDENTIALS
+    )
+
+
 @dataclass(frozen=True)
 class LocalTables:
     """Names of the tables created locally, by the environment variable that carries them."""
