@@ -14,7 +14,7 @@ from typing import Any
 from store import codec
 from store import cursor as cursors
 from store.backend import UNSET, Backend
-from store.errors import Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
+from store.errors import Conflict, MessageNotFound, SessionExists, SessionNotFound
 from store.models import (
     Checkpoint,
     FullSession,
@@ -26,6 +26,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
+from store.paging import message_page, message_window
 from store.search import Ranked, rank, session_hits
 from store.settings import Settings
 from store.timeutil import expiry, is_expired, iso
@@ -258,26 +259,13 @@ class MemoryBackend(Backend):
     ) -> Page[MessageRecord]:
         with self._lock:
             entry = self._need(session_id, owner)
-            lo = 1 if after_seq is None else after_seq + 1
-            hi = entry.session.last_seq if before_seq is None else before_seq - 1
-            if since_compaction and entry.session.compaction_seq is not None:
-                lo = max(lo, entry.session.compaction_seq)
-            if cursor is not None:
-                pos = cursors.decode(cursor, "messages", session_id)
-                if pos.get("d") != newest_first or not isinstance(pos.get("q"), int):
-                    raise InvalidInput("cursor was made for the other direction")
-                if newest_first:
-                    hi = min(hi, pos["q"] - 1)
-                else:
-                    lo = max(lo, pos["q"] + 1)
+            compaction = entry.session.compaction_seq if since_compaction else None
+            lo, hi = message_window(session_id, after_seq, before_seq, compaction, cursor, newest_first)
             chosen = [m for m in entry.messages if lo <= m.seq <= hi and (roles is None or m.role in roles)]
             if newest_first:
                 chosen.reverse()
-            page = chosen if limit is None else chosen[:limit]
-            next_cursor = None
-            if limit is not None and len(chosen) > limit:
-                next_cursor = cursors.encode("messages", session_id, {"q": page[-1].seq, "d": newest_first})
-            return Page[MessageRecord](items=[m.model_copy(deep=True) for m in page], next_cursor=next_cursor)
+            found = chosen if limit is None else chosen[: limit + 1]
+            return message_page(session_id, [m.model_copy(deep=True) for m in found], limit, newest_first)
 
     def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
         with self._lock:

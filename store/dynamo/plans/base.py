@@ -364,3 +364,18 @@ def query(
         if not lek:
             return out
         params["ExclusiveStartKey"] = lek
+
+
+def partition(table: str, hash_key: str, value: str, *, keys_of: str | None = None) -> Plan[list[Item]]:
+    """Every item of one partition, strongly consistent, page after page; with `keys_of` (the table's
+    sort key name) only each item's key is read."""
+    expr = Expr()
+    params: dict[str, Any] = {
+        "TableName": table,
+        "ConsistentRead": True,
+        "KeyConditionExpression": f"{expr.name(hash_key)} = {expr.value(s(value))}",
+    }
+    if keys_of is not None:
+        params["ProjectionExpression"] = f"{expr.name(hash_key)}, {expr.name(keys_of)}"
+    items: list[Item] = yield from query({**params, **expr.params()})
+    return items

@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Any
 
 from store import codec
-from store import cursor as cursors
 from store.codec import canonical, encode_all
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
@@ -28,12 +27,12 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.errors import Conflict, InvalidInput, MessageNotFound
+from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
+from store.paging import MAX_SEQ, message_page, message_window
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
 
-MAX_SEQ = 2**53
 APPEND_MAX = 98  # 100 transaction items less the head and the idempotency record
 
 
@@ -218,27 +217,12 @@ def list_messages(
 ) -> Plan[Page[MessageRecord]]:
     """A page of the transcript: one session-head read, then one Query per 1 MB page."""
     head = yield from read_head(ctx, session_id, owner)
-    lo = 1 if after_seq is None else after_seq + 1
-    hi = MAX_SEQ if before_seq is None else before_seq - 1
-    if since_compaction and head.session.compaction_seq is not None:
-        lo = max(lo, head.session.compaction_seq)
-    if cursor is not None:
-        pos = cursors.decode(cursor, "messages", session_id)
-        if pos.get("d") != newest_first or not isinstance(pos.get("q"), int):
-            raise InvalidInput("cursor was made for the other direction")
-        if newest_first:
-            hi = min(hi, pos["q"] - 1)
-        else:
-            lo = max(lo, pos["q"] + 1)
+    compaction = head.session.compaction_seq if since_compaction else None
+    lo, hi = message_window(session_id, after_seq, before_seq, compaction, cursor, newest_first)
     items = yield from query_range(
         ctx, session_id, lo, hi, newest_first=newest_first, limit=None if limit is None else limit + 1, roles=roles
     )
-    found = [record_from_item(i) for i in items]
-    next_cursor = None
-    if limit is not None and len(found) > limit:
-        found = found[:limit]
-        next_cursor = cursors.encode("messages", session_id, {"q": found[-1].seq, "d": newest_first})
-    return Page[MessageRecord](items=found, next_cursor=next_cursor)
+    return message_page(session_id, [record_from_item(i) for i in items], limit, newest_first)
 
 
 def last_messages(ctx: Context, session_id: str, owner: str | None, count: int) -> Plan[list[MessageRecord]]:

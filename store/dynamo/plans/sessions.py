@@ -8,7 +8,7 @@ from typing import Any
 from store import cursor as cursors
 from store.backend import UNSET
 from store.dynamo import keys
-from store.dynamo.attrs import Expr, Item, boolean, n, s
+from store.dynamo.attrs import Expr, boolean, n, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.items import head_from_item, head_item, metadata_attrs
 from store.dynamo.plans.base import (
@@ -20,6 +20,7 @@ from store.dynamo.plans.base import (
     get_item,
     guard,
     head_update,
+    partition,
     query,
     touch,
     transact,
@@ -216,27 +217,9 @@ def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
     """Delete every item of a session: its messages, its partition in the sessions table (head last)
     and its owner-index entry. Safe to repeat."""
     ctx.forget(session_id)
-    expr = Expr()
-    messages = yield from query(
-        {
-            "TableName": ctx.messages_table,
-            "ConsistentRead": True,
-            "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(session_id))}",
-            "ProjectionExpression": f"{expr.name(keys.SID)}, {expr.name(keys.SEQ)}",
-            **expr.params(),
-        }
-    )
+    messages = yield from partition(ctx.messages_table, keys.SID, session_id, keys_of=keys.SEQ)
     yield from batch_delete(ctx, ctx.messages_table, messages)
-    expr = Expr()
-    children = yield from query(
-        {
-            "TableName": ctx.sessions_table,
-            "ConsistentRead": True,
-            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.session_pk(session_id)))}",
-            "ProjectionExpression": f"{expr.name(keys.PK)}, {expr.name(keys.SK)}",
-            **expr.params(),
-        }
-    )
+    children = yield from partition(ctx.sessions_table, keys.PK, keys.session_pk(session_id), keys_of=keys.SK)
     yield from batch_delete(ctx, ctx.sessions_table, [c for c in children if c[keys.SK]["S"] != keys.HEAD])
     yield from batch_delete(
         ctx, ctx.sessions_table, [keys.owner_index_key(owner, session_id), keys.head_key(session_id)]
@@ -245,13 +228,5 @@ def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
 
 def owner_index(ctx: Context, owner: str) -> Plan[list[str]]:
     """Ids of every session the owner has, read consistently from the owner index."""
-    expr = Expr()
-    items: list[Item] = yield from query(
-        {
-            "TableName": ctx.sessions_table,
-            "ConsistentRead": True,
-            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.owner_index_pk(owner)))}",
-            **expr.params(),
-        }
-    )
+    items = yield from partition(ctx.sessions_table, keys.PK, keys.owner_index_pk(owner))
     return [i[keys.SK]["S"][len(keys.OWNER_INDEX_PREFIX) :] for i in items]

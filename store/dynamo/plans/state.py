@@ -26,7 +26,6 @@ from store.dynamo.plans.base import (
     write_session,
 )
 from store.dynamo.plans.messages import (
-    MAX_SEQ,
     drafts,
     first_message_is,
     message_puts,
@@ -155,9 +154,7 @@ def load_full(ctx: Context, session_id: str, owner: str | None, since_compaction
     lo = 1
     if since_compaction and head.session.compaction_seq is not None:
         lo = head.session.compaction_seq
-    items = yield from query_range(
-        ctx, session_id, lo, min(head.session.last_seq, MAX_SEQ), newest_first=False, limit=None
-    )
+    items = yield from query_range(ctx, session_id, lo, head.session.last_seq, newest_first=False, limit=None)
     return FullSession(
         session=head.session,
         messages=[record_from_item(i) for i in items],
