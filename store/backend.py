@@ -4,7 +4,7 @@ fronts (`SessionStore`); backends implement semantics, not argument checking."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from store.models import (
@@ -18,6 +18,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
+from store.paging import MessageQuery, SessionQuery
 
 
 class _Unset:
@@ -57,15 +58,7 @@ class Backend(ABC):
     def get_session(self, session_id: str, owner: str | None) -> Session | None: ...
 
     @abstractmethod
-    def list_sessions(
-        self,
-        owner: str,
-        limit: int,
-        cursor: str | None,
-        created_after: datetime | None,
-        created_before: datetime | None,
-        metadata: dict[str, str],
-    ) -> Page[Session]: ...
+    def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]: ...
 
     @abstractmethod
     def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session: ...
@@ -84,18 +77,7 @@ class Backend(ABC):
     ) -> list[MessageRecord]: ...
 
     @abstractmethod
-    def list_messages(
-        self,
-        session_id: str,
-        owner: str | None,
-        after_seq: int | None,
-        before_seq: int | None,
-        limit: int | None,
-        newest_first: bool,
-        since_compaction: bool,
-        roles: frozenset[str] | None,
-        cursor: str | None,
-    ) -> Page[MessageRecord]: ...
+    def list_messages(self, session_id: str, owner: str | None, query: MessageQuery) -> Page[MessageRecord]: ...
 
     @abstractmethod
     def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]: ...

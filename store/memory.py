@@ -26,7 +26,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
-from store.paging import message_page, message_window
+from store.paging import MessageQuery, SessionQuery
 from store.search import Ranked, rank, session_hits
 from store.settings import Settings
 from store.timeutil import expiry, is_expired, iso
@@ -162,34 +162,28 @@ class MemoryBackend(Backend):
             entry = self._live(session_id, owner)
             return None if entry is None else entry.session.model_copy(deep=True)
 
-    def list_sessions(
-        self,
-        owner: str,
-        limit: int,
-        cursor: str | None,
-        created_after: datetime | None,
-        created_before: datetime | None,
-        metadata: dict[str, str],
-    ) -> Page[Session]:
+    def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]:
         with self._lock:
             live = [e.session for sid in list(self._sessions) if (e := self._live(sid, owner)) is not None]
-        ordered = sorted(live, key=lambda s: (iso(s.updated_at), s.id), reverse=True)
-        if cursor is not None:
-            pos = cursors.decode(cursor, "sessions", owner)
-            mark = (str(pos.get("g")), str(pos.get("i")))
-            ordered = [s for s in ordered if (iso(s.updated_at) + "#" + s.id) < mark[0]]
+
+        def position(s: Session) -> str:
+            return f"{iso(s.updated_at)}#{s.id}"
+
+        ordered = sorted(live, key=position, reverse=True)
+        if query.cursor is not None:
+            after = str(cursors.decode(query.cursor, "sessions", owner).get("g"))
+            ordered = [s for s in ordered if position(s) < after]
         chosen = [
             s
             for s in ordered
-            if (created_after is None or s.created_at > created_after)
-            and (created_before is None or s.created_at < created_before)
-            and matches_metadata(s.metadata, metadata)
+            if (query.created_after is None or s.created_at > query.created_after)
+            and (query.created_before is None or s.created_at < query.created_before)
+            and matches_metadata(s.metadata, query.metadata)
         ]
-        page = chosen[:limit]
+        page = chosen[: query.limit]
         next_cursor = None
-        if len(chosen) > limit:
-            last = page[-1]
-            next_cursor = cursors.encode("sessions", owner, {"g": iso(last.updated_at) + "#" + last.id, "i": last.id})
+        if len(chosen) > query.limit:
+            next_cursor = cursors.encode("sessions", owner, {"g": position(page[-1]), "i": page[-1].id})
         return Page[Session](items=[s.model_copy(deep=True) for s in page], next_cursor=next_cursor)
 
     def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
@@ -245,27 +239,15 @@ class MemoryBackend(Backend):
             self._commit(entry, records)
             return [r.model_copy(deep=True) for r in records]
 
-    def list_messages(
-        self,
-        session_id: str,
-        owner: str | None,
-        after_seq: int | None,
-        before_seq: int | None,
-        limit: int | None,
-        newest_first: bool,
-        since_compaction: bool,
-        roles: frozenset[str] | None,
-        cursor: str | None,
-    ) -> Page[MessageRecord]:
+    def list_messages(self, session_id: str, owner: str | None, query: MessageQuery) -> Page[MessageRecord]:
         with self._lock:
             entry = self._need(session_id, owner)
-            compaction = entry.session.compaction_seq if since_compaction else None
-            lo, hi = message_window(session_id, after_seq, before_seq, compaction, cursor, newest_first)
+            lo, hi = query.window(session_id, entry.session.compaction_seq)
+            roles = query.roles
             chosen = [m for m in entry.messages if lo <= m.seq <= hi and (roles is None or m.role in roles)]
-            if newest_first:
+            if query.newest_first:
                 chosen.reverse()
-            found = chosen if limit is None else chosen[: limit + 1]
-            return message_page(session_id, [m.model_copy(deep=True) for m in found], limit, newest_first)
+            return query.page(session_id, [m.model_copy(deep=True) for m in chosen[: query.fetch]])
 
     def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
         with self._lock:

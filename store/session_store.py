@@ -24,6 +24,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
+from store.paging import MessageQuery, SessionQuery
 from store.settings import Settings
 from store.timeutil import aware, to_duration
 
@@ -167,14 +168,14 @@ class SessionStore:
     ) -> Page[Session]:
         """An owner's sessions, most recently updated first, filtered by creation time (exclusive bounds)
         and by metadata equality; resume with `cursor=page.next_cursor`."""
-        return self._backend.list_sessions(
-            v.ident(owner, "owner"),
-            v.limit(limit) or 50,
-            cursor,
-            aware(created_after, "created_after"),
-            aware(created_before, "created_before"),
-            v.metadata_filter(metadata),
+        query = SessionQuery(
+            limit=v.limit(limit) or 50,
+            cursor=cursor,
+            created_after=aware(created_after, "created_after"),
+            created_before=aware(created_before, "created_before"),
+            metadata=v.metadata_filter(metadata),
         )
+        return self._backend.list_sessions(v.ident(owner, "owner"), query)
 
     def update_session(
         self,
@@ -235,17 +236,16 @@ class SessionStore:
     ) -> Page[MessageRecord]:
         """Messages with after_seq < seq < before_seq, in order (or newest first), optionally only some
         roles and only from the latest compaction; `limit` None returns them all."""
-        return self._backend.list_messages(
-            v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
-            v.seq(after_seq, "after_seq"),
-            v.seq(before_seq, "before_seq"),
-            v.limit(limit, allow_none=True),
-            bool(newest_first),
-            bool(since_compaction),
-            v.roles(roles),
-            cursor,
+        query = MessageQuery(
+            after_seq=v.seq(after_seq, "after_seq"),
+            before_seq=v.seq(before_seq, "before_seq"),
+            limit=v.limit(limit, allow_none=True),
+            newest_first=bool(newest_first),
+            since_compaction=bool(since_compaction),
+            roles=v.roles(roles),
+            cursor=cursor,
         )
+        return self._backend.list_messages(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), query)
 
     def last_messages(self, session_id: str, n: int, *, owner: str | None = None) -> list[MessageRecord]:
         """The latest `n` messages, oldest first."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from store.backend import INTERRUPT_SLOT, Backend
@@ -22,6 +22,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
+from store.paging import MessageQuery, SessionQuery
 
 T = TypeVar("T")
 
@@ -61,16 +62,8 @@ class DynamoBackend(Backend):
     def get_session(self, session_id: str, owner: str | None) -> Session | None:
         return self.run(sessions.get_session(self.ctx, session_id, owner))
 
-    def list_sessions(
-        self,
-        owner: str,
-        limit: int,
-        cursor: str | None,
-        created_after: datetime | None,
-        created_before: datetime | None,
-        metadata: dict[str, str],
-    ) -> Page[Session]:
-        return self.run(sessions.list_sessions(self.ctx, owner, limit, cursor, created_after, created_before, metadata))
+    def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]:
+        return self.run(sessions.list_sessions(self.ctx, owner, query))
 
     def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
         return self.run(sessions.update_session(self.ctx, session_id, owner, title, model, metadata))
@@ -88,23 +81,8 @@ class DynamoBackend(Backend):
     ) -> list[MessageRecord]:
         return self.run(messages.append_messages(self.ctx, session_id, owner, messages_, expected_seq, idempotency_key))
 
-    def list_messages(
-        self,
-        session_id: str,
-        owner: str | None,
-        after_seq: int | None,
-        before_seq: int | None,
-        limit: int | None,
-        newest_first: bool,
-        since_compaction: bool,
-        roles: frozenset[str] | None,
-        cursor: str | None,
-    ) -> Page[MessageRecord]:
-        return self.run(
-            messages.list_messages(
-                self.ctx, session_id, owner, after_seq, before_seq, limit, newest_first, since_compaction, roles, cursor
-            )
-        )
+    def list_messages(self, session_id: str, owner: str | None, query: MessageQuery) -> Page[MessageRecord]:
+        return self.run(messages.list_messages(self.ctx, session_id, owner, query))
 
     def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
         return self.run(messages.last_messages(self.ctx, session_id, owner, n))

@@ -29,7 +29,7 @@ from store.dynamo.plans.base import (
 )
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
-from store.paging import MAX_SEQ, message_page, message_window
+from store.paging import MAX_SEQ, MessageQuery
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
 
@@ -203,26 +203,14 @@ def query_range(
     return items
 
 
-def list_messages(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    after_seq: int | None,
-    before_seq: int | None,
-    limit: int | None,
-    newest_first: bool,
-    since_compaction: bool,
-    roles: frozenset[str] | None,
-    cursor: str | None,
-) -> Plan[Page[MessageRecord]]:
+def list_messages(ctx: Context, session_id: str, owner: str | None, query: MessageQuery) -> Plan[Page[MessageRecord]]:
     """A page of the transcript: one session-head read, then one Query per 1 MB page."""
     head = yield from read_head(ctx, session_id, owner)
-    compaction = head.session.compaction_seq if since_compaction else None
-    lo, hi = message_window(session_id, after_seq, before_seq, compaction, cursor, newest_first)
+    lo, hi = query.window(session_id, head.session.compaction_seq)
     items = yield from query_range(
-        ctx, session_id, lo, hi, newest_first=newest_first, limit=None if limit is None else limit + 1, roles=roles
+        ctx, session_id, lo, hi, newest_first=query.newest_first, limit=query.fetch, roles=query.roles
     )
-    return message_page(session_id, [record_from_item(i) for i in items], limit, newest_first)
+    return query.page(session_id, [record_from_item(i) for i in items])
 
 
 def last_messages(ctx: Context, session_id: str, owner: str | None, count: int) -> Plan[list[MessageRecord]]:

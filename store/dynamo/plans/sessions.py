@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from store import cursor as cursors
@@ -21,13 +21,14 @@ from store.dynamo.plans.base import (
     guard,
     head_update,
     partition,
-    query,
     touch,
     transact,
     write_session,
 )
+from store.dynamo.plans.base import query as run_query
 from store.errors import SessionExists
 from store.models import Page, Session
+from store.paging import SessionQuery
 from store.timeutil import epoch, expiry, iso, now_epoch
 
 DELETE_GRACE = timedelta(hours=1)
@@ -103,15 +104,7 @@ def get_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Sessio
     return head.session if head.live(ctx.now(), owner) else None
 
 
-def list_sessions(
-    ctx: Context,
-    owner: str,
-    limit: int,
-    cursor: str | None,
-    created_after: datetime | None,
-    created_before: datetime | None,
-    metadata: dict[str, str],
-) -> Plan[Page[Session]]:
+def list_sessions(ctx: Context, owner: str, query: SessionQuery) -> Plan[Page[Session]]:
     """One owner's live sessions, most recently updated first, through the by_owner index."""
     expr = Expr()
     ttl = expr.name(keys.TTL)
@@ -119,11 +112,11 @@ def list_sessions(
         f"attribute_not_exists({expr.name('deleting')})",
         f"(attribute_not_exists({ttl}) OR {ttl} > {expr.value(n(now_epoch(ctx.now())))})",
     ]
-    if created_after is not None:
-        filters.append(f"{expr.name('created_at')} > {expr.value(s(iso(created_after)))}")
-    if created_before is not None:
-        filters.append(f"{expr.name('created_at')} < {expr.value(s(iso(created_before)))}")
-    for key, value in metadata.items():
+    if query.created_after is not None:
+        filters.append(f"{expr.name('created_at')} > {expr.value(s(iso(query.created_after)))}")
+    if query.created_before is not None:
+        filters.append(f"{expr.name('created_at')} < {expr.value(s(iso(query.created_before)))}")
+    for key, value in query.metadata.items():
         filters.append(f"{expr.path('metadata_index', key)} = {expr.value(s(value))}")
     params: dict[str, Any] = {
         "TableName": ctx.sessions_table,
@@ -131,23 +124,23 @@ def list_sessions(
         "ScanIndexForward": False,
         "KeyConditionExpression": f"{expr.name(keys.GSI1PK)} = {expr.value(s(owner))}",
         "FilterExpression": " AND ".join(filters),
-        "Limit": limit + 1,
+        "Limit": query.limit + 1,
         **expr.params(),
     }
-    if cursor is not None:
-        pos = cursors.decode(cursor, "sessions", owner)
+    if query.cursor is not None:
+        pos = cursors.decode(query.cursor, "sessions", owner)
         params["ExclusiveStartKey"] = {
             keys.GSI1PK: s(owner),
             keys.GSI1SK: s(str(pos.get("g"))),
             **keys.head_key(str(pos.get("i"))),
         }
-    items = yield from query(params, limit=limit + 1)
+    items = yield from run_query(params, limit=query.limit + 1)
     sessions = [head_from_item(i).session for i in items]
     next_cursor = None
-    if len(sessions) > limit:
-        last = items[limit - 1]
+    if len(sessions) > query.limit:
+        last = items[query.limit - 1]
         next_cursor = cursors.encode("sessions", owner, {"g": last[keys.GSI1SK]["S"], "i": last["id"]["S"]})
-    return Page[Session](items=sessions[:limit], next_cursor=next_cursor)
+    return Page[Session](items=sessions[: query.limit], next_cursor=next_cursor)
 
 
 def update_session(
