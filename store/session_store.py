@@ -87,10 +87,15 @@ class SessionStore:
         from store.dynamo.plans.base import Context
 
         if client is None:
+            from botocore.exceptions import BotoCoreError
+
             boto_session = session if session is not None else default_boto3_session()
-            client = boto_session.client(
-                "dynamodb", config=retry_config(config), endpoint_url=endpoint_url, region_name=region_name
-            )
+            try:
+                client = boto_session.client(
+                    "dynamodb", config=retry_config(config), endpoint_url=endpoint_url, region_name=region_name
+                )
+            except BotoCoreError as exc:  # e.g. no region configured
+                raise InvalidInput(f"cannot create a DynamoDB client: {exc}") from None
         driver = SyncDriver({"dynamodb": client})
         self._backend = DynamoBackend(Context(sessions_table, messages_table, self.settings), driver.run)
 

@@ -147,3 +147,13 @@ def test_reads_teach_the_store_its_position(dyn: Harness) -> None:
     dyn.requests.clear()
     cold.save_full(sid, [{"role": "assistant", "content": "b"}], {"s": 1})
     assert dyn.requests.names == ["TransactWriteItems"]
+
+
+def test_missing_region_is_a_store_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    import boto3
+
+    with pytest.raises(InvalidInput, match="region"):
+        SessionStore("s", "m", session=boto3.Session())

@@ -61,11 +61,13 @@ class Context:
 # ---------------------------------------------------------------- reads
 
 
-def get_item(table: str, key: Item, *, projection: str | None = None) -> Plan[Item | None]:
-    """A strongly consistent GetItem: the item, or None."""
+def get_item(table: str, key: Item, *, projection: Sequence[str] = ()) -> Plan[Item | None]:
+    """A strongly consistent GetItem (of only the `projection` attributes, if named): the item, or None."""
     params: dict[str, Any] = {"TableName": table, "Key": key, "ConsistentRead": True}
     if projection:
-        params["ProjectionExpression"] = projection
+        expr = Expr()
+        params["ProjectionExpression"] = ", ".join(expr.name(a) for a in projection)
+        params.update(expr.params())
     resp = yield Call("get_item", params)
     item = resp.get("Item")
     return dict(item) if item else None

@@ -131,7 +131,7 @@ def append_messages(
 
 def first_message_is(ctx: Context, session_id: str, seq: int, draft: Item) -> Plan[bool]:
     """True when the message stored at `seq` is `draft` (ids are assigned before the first attempt)."""
-    item = yield from get_item(ctx.messages_table, keys.message_key(session_id, seq), projection=keys.MID)
+    item = yield from get_item(ctx.messages_table, keys.message_key(session_id, seq), projection=[keys.MID])
     return item is not None and item.get(keys.MID) == draft[keys.MID]
 
 
