@@ -13,6 +13,7 @@ import statistics
 import time
 import zlib
 from collections.abc import Callable
+from typing import Any
 
 WORDS = (
     "the agent calls a tool to read the file and then summarises results for user with context "
@@ -31,6 +32,7 @@ def bodies(seed: int = 7) -> dict[str, list[bytes]]:
         items = []
         for _ in range(40):
             kind = rng.random()
+            msg: dict[str, Any]
             if kind < 0.4:
                 msg = {"role": "assistant", "content": text(rng, max(1, size // 6))}
             elif kind < 0.7:

@@ -8,11 +8,10 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
 import pytest
 from moto import mock_aws
 
-from infra.local import FAKE_CREDENTIALS, REGION, create_tables, moto_server
+from infra.local import REGION, LocalTables, create_tables, local_client, moto_server
 from store import SessionStore, Settings
 from store.memory import MemoryBackend
 
@@ -64,12 +63,14 @@ class Harness:
         snapshot: Callable[[], Any],
         requests: Requests | None,
         twin: Callable[[], SessionStore],
+        tables: LocalTables | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.snapshot = snapshot
         self.requests = requests
         self.twin = twin  # another store over the same data (another process, in effect)
+        self.tables = tables  # the DynamoDB tables (None for the memory backend)
 
 
 @pytest.fixture(scope="session")
@@ -81,14 +82,14 @@ def aws() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def dynamodb_client(aws: None) -> Any:
-    client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+    client = local_client()
     return client
 
 
 @pytest.fixture(scope="session")
 def inspector_client(aws: None) -> Any:
     """A second client for looking at tables from the test side (its requests are not counted)."""
-    return boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+    return local_client()
 
 
 @pytest.fixture
@@ -125,7 +126,7 @@ def make_harness(kind: str, clock: FakeClock, client: Any = None, inspector: Any
     def twin() -> SessionStore:
         return SessionStore(tables.sessions, tables.messages, client=client, settings=cfg)
 
-    return Harness(store, clock, snapshot, requests, twin)
+    return Harness(store, clock, snapshot, requests, twin, tables)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -7,11 +7,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import boto3
 import pytest
 from botocore.config import Config
 
-from infra.local import FAKE_CREDENTIALS, REGION, create_tables
+from infra.local import create_tables, local_client
 from store import Conflict, SessionStore
 from store.session_store import retry_config
 
@@ -21,13 +20,7 @@ APPENDS_EACH = 25
 
 @pytest.fixture(scope="module")
 def server_client(moto_endpoint: str) -> Any:
-    return boto3.client(
-        "dynamodb",
-        region_name=REGION,
-        endpoint_url=moto_endpoint,
-        config=retry_config(Config(max_pool_connections=32)),
-        **FAKE_CREDENTIALS,
-    )
+    return local_client(endpoint_url=moto_endpoint, config=retry_config(Config(max_pool_connections=32)))
 
 
 @pytest.fixture

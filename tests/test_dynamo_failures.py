@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from infra.local import FAKE_CREDENTIALS, REGION
+from infra.local import local_client
 from store import SessionNotFound, SessionStore, StoreError, StoreUnavailable
 from store.dynamo.driver import SyncDriver
 from store.dynamo.plans.base import Context, batch_delete, batch_get
@@ -43,7 +42,8 @@ def failing_sends(client: Any, op: str, responses: list[tuple[int, str]], *, rea
             request.url = "https://injected-failure.invalid/"
         status, code = responses.pop(0)
         body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": "injected"}).encode()
-        return AWSResponse(request.url, status, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body))
+        headers: Any = {"Content-Type": "application/x-amz-json-1.0"}
+        return AWSResponse(request.url, status, headers, _Raw(body))
 
     client.meta.events.register(f"before-send.dynamodb.{op}", before_send)
     return attempts
@@ -52,12 +52,7 @@ def failing_sends(client: Any, op: str, responses: list[tuple[int, str]], *, rea
 @pytest.fixture
 def fresh_client(aws: None) -> Any:
     """A client of its own (event hooks registered on it die with the test)."""
-    return boto3.client(
-        "dynamodb",
-        region_name=REGION,
-        config=retry_config(Config(retries={"mode": "standard", "max_attempts": 4})),
-        **FAKE_CREDENTIALS,
-    )
+    return local_client(config=retry_config(Config(retries={"mode": "standard", "max_attempts": 4})))
 
 
 @pytest.fixture
@@ -115,12 +110,9 @@ def test_persistent_throttling_becomes_store_unavailable(dyn: Harness, fresh_cli
 
 
 def test_unreachable_endpoint_is_store_unavailable() -> None:
-    client = boto3.client(
-        "dynamodb",
-        region_name=REGION,
+    client = local_client(
         endpoint_url="http://127.0.0.1:9",
         config=Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=1),
-        **FAKE_CREDENTIALS,
     )
     store = SessionStore("s", "m", client=client)
     with pytest.raises(StoreUnavailable):
@@ -131,16 +123,15 @@ def test_unreachable_endpoint_is_store_unavailable() -> None:
 
 def test_health_check_names_a_missing_table(dyn: Harness, fresh_client: Any) -> None:
     dyn.store.health_check()
-    broken = SessionStore(dyn.twin()._backend.ctx.sessions_table, "no-such-table", client=fresh_client)  # type: ignore[attr-defined]
+    assert dyn.tables is not None
+    broken = SessionStore(dyn.tables.sessions, "no-such-table", client=fresh_client)
     with pytest.raises(StoreUnavailable, match="messages table 'no-such-table'") as info:
         broken.health_check()
     assert "sessions table" not in str(info.value)
 
 
-def test_no_botocore_error_leaks(dyn: Harness) -> None:
-    store = SessionStore(
-        "no-such-sessions", "no-such-messages", client=dyn.twin()._backend._run.__self__.client("dynamodb")
-    )  # type: ignore[attr-defined]
+def test_no_botocore_error_leaks(fresh_client: Any) -> None:
+    store = SessionStore("no-such-sessions", "no-such-messages", client=fresh_client)
     for call in (
         lambda: store.get_session("x"),
         lambda: store.create_session("a"),
@@ -158,9 +149,9 @@ def test_failed_transaction_leaves_nothing_behind(dyn: Harness, inspector_client
     store.append_messages(sid, [{"role": "user", "content": "one"}])
     store.save_state(sid, {"v": 1})
     # plant an item where the second new message would go: its Put condition will fail
-    tables = dyn.twin()._backend.ctx  # type: ignore[attr-defined]
+    assert dyn.tables is not None
     inspector_client.put_item(
-        TableName=tables.messages_table, Item={"sid": {"S": sid}, "seq": {"N": "3"}, "mid": {"S": "planted"}}
+        TableName=dyn.tables.messages, Item={"sid": {"S": sid}, "seq": {"N": "3"}, "mid": {"S": "planted"}}
     )
     before = dyn.snapshot()
     with pytest.raises(StoreError):
@@ -175,9 +166,9 @@ def test_deleting_flag_hides_the_session_until_purged(dyn: Harness, inspector_cl
     store = dyn.store
     sid = store.create_session("alice").id
     store.append_messages(sid, [{"role": "user", "content": "x"}] * 5)
-    ctx = dyn.twin()._backend.ctx  # type: ignore[attr-defined]
+    assert dyn.tables is not None
     inspector_client.update_item(
-        TableName=ctx.sessions_table,
+        TableName=dyn.tables.sessions,
         Key={"pk": {"S": f"S#{sid}"}, "sk": {"S": "HEAD"}},
         UpdateExpression="SET deleting = :t",
         ExpressionAttributeValues={":t": {"BOOL": True}},
@@ -190,7 +181,7 @@ def test_deleting_flag_hides_the_session_until_purged(dyn: Harness, inspector_cl
 
 
 def _run_with_stub(stubber_setup: Any, plan: Any) -> Any:
-    client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+    client = local_client()
     with Stubber(client) as stub:
         stubber_setup(stub)
         result = SyncDriver({"dynamodb": client}, sleep=lambda _s: None).run(plan)

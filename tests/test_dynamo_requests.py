@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from tests.conftest import FakeClock, Harness, make_harness
 
 
 @pytest.fixture
-def dyn(dynamodb_client: Any, inspector_client: Any, clock: FakeClock) -> Harness:
+def dyn(dynamodb_client: Any, inspector_client: Any, clock: FakeClock) -> Iterator[Harness]:
     h = make_harness("dynamodb", clock, dynamodb_client, inspector_client)
     yield h
     dynamodb_client.meta.events.unregister("before-call.dynamodb.*", h.requests)

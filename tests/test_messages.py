@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from store import Conflict, Message, MessageNotFound, SessionNotFound, SessionStore, TokenUsage
+from store import Conflict, Message, MessageNotFound, MessageRecord, SessionNotFound, SessionStore, TokenUsage
 from tests.conftest import Harness
 
 
-def texts(records: list) -> list:
+def texts(records: list[MessageRecord]) -> list[Any]:
     return [r.content for r in records]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -60,7 +61,7 @@ def test_update_session_fields_and_updated_at(harness: Harness, session_id: str)
 
 def test_updated_at_moves_on_every_write(store: SessionStore, session_id: str) -> None:
     stamps = [store.get_session(session_id).updated_at]
-    writes = [
+    writes: list[Callable[[], object]] = [
         lambda: store.append_messages(session_id, [{"role": "user", "content": "hi"}]),
         lambda: store.save_state(session_id, {"a": 1}),
         lambda: store.save_interrupt(session_id, {"tool": "rm"}),
@@ -162,7 +163,8 @@ def test_retention_expiry_reads_as_absent(harness: Harness) -> None:
     store.append_messages("short", [{"role": "user", "content": "keep me alive"}])  # activity renews it
     clock.advance(200)
     assert store.get_session("short") is not None
-    assert store.get_session("short").expires_at > s.expires_at
+    renewed = store.get_session("short").expires_at
+    assert renewed is not None and renewed > s.expires_at
     clock.advance(400)
     assert store.get_session("short") is None
     assert store.list_sessions("alice").items == []

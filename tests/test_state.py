@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from store import Conflict, SessionNotFound, SessionStore
@@ -20,7 +22,8 @@ def test_state_versions(store: SessionStore, session_id: str) -> None:
 
 
 def test_state_accepts_any_json(store: SessionStore, session_id: str) -> None:
-    for value in ([1, 2], "text", 3.5, None, {"": {}}):
+    values: list[Any] = [[1, 2], "text", 3.5, None, {"": {}}]
+    for value in values:
         store.save_state(session_id, value)
         assert store.load_state(session_id).state == value
 
