@@ -100,6 +100,16 @@ def test_lost_response_is_not_applied_twice(dyn: Harness, fresh_client: Any, op:
     assert head.last_seq == len(contents) and head.state_version == (0 if op == "append" else 1)
 
 
+def test_lost_response_on_create_is_not_a_conflict_with_itself(dyn: Harness, fresh_client: Any) -> None:
+    failing_sends(fresh_client, "TransactWriteItems", [(500, "InternalServerError")], reach_server=True)
+    created = dyn.store.create_session("alice", session_id="once", title="t")
+    assert dyn.store.get_session("once") == created
+    from store import SessionExists
+
+    with pytest.raises(SessionExists):  # a real second create still conflicts
+        dyn.store.create_session("alice", session_id="once")
+
+
 def test_persistent_throttling_becomes_store_unavailable(dyn: Harness, fresh_client: Any) -> None:
     sid = dyn.store.create_session("alice").id
     failing_sends(fresh_client, "TransactWriteItems", [(400, "ThrottlingException")] * 10)

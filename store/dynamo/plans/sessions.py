@@ -84,6 +84,8 @@ def create_session(
                 old = failed.old(0) or (yield from get_item(ctx.sessions_table, keys.head_key(session_id)))
                 if old is not None:
                     head = head_from_item(old)
+                    if err.retried and head.session == session:
+                        break  # our own create, resent by the SDK after its response was lost
                     if head.live(now, None):
                         raise SessionExists(session_id) from None
                     yield from purge(ctx, session_id, head.session.owner)
@@ -91,8 +93,9 @@ def create_session(
                 raise
             attempt = yield from backoff(ctx, attempt, "create_session")
             continue
-        ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None))
-        return session
+        break
+    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None))
+    return session
 
 
 def get_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Session | None]:
