@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from store.backend import INTERRUPT_SLOT, Backend
 from store.dynamo import keys
 from store.dynamo.calls import Plan
-from store.dynamo.plans import checkpoints, messages, search, sessions, state
+from store.dynamo.plans import checkpoints, health, messages, search, sessions, state
 from store.dynamo.plans.base import Context
 from store.models import (
     Checkpoint,
@@ -132,7 +132,7 @@ class DynamoBackend(Backend):
         return self.run(search.search(self.ctx, owner, query, limit))
 
     def health_check(self) -> None:
-        self.run(search.health_check(self.ctx))
+        self.run(health.health_check(self.ctx))
 
     def close(self) -> None:
         if self._close is not None:

@@ -1,14 +1,13 @@
-"""Plans for search over an owner's sessions, and the health check."""
+"""The plan for search over an owner's sessions."""
 
 from __future__ import annotations
 
 from store.dynamo import keys
-from store.dynamo.calls import AwsError, Call, Plan
+from store.dynamo.calls import Plan
 from store.dynamo.items import head_from_item, record_from_item
 from store.dynamo.plans.base import Context, batch_get
 from store.dynamo.plans.messages import query_range
 from store.dynamo.plans.sessions import owner_index
-from store.errors import StoreUnavailable
 from store.models import SessionHit
 from store.search import Ranked, rank, session_hits
 
@@ -30,18 +29,3 @@ def search(ctx: Context, owner: str, query: str, limit: int) -> Plan[list[Sessio
             )
             hits.extend(session_hits(head.session, (record_from_item(m) for m in messages), needle))
     return rank(hits, limit)
-
-
-def health_check(ctx: Context) -> Plan[None]:
-    """Read a key that never exists from each table; StoreUnavailable names each table that fails."""
-    problems = []
-    for label, table, key in (
-        ("sessions table", ctx.sessions_table, keys.head_key("health-check")),
-        ("messages table", ctx.messages_table, keys.message_key("health-check", 0)),
-    ):
-        try:
-            yield Call("get_item", {"TableName": table, "Key": key})
-        except AwsError as err:
-            problems.append(f"{label} {table!r}: {err.code}")
-    if problems:
-        raise StoreUnavailable("unreachable: " + "; ".join(problems))

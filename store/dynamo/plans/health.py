@@ -1,0 +1,23 @@
+"""The plan for the health check."""
+
+from __future__ import annotations
+
+from store.dynamo import keys
+from store.dynamo.calls import AwsError, Call, Plan
+from store.dynamo.plans.base import Context
+from store.errors import StoreUnavailable
+
+
+def health_check(ctx: Context) -> Plan[None]:
+    """Read a key that never exists from each table; StoreUnavailable names each table that fails."""
+    problems = []
+    for label, table, key in (
+        ("sessions table", ctx.sessions_table, keys.head_key("health-check")),
+        ("messages table", ctx.messages_table, keys.message_key("health-check", 0)),
+    ):
+        try:
+            yield Call("get_item", {"TableName": table, "Key": key})
+        except AwsError as err:
+            problems.append(f"{label} {table!r}: {err.code}")
+    if problems:
+        raise StoreUnavailable("unreachable: " + "; ".join(problems))
