@@ -23,8 +23,8 @@ class Settings:
     clock: Clock = field(default=utcnow)
     checkpoint_ttl: timedelta = timedelta(hours=6)
     idempotency_ttl: timedelta = timedelta(hours=24)
-    conflict_retries: int = 60
-    backoff_base: float = 0.004
-    backoff_cap: float = 0.25
+    conflict_retries: int = 500
+    backoff_base: float = 0.002
+    backoff_cap: float = 0.05
     max_item_bytes: int = 400 * 1024
     max_transaction_bytes: int = 4 * 1024 * 1024
