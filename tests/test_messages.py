@@ -201,3 +201,16 @@ def test_compaction(store: SessionStore, session_id: str) -> None:
 def test_since_compaction_without_compaction_is_everything(store: SessionStore, session_id: str) -> None:
     store.append_messages(session_id, [{"role": "user", "content": i} for i in range(3)])
     assert len(store.list_messages(session_id, since_compaction=True).items) == 3
+
+
+def test_idempotent_retry_with_expected_seq_replays(harness: Harness, session_id: str) -> None:
+    """A retried call is the same call: its expected_seq is stale by then, yet it returns the original."""
+    store = harness.store
+    batch = [{"role": "user", "content": "exactly once"}]
+    first = store.append_messages(session_id, batch, expected_seq=0, idempotency_key="turn-1")
+    before = harness.snapshot()
+    assert harness.twin().append_messages(session_id, batch, expected_seq=0, idempotency_key="turn-1") == first
+    assert store.append_messages(session_id, batch, expected_seq=0, idempotency_key="turn-1") == first
+    assert harness.snapshot() == before
+    with pytest.raises(Conflict):  # a new request with a stale expected_seq still conflicts
+        store.append_messages(session_id, batch, expected_seq=0, idempotency_key="turn-2")

@@ -274,8 +274,8 @@ class Cancelled(Conflict):
     """A transaction failed on an action other than the head's. Plans that expect that (an idempotency
     claim, a concurrent usage update) catch it; elsewhere the caller sees it as a Conflict."""
 
-    def __init__(self, failed: Failed, what: str = "write") -> None:
-        super().__init__(f"{what}: transaction cancelled ({', '.join(failed.codes)}); nothing was written")
+    def __init__(self, failed: Failed, what: str = "write", message: str | None = None) -> None:
+        super().__init__(message or f"{what}: transaction cancelled ({', '.join(failed.codes)}); nothing was written")
         self.failed = failed
 
 
@@ -324,14 +324,14 @@ def write_session(
                     return pos, {}
                 head = yield from stale_head(ctx, session_id, owner, failed.old(0))
                 pos = Position.of(head)
+                # the caller's expectation no longer holds: a Conflict that still carries the other
+                # actions' outcomes (an append retried with its idempotency key replays from them)
                 if expect_seq is not None and pos.last_seq != expect_seq:
-                    raise Conflict(
-                        f"{what}: expected_seq {expect_seq} is stale; the session is at {pos.last_seq}"
-                    ) from None
+                    stale = f"expected_seq {expect_seq} is stale; the session is at {pos.last_seq}"
+                    raise Cancelled(failed, what, f"{what}: {stale}") from None
                 if expect_version is not None and pos.state_version != expect_version:
-                    raise Conflict(
-                        f"{what}: expected_version {expect_version} is stale; the state is at {pos.state_version}"
-                    ) from None
+                    stale = f"expected_version {expect_version} is stale; the state is at {pos.state_version}"
+                    raise Cancelled(failed, what, f"{what}: {stale}") from None
             elif not failed.conflicted():
                 raise Cancelled(failed, what) from None
             attempt = yield from backoff(ctx, attempt, what)
