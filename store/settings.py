@@ -18,6 +18,8 @@ class Settings:
     conflict_retries: how many times a write retries after losing a race before raising Conflict.
     backoff_base / backoff_cap: full-jitter backoff between those retries, in seconds.
     max_item_bytes: DynamoDB's item size limit; larger payloads raise PayloadTooLarge.
+    max_transaction_bytes: DynamoDB's limit for one transaction.
+    position_cache_size: how many sessions' positions a store remembers (least recently used go first).
     """
 
     clock: Clock = field(default=utcnow)
@@ -28,3 +30,4 @@ class Settings:
     backoff_cap: float = 0.05
     max_item_bytes: int = 400 * 1024
     max_transaction_bytes: int = 4 * 1024 * 1024
+    position_cache_size: int = 10_000

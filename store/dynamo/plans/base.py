@@ -4,7 +4,9 @@ transactions with their failure diagnosis, and backoff."""
 from __future__ import annotations
 
 import random
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -18,7 +20,6 @@ from store.errors import Conflict, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch
 
-TRANSACTION_MAX_ITEMS = 100
 BATCH_GET_MAX = 100
 BATCH_WRITE_MAX = 25
 
@@ -39,6 +40,37 @@ class Position:
         )
 
 
+class Positions:
+    """The positions a store has seen, most recently used last, at most `size` of them (a long-lived
+    Lambda container may touch many sessions). Safe to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[str, Position] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str) -> Position | None:
+        with self._lock:
+            pos = self._items.get(session_id)
+            if pos is not None:
+                self._items.move_to_end(session_id)
+            return pos
+
+    def put(self, session_id: str, position: Position) -> None:
+        with self._lock:
+            self._items[session_id] = position
+            self._items.move_to_end(session_id)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def drop(self, session_id: str) -> None:
+        with self._lock:
+            self._items.pop(session_id, None)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 @dataclass
 class Context:
     """Per-store data every plan needs: table names, settings, and the cache of known positions."""
@@ -46,16 +78,19 @@ class Context:
     sessions_table: str
     messages_table: str
     settings: Settings = field(default_factory=Settings)
-    positions: dict[str, Position] = field(default_factory=dict)
+    positions: Positions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.positions = Positions(self.settings.position_cache_size)
 
     def now(self) -> datetime:
         return self.settings.clock()
 
     def remember(self, session_id: str, position: Position) -> None:
-        self.positions[session_id] = position
+        self.positions.put(session_id, position)
 
     def forget(self, session_id: str) -> None:
-        self.positions.pop(session_id, None)
+        self.positions.drop(session_id)
 
 
 # ---------------------------------------------------------------- reads

@@ -33,8 +33,6 @@ from store.paging import MAX_SEQ, MessageQuery
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
 
-APPEND_MAX = 98  # 100 transaction items less the head and the idempotency record
-
 
 def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
     """ADD clauses applying a usage delta to the head's totals."""

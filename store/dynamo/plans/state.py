@@ -37,8 +37,6 @@ from store.models import FullSession, Message, StateSnapshot
 from store.timeutil import iso
 from store.validation import new_id
 
-SAVE_FULL_MAX = 98  # 100 transaction items less the head and the state
-
 
 def _state_actions(
     ctx: Context,
