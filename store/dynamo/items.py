@@ -10,7 +10,7 @@ from typing import Any
 from store import codec
 from store.codec import canonical
 from store.dynamo import keys
-from store.dynamo.attrs import Item, b, boolean, get_b, get_int, get_n, get_s, n, need_s, s, str_map
+from store.dynamo.attrs import AV, Item, b, boolean, get_b, get_int, get_n, get_s, n, need_s, s, str_map
 from store.models import Checkpoint, Message, MessageRecord, Session, StateSnapshot, TokenUsage
 from store.timeutil import from_epoch, iso, now_epoch, parse_iso
 
@@ -131,8 +131,13 @@ def message_item(
         **encoded_attrs(encoded),
     }
     if msg.usage is not None:
-        item["usage"] = s(codec.dumps(msg.usage.model_dump(exclude_none=True)))
+        item["usage"] = usage_attr(msg.usage)
     return item
+
+
+def usage_attr(usage: TokenUsage) -> AV:
+    """A message's usage as stored (canonical JSON of the fields that are set)."""
+    return s(canonical(usage.model_dump(exclude_none=True)))
 
 
 def record_from_item(item: Item) -> MessageRecord:

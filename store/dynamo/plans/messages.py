@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from store import codec
-from store.codec import canonical, encode_all
+from store.codec import encode_all
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import AwsError, Plan
-from store.dynamo.items import message_item, record_from_item
+from store.dynamo.items import message_item, record_from_item, usage_attr
 from store.dynamo.plans.base import (
     Cancelled,
     Context,
@@ -244,10 +246,46 @@ def get_message(ctx: Context, session_id: str, owner: str | None, message_id: st
     return None if item is None else record_from_item(item)
 
 
+def _usage_actions(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    item: Item,
+    usage: TokenUsage,
+    delta: TokenUsage,
+    now: datetime,
+    pos: Position,
+) -> list[dict[str, Any]]:
+    """The head moves its totals by `delta`; the message takes `usage` if its usage is still as read."""
+    expr = Expr()
+    condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
+    head = head_update(
+        ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention), usage_adds(expr, delta)
+    )
+    mexpr = Expr()
+    old_usage = item.get("usage")
+    unchanged = (
+        f"{mexpr.name('usage')} = {mexpr.value(old_usage)}"
+        if old_usage
+        else f"attribute_exists({mexpr.name(keys.SID)}) AND attribute_not_exists({mexpr.name('usage')})"
+    )
+    message = {
+        "Update": {
+            "TableName": ctx.messages_table,
+            "Key": keys.message_key(session_id, int(item[keys.SEQ]["N"])),
+            "UpdateExpression": f"SET {mexpr.name('usage')} = {mexpr.value(usage_attr(usage))}",
+            "ConditionExpression": unchanged,
+            **mexpr.params(),
+        }
+    }
+    return [head, message]
+
+
 def update_usage(
     ctx: Context, session_id: str, owner: str | None, message_id: str, usage: TokenUsage
 ) -> Plan[MessageRecord]:
-    """Replace a message's usage and move the session totals by the difference, atomically."""
+    """Replace a message's usage and move the session totals by the difference, atomically (re-reading
+    the message when a concurrent update changed it first)."""
     yield from read_head(ctx, session_id, owner)
     attempt = 0
     while True:
@@ -256,33 +294,7 @@ def update_usage(
             raise MessageNotFound(session_id, message_id)
         old = record_from_item(item)
         delta = usage.plus(None, minus=old.usage)
-        now = ctx.now()
-
-        def build(pos: Position, item: Item = item, delta: TokenUsage = delta, now: Any = now) -> list[dict[str, Any]]:
-            expr = Expr()
-            condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-            head = head_update(
-                ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention), usage_adds(expr, delta)
-            )
-            mexpr = Expr()
-            old_usage = item.get("usage")
-            cond = (
-                f"{mexpr.name('usage')} = {mexpr.value(old_usage)}"
-                if old_usage
-                else f"attribute_exists({mexpr.name(keys.SID)}) AND attribute_not_exists({mexpr.name('usage')})"
-            )
-            new_usage = mexpr.value(s(canonical(usage.model_dump(exclude_none=True))))
-            message = {
-                "Update": {
-                    "TableName": ctx.messages_table,
-                    "Key": keys.message_key(session_id, int(item[keys.SEQ]["N"])),
-                    "UpdateExpression": f"SET {mexpr.name('usage')} = {new_usage}",
-                    "ConditionExpression": cond,
-                    **mexpr.params(),
-                }
-            }
-            return [head, message]
-
+        build = partial(_usage_actions, ctx, session_id, owner, item, usage, delta, ctx.now())
         try:
             yield from write_session(ctx, session_id, owner, build, what="update_usage")
         except Cancelled:
