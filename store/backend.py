@@ -113,8 +113,8 @@ class Backend(ABC):
         """Store a JSON value in a named slot of the session (None removes it), recording activity."""
 
     @abstractmethod
-    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
-        """The value in a slot, or None."""
+    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
+        """The value in a slot, or `default` when the slot is empty."""
 
     @abstractmethod
     def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint: ...

@@ -347,9 +347,10 @@ class MemoryBackend(Backend):
                 entry.slots[slot] = _copy(value)
             self._touch(entry)
 
-    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
+    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
         with self._lock:
-            return _copy(self._need(session_id, owner).slots.get(slot))
+            slots = self._need(session_id, owner).slots
+            return _copy(slots[slot]) if slot in slots else default
 
     # ------------------------------------------------------------ checkpoints
 

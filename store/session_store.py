@@ -126,7 +126,7 @@ class SessionStore:
 
     def close(self) -> None:
         """Release the store's clients."""
-        self._backend.close()
+        return self._backend.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -202,7 +202,7 @@ class SessionStore:
 
     def delete_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the session and everything it owns before returning; idempotent."""
-        self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+        return self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
 
     # ------------------------------------------------------------ messages
 
@@ -327,7 +327,7 @@ class SessionStore:
 
     def save_interrupt(self, session_id: str, interrupt: dict[str, Any], *, owner: str | None = None) -> None:
         """Record a pending interrupt (e.g. a tool call awaiting approval), replacing any."""
-        self._backend.put_value(
+        return self._backend.put_value(
             v.ident(session_id, "session_id"),
             v.optional_ident(owner, "owner"),
             INTERRUPT_SLOT,
@@ -336,14 +336,13 @@ class SessionStore:
 
     def load_interrupt(self, session_id: str, *, owner: str | None = None) -> dict[str, Any] | None:
         """The pending interrupt, or None."""
-        value = self._backend.load_value(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT
+        return self._backend.load_value(  # type: ignore[no-any-return]
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT, None
         )
-        return dict(value) if value is not None else None
 
     def clear_interrupt(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the pending interrupt; idempotent."""
-        self._backend.put_value(
+        return self._backend.put_value(
             v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT, None
         )
 
@@ -373,11 +372,11 @@ class SessionStore:
 
     def delete_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> None:
         """Remove the checkpoint; idempotent."""
-        self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
+        return self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
 
     def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
         """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
-        self._backend.put_value(
+        return self._backend.put_value(
             v.ident(session_id, "session_id"),
             v.optional_ident(owner, "owner"),
             records_slot(v.ident(kind, "kind")),
@@ -386,10 +385,9 @@ class SessionStore:
 
     def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
         """The session's records of `kind` (empty when none were saved)."""
-        value = self._backend.load_value(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), records_slot(v.ident(kind, "kind"))
+        return self._backend.load_value(  # type: ignore[no-any-return]
+            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), records_slot(v.ident(kind, "kind")), []
         )
-        return list(value) if value is not None else []
 
     # ------------------------------------------------------------ search and operations
 
@@ -401,4 +399,4 @@ class SessionStore:
 
     def health_check(self) -> None:
         """Return when every table answers; StoreUnavailable names what does not."""
-        self._backend.health_check()
+        return self._backend.health_check()

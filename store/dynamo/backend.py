@@ -116,8 +116,8 @@ class DynamoBackend(Backend):
     def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
         self.run(state.put_child(self.ctx, session_id, owner, slot_sk(slot), value, slot))
 
-    def load_value(self, session_id: str, owner: str | None, slot: str) -> Any:
-        return self.run(state.load_value(self.ctx, session_id, owner, slot_sk(slot)))
+    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
+        return self.run(state.load_value(self.ctx, session_id, owner, slot_sk(slot), default))
 
     def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint:
         return self.run(checkpoints.save_checkpoint(self.ctx, scope, key, data, ttl, owner))

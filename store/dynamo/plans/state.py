@@ -180,7 +180,7 @@ def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: 
     yield from write_session(ctx, session_id, owner, build, what=what)
 
 
-def load_value(ctx: Context, session_id: str, owner: str | None, sk: str) -> Plan[Any]:
-    """The JSON value `put_child` stored, or None."""
+def load_value(ctx: Context, session_id: str, owner: str | None, sk: str, default: Any) -> Plan[Any]:
+    """The JSON value `put_child` stored, or `default`."""
     item = yield from load_child(ctx, session_id, owner, sk)
-    return None if item is None else body_value(item)
+    return default if item is None else body_value(item)
