@@ -10,7 +10,7 @@ from typing import Any
 from store import codec
 from store.codec import canonical
 from store.dynamo import keys
-from store.dynamo.attrs import AV, Item, b, boolean, get_b, get_int, get_n, get_s, n, need_s, s, str_map
+from store.dynamo.attrs import AV, Item, b, get_b, get_int, get_n, get_s, n, need_s, s, str_map
 from store.models import Checkpoint, Message, MessageRecord, Session, StateSnapshot, TokenUsage
 from store.timeutil import from_epoch, iso, now_epoch, parse_iso
 
@@ -107,7 +107,6 @@ def head_from_item(item: Item) -> Head:
     return Head(session=session, deleting=deleting, ttl=int(ttl) if ttl is not None else None)
 
 
-DELETING = ("deleting", boolean(True))
 
 
 # ---------------------------------------------------------------- messages
