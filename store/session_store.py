@@ -149,7 +149,7 @@ class SessionStore:
         """Create a session (a fresh id unless one is given; SessionExists if it is taken). With `retention`,
         the session expires after that long without activity."""
         return self._backend.create_session(
-            v.ident(owner, "owner"),
+            v.owner(owner),
             v.new_id() if session_id is None else v.ident(session_id, "session_id"),
             v.text(title, "title", v.MAX_TITLE),
             v.text(model, "model", v.MAX_MODEL),
@@ -159,7 +159,7 @@ class SessionStore:
 
     def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
         """The session, or None when it does not exist (or has expired, or belongs to another owner)."""
-        return self._backend.get_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+        return self._backend.get_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     def list_sessions(
         self,
@@ -180,7 +180,7 @@ class SessionStore:
             created_before=aware(created_before, "created_before"),
             metadata=v.metadata_filter(metadata),
         )
-        return self._backend.list_sessions(v.ident(owner, "owner"), query)
+        return self._backend.list_sessions(v.owner(owner), query)
 
     def update_session(
         self,
@@ -194,7 +194,7 @@ class SessionStore:
         """Change the fields given (None clears title or model; metadata is replaced whole)."""
         return self._backend.update_session(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             UNSET if title is UNSET else v.text(title, "title", v.MAX_TITLE),
             UNSET if model is UNSET else v.text(model, "model", v.MAX_MODEL),
             UNSET if metadata is UNSET else v.metadata(metadata),
@@ -202,7 +202,7 @@ class SessionStore:
 
     def delete_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the session and everything it owns before returning; idempotent."""
-        return self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+        return self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     # ------------------------------------------------------------ messages
 
@@ -220,7 +220,7 @@ class SessionStore:
         call's records and writes nothing."""
         return self._backend.append_messages(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             v.messages(messages, maximum=APPEND_MAX),
             v.seq(expected_seq, "expected_seq"),
             v.optional_ident(idempotency_key, "idempotency_key"),
@@ -250,17 +250,17 @@ class SessionStore:
             roles=v.roles(roles),
             cursor=cursor,
         )
-        return self._backend.list_messages(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), query)
+        return self._backend.list_messages(v.ident(session_id, "session_id"), v.optional_owner(owner), query)
 
     def last_messages(self, session_id: str, n: int, *, owner: str | None = None) -> list[MessageRecord]:
         """The latest `n` messages, oldest first."""
         count = v.limit(n, "n") or 1
-        return self._backend.last_messages(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), count)
+        return self._backend.last_messages(v.ident(session_id, "session_id"), v.optional_owner(owner), count)
 
     def get_message(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord | None:
         """One message by id, or None."""
         return self._backend.get_message(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), v.ident(message_id, "message_id")
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(message_id, "message_id")
         )
 
     def update_usage(
@@ -269,7 +269,7 @@ class SessionStore:
         """Set a message's usage; the session's totals move by the difference (MessageNotFound if absent)."""
         return self._backend.update_usage(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             v.ident(message_id, "message_id"),
             v.usage(usage),
         )
@@ -277,12 +277,12 @@ class SessionStore:
     def mark_compaction(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord:
         """Mark an appended summary message as the start of the live context."""
         return self._backend.mark_compaction(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), v.ident(message_id, "message_id")
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(message_id, "message_id")
         )
 
     def get_latest_compaction(self, session_id: str, *, owner: str | None = None) -> MessageRecord | None:
         """The latest compaction message, or None."""
-        return self._backend.get_latest_compaction(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+        return self._backend.get_latest_compaction(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     # ------------------------------------------------------------ state and interrupts
 
@@ -292,14 +292,14 @@ class SessionStore:
         """Store a new version of the session's state (any JSON); returns the new version number."""
         return self._backend.save_state(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             v.json_value(state, "state"),
             v.seq(expected_version, "expected_version"),
         )
 
     def load_state(self, session_id: str, *, owner: str | None = None) -> StateSnapshot | None:
         """The current state, or None if none was saved."""
-        return self._backend.load_state(v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"))
+        return self._backend.load_state(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     def save_full(
         self,
@@ -313,7 +313,7 @@ class SessionStore:
         """Append messages (up to 98) and store the state after them, in one transaction."""
         return self._backend.save_full(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             v.messages(messages, maximum=SAVE_FULL_MAX),
             v.json_value(state, "state"),
             v.seq(expected_seq, "expected_seq"),
@@ -322,14 +322,14 @@ class SessionStore:
     def load_full(self, session_id: str, *, since_compaction: bool = False, owner: str | None = None) -> FullSession:
         """The session, its messages and its state as of one instant."""
         return self._backend.load_full(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), bool(since_compaction)
+            v.ident(session_id, "session_id"), v.optional_owner(owner), bool(since_compaction)
         )
 
     def save_interrupt(self, session_id: str, interrupt: dict[str, Any], *, owner: str | None = None) -> None:
         """Record a pending interrupt (e.g. a tool call awaiting approval), replacing any."""
         return self._backend.put_value(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             INTERRUPT_SLOT,
             v.json_object(interrupt, "interrupt"),
         )
@@ -337,14 +337,12 @@ class SessionStore:
     def load_interrupt(self, session_id: str, *, owner: str | None = None) -> dict[str, Any] | None:
         """The pending interrupt, or None."""
         return self._backend.load_value(  # type: ignore[no-any-return]
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT, None
+            v.ident(session_id, "session_id"), v.optional_owner(owner), INTERRUPT_SLOT, None
         )
 
     def clear_interrupt(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the pending interrupt; idempotent."""
-        return self._backend.put_value(
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), INTERRUPT_SLOT, None
-        )
+        return self._backend.put_value(v.ident(session_id, "session_id"), v.optional_owner(owner), INTERRUPT_SLOT, None)
 
     # ------------------------------------------------------------ checkpoints and records
 
@@ -363,22 +361,22 @@ class SessionStore:
             v.ident(key, "key"),
             v.json_value(data, "checkpoint data"),
             to_duration(ttl, "ttl") or self.settings.checkpoint_ttl,
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
         )
 
     def load_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> Checkpoint | None:
         """The checkpoint, or None when absent or expired."""
-        return self._backend.load_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
+        return self._backend.load_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
 
     def delete_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> None:
         """Remove the checkpoint; idempotent."""
-        return self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_ident(owner, "owner"))
+        return self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
 
     def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
         """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
         return self._backend.put_value(
             v.ident(session_id, "session_id"),
-            v.optional_ident(owner, "owner"),
+            v.optional_owner(owner),
             records_slot(v.ident(kind, "kind")),
             v.record_list(records),
         )
@@ -386,7 +384,7 @@ class SessionStore:
     def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
         """The session's records of `kind` (empty when none were saved)."""
         return self._backend.load_value(  # type: ignore[no-any-return]
-            v.ident(session_id, "session_id"), v.optional_ident(owner, "owner"), records_slot(v.ident(kind, "kind")), []
+            v.ident(session_id, "session_id"), v.optional_owner(owner), records_slot(v.ident(kind, "kind")), []
         )
 
     # ------------------------------------------------------------ search and operations
@@ -395,7 +393,7 @@ class SessionStore:
         """Case-insensitive search of one owner's session titles and message text (cost: docs/data-model.md)."""
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY:
             raise InvalidInput(f"query must be a non-blank string of at most {MAX_QUERY} characters")
-        return self._backend.search(v.ident(owner, "owner"), query.strip(), v.limit(limit, maximum=100) or 20)
+        return self._backend.search(v.owner(owner), query.strip(), v.limit(limit, maximum=100) or 20)
 
     def health_check(self) -> None:
         """Return when every table answers; StoreUnavailable names what does not."""

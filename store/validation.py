@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -26,6 +27,28 @@ def ident(value: Any, what: str = "id") -> str:
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise InvalidInput(f"{what} must match {ID_PATTERN.pattern}, got {value!r:.80}")
     return value
+
+
+MAX_OWNER = 256
+
+
+def owner(value: Any, what: str = "owner") -> str:
+    """An owner: any printable string of 1 to 256 characters (JWT subjects such as `auth0|5f1c` or an
+    e-mail address fit). Owners are only ever stored behind a type prefix or as the index key, so they
+    cannot forge another item's key."""
+    if (
+        not isinstance(value, str)
+        or not 1 <= len(value) <= MAX_OWNER
+        or value != value.strip()
+        or any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in value)
+    ):
+        raise InvalidInput(f"{what} must be 1 to {MAX_OWNER} printable characters, got {value!r:.80}")
+    return value
+
+
+def optional_owner(value: Any) -> str | None:
+    """`owner`, or None (no owner scoping)."""
+    return None if value is None else owner(value)
 
 
 def optional_ident(value: Any, what: str) -> str | None:

@@ -32,7 +32,6 @@ def test_bad_ids_are_rejected_everywhere(harness: Harness, session_id: str, bad:
     s = harness.store
     msg = [{"role": "user", "content": "x"}]
     required: list[Callable[[], Any]] = [
-        lambda: s.create_session(bad),
         lambda: s.get_session(bad),
         lambda: s.append_messages(bad, msg),
         lambda: s.list_messages(bad),
@@ -40,17 +39,32 @@ def test_bad_ids_are_rejected_everywhere(harness: Harness, session_id: str, bad:
         lambda: s.save_checkpoint("run", bad, {}),
         lambda: s.save_records(session_id, bad, []),
         lambda: s.delete_session(bad),
-        lambda: s.list_sessions(bad),
         lambda: s.get_message(session_id, bad),
     ]
     optional: list[Callable[[], Any]] = [  # None is valid here (a fresh id, no key, no owner scoping)
         lambda: s.create_session("alice", session_id=bad),
         lambda: s.append_messages(session_id, msg, idempotency_key=bad),
         lambda: s.append_messages(session_id, [{"role": "user", "content": "x", "id": bad}]),
-        lambda: s.append_messages(session_id, msg, owner=bad),
     ]
     calls = required + (optional if bad is not None else [])
     for call in calls:
+        unchanged(harness, call, InvalidInput)
+
+
+BAD_OWNERS: list[Any] = ["", "a" * 257, "a\x00b", "a\nb", " lead", "trail ", "zero\u200bwidth", 7, b"x"]
+
+
+@pytest.mark.parametrize("bad", BAD_OWNERS, ids=repr)
+def test_bad_owners_are_rejected(harness: Harness, session_id: str, bad: Any) -> None:
+    s = harness.store
+    for call in (
+        lambda: s.create_session(bad),
+        lambda: s.list_sessions(bad),
+        lambda: s.search(bad, "x"),
+        lambda: s.append_messages(session_id, [{"role": "user", "content": "x"}], owner=bad),
+        lambda: s.get_session(session_id, owner=bad),
+        lambda: s.save_checkpoint("run", "r", {}, owner=bad),
+    ):
         unchanged(harness, call, InvalidInput)
 
 

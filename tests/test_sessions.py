@@ -46,6 +46,17 @@ def test_owner_scoping_makes_other_owners_sessions_absent(store: SessionStore, s
     assert store.get_session(session_id) is not None
 
 
+@pytest.mark.parametrize("owner", ["auth0|5f1c2b", "user@example.com", "Ünïcode owner", "O#S#HEAD", "a" * 256])
+def test_jwt_subjects_and_odd_owners_work_and_stay_isolated(store: SessionStore, owner: str) -> None:
+    mine = store.create_session(owner, title="findable").id
+    theirs = store.create_session("someone-else", title="findable").id
+    assert [s.id for s in store.list_sessions(owner).items] == [mine]
+    assert [h.session_id for h in store.search(owner, "findable")] == [mine]
+    assert store.get_session(theirs, owner=owner) is None
+    store.append_messages(mine, [{"role": "user", "content": "hi"}], owner=owner)
+    assert store.last_messages(mine, 1, owner=owner)[0].content == "hi"
+
+
 def test_update_session_fields_and_updated_at(harness: Harness, session_id: str) -> None:
     store = harness.store
     before = store.get_session(session_id)

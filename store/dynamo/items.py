@@ -107,8 +107,6 @@ def head_from_item(item: Item) -> Head:
     return Head(session=session, deleting=deleting, ttl=int(ttl) if ttl is not None else None)
 
 
-
-
 # ---------------------------------------------------------------- messages
 
 
