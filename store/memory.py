@@ -218,7 +218,7 @@ class MemoryBackend(Backend):
         with self._lock:
             entry = self._need(session_id, owner)
             records = self._records(session_id, messages, 0, "append_messages")
-            digest = codec.digest([m.model_dump(mode="json") for m in messages])
+            digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
             now = self._now()
             claim = entry.claims.get(idempotency_key) if idempotency_key else None
             if claim is not None and not is_expired(claim.expires_at, now):

@@ -69,8 +69,10 @@ class Message(BaseModel):
 
     def body(self) -> dict[str, Any]:
         """What is stored as the message body: every field but the role, id, usage and record fields
-        (unset optional fields are left out; unknown fields are kept exactly)."""
-        body = self.model_dump(mode="json", exclude=_NOT_BODY)
+        (unset optional fields are left out; unknown fields are kept exactly). Python-mode values, so
+        the codec's strict JSON encoder refuses what is not JSON (NaN, sets, bytes) instead of it being
+        converted silently."""
+        body = self.model_dump(exclude=_NOT_BODY)
         for key in ("content", "name", "tool_call_id", "metadata"):
             if body.get(key) is None:
                 body.pop(key, None)

@@ -145,7 +145,6 @@ def messages(values: Any, *, maximum: int) -> list[Message]:
             ident(msg.id, f"messages[{i}].id")
         if msg.tool_call_id is not None:
             text(msg.tool_call_id, f"messages[{i}].tool_call_id", 256)
-        dumps(msg.model_dump(), f"messages[{i}]")  # python mode: NaN, sets, datetimes are refused
         out.append(msg)
     if not out:
         raise InvalidInput("messages must not be empty")

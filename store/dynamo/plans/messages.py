@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -49,12 +50,17 @@ def drafts(
     what: str,
     encoded: list[tuple[str, bytes]] | None = None,
 ) -> list[Item]:
-    """Message items without their sequence numbers (ids assigned once, so retries reuse them)."""
+    """Message items without their sequence numbers (ids assigned once, so retries reuse them); the
+    caller checks their sizes together with whatever else its transaction writes."""
     if encoded is None:
         encoded = encode_all([m.body() for m in messages], what)
-    items = [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
-    check_sizes(ctx, items, what)
-    return items
+    return [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
+
+
+def first_message_landed(ctx: Context, session_id: str, items: list[Item]) -> Callable[[Position], Plan[bool]]:
+    """`write_session`'s `landed` check for a write of message drafts: is the first one stored where
+    the write for that position put it?"""
+    return lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0])
 
 
 def message_puts(ctx: Context, items: list[Item], first_seq: int) -> list[dict[str, Any]]:
@@ -96,6 +102,7 @@ def append_messages(
     """Append atomically at the end of the transcript (gapless seqs), once per idempotency key."""
     now = ctx.now()
     items = drafts(ctx, session_id, messages, now, "append_messages")
+    check_sizes(ctx, items, "append_messages")
     total = total_usage(messages)
     digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
 
@@ -119,7 +126,7 @@ def append_messages(
             build,
             what="append_messages",
             expect_seq=expected_seq,
-            landed=lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0]),
+            landed=first_message_landed(ctx, session_id, items),
         )
     except Cancelled as exc:
         if idempotency_key and exc.failed.failed(1):

@@ -27,7 +27,7 @@ from store.dynamo.plans.base import (
 )
 from store.dynamo.plans.messages import (
     drafts,
-    first_message_is,
+    first_message_landed,
     message_puts,
     query_range,
     total_usage,
@@ -115,7 +115,7 @@ def save_full(
         build,
         what="save_full",
         expect_seq=expected_seq,
-        landed=lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0]),
+        landed=first_message_landed(ctx, session_id, items),
     )
     new_seq = pos.last_seq + len(items)
     ctx.remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
