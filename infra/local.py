@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from infra.template import TABLE_ENV, tables
+from infra.template import BUCKET_ENV, TABLE_ENV, buckets, tables
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -39,11 +39,24 @@ class LocalTables:
     def messages(self) -> str:
         return self.names["MESSAGES_TABLE"]
 
+    @property
+    def bucket(self) -> str | None:
+        return self.names.get("ARTIFACTS_BUCKET")
 
-def create_tables(client: Any, prefix: str = "agent-store") -> LocalTables:
+
+def create_tables(client: Any, prefix: str = "agent-store", s3: Any = None) -> LocalTables:
     """Create every table of template.yaml through `client` (names: prefix-logicalid), enable TTL as
-    the template says, and return their names."""
+    the template says, and, given an S3 client, every bucket (names: prefix-logicalid, lowercase) with
+    its encryption, public access block, ownership and lifecycle rules; return their names."""
     names: dict[str, str] = {}
+    if s3 is not None:
+        for logical_id, bucket_spec in buckets().items():
+            bucket = f"{prefix}-{logical_id}".lower()
+            s3.create_bucket(Bucket=bucket)
+            for op, params in bucket_spec.setup_requests(bucket):
+                getattr(s3, op)(**params)
+            if logical_id in BUCKET_ENV:
+                names[BUCKET_ENV[logical_id]] = bucket
     for logical_id, spec in tables().items():
         name = f"{prefix}-{logical_id}"
         client.create_table(**spec.create_request(name))

@@ -12,6 +12,7 @@ TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
 
 # Logical id in template.yaml -> the environment variable the library reads.
 TABLE_ENV = {"SessionsTable": "SESSIONS_TABLE", "MessagesTable": "MESSAGES_TABLE"}
+BUCKET_ENV = {"ArtifactsBucket": "ARTIFACTS_BUCKET"}
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -81,4 +82,55 @@ def tables(doc: dict[str, Any] | None = None) -> dict[str, TableSpec]:
         logical_id: TableSpec(logical_id, resource.get("Properties", {}))
         for logical_id, resource in doc.get("Resources", {}).items()
         if resource.get("Type") == "AWS::DynamoDB::Table"
+    }
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """One AWS::S3::Bucket of the template, ready to create under a chosen name."""
+
+    logical_id: str
+    properties: dict[str, Any]
+
+    def setup_requests(self, bucket: str) -> list[tuple[str, dict[str, Any]]]:
+        """(S3 client method, parameters) that give a new bucket the template's configuration."""
+        p = self.properties
+        out: list[tuple[str, dict[str, Any]]] = []
+        if p.get("BucketEncryption"):
+            rules = [
+                {
+                    ("ApplyServerSideEncryptionByDefault" if k == "ServerSideEncryptionByDefault" else k): v
+                    for k, v in r.items()
+                }
+                for r in p["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+            ]
+            out.append(("put_bucket_encryption", {"ServerSideEncryptionConfiguration": {"Rules": rules}}))
+        if p.get("PublicAccessBlockConfiguration"):
+            out.append(
+                ("put_public_access_block", {"PublicAccessBlockConfiguration": p["PublicAccessBlockConfiguration"]})
+            )
+        if p.get("OwnershipControls"):
+            out.append(("put_bucket_ownership_controls", {"OwnershipControls": p["OwnershipControls"]}))
+        lifecycle = (p.get("LifecycleConfiguration") or {}).get("Rules") or []
+        if lifecycle:
+            converted = [
+                {
+                    "ID": r["Id"],
+                    "Status": r["Status"],
+                    "Filter": {"Prefix": r.get("Prefix", "")},
+                    **{k: v for k, v in r.items() if k not in ("Id", "Status", "Prefix")},
+                }
+                for r in lifecycle
+            ]
+            out.append(("put_bucket_lifecycle_configuration", {"LifecycleConfiguration": {"Rules": converted}}))
+        return [(op, {"Bucket": bucket, **params}) for op, params in out]
+
+
+def buckets(doc: dict[str, Any] | None = None) -> dict[str, BucketSpec]:
+    """Every S3 bucket of the template, by logical id."""
+    doc = doc if doc is not None else load()
+    return {
+        logical_id: BucketSpec(logical_id, resource.get("Properties", {}))
+        for logical_id, resource in doc.get("Resources", {}).items()
+        if resource.get("Type") == "AWS::S3::Bucket"
     }

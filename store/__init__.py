@@ -1,7 +1,9 @@
 """agent-session-store: persistence for AI agents on AWS Lambda."""
 
+from store.artifact_reader import ArtifactReader
 from store.checkpointer import Checkpointer
 from store.errors import (
+    ArtifactNotFound,
     Conflict,
     InvalidInput,
     MessageNotFound,
@@ -12,11 +14,13 @@ from store.errors import (
     StoreUnavailable,
 )
 from store.models import (
+    ArtifactVersion,
     Checkpoint,
     FullSession,
     Message,
     MessageRecord,
     Page,
+    PresignedUpload,
     Session,
     SessionHit,
     StateSnapshot,
@@ -26,6 +30,9 @@ from store.session_store import SessionStore
 from store.settings import Settings
 
 __all__ = [
+    "ArtifactNotFound",
+    "ArtifactReader",
+    "ArtifactVersion",
     "Checkpoint",
     "Checkpointer",
     "Conflict",
@@ -36,6 +43,7 @@ __all__ = [
     "MessageRecord",
     "Page",
     "PayloadTooLarge",
+    "PresignedUpload",
     "Session",
     "SessionExists",
     "SessionHit",

@@ -7,12 +7,15 @@ from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Any
 
+from store.artifact_reader import ArtifactReader
 from store.models import (
+    ArtifactVersion,
     Checkpoint,
     FullSession,
     Message,
     MessageRecord,
     Page,
+    PresignedUpload,
     Session,
     SessionHit,
     StateSnapshot,
@@ -124,6 +127,66 @@ class Backend(ABC):
 
     @abstractmethod
     def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None: ...
+
+    @abstractmethod
+    def put_artifact(
+        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
+    ) -> ArtifactVersion:
+        """Store `data` (bytes, a readable stream or an iterator of bytes) as the name's next version."""
+
+    @abstractmethod
+    def get_artifact(self, session_id: str, owner: str | None, name: str, version: int | None) -> bytes | None: ...
+
+    @abstractmethod
+    def open_artifact(
+        self, session_id: str, owner: str | None, name: str, version: int | None
+    ) -> ArtifactReader | None: ...
+
+    @abstractmethod
+    def list_artifacts(self, session_id: str, owner: str | None) -> list[ArtifactVersion]: ...
+
+    @abstractmethod
+    def list_artifact_versions(self, session_id: str, owner: str | None, name: str) -> list[ArtifactVersion]: ...
+
+    @abstractmethod
+    def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None: ...
+
+    @abstractmethod
+    def presign_get(
+        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
+    ) -> str | None:
+        """A download URL for the version, or None when it does not exist."""
+
+    @abstractmethod
+    def presign_put(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        content_type: str,
+        metadata: dict[str, str],
+        expires_in: int,
+    ) -> PresignedUpload: ...
+
+    @abstractmethod
+    def confirm_artifact_upload(
+        self, session_id: str, owner: str | None, name: str, upload: str
+    ) -> ArtifactVersion: ...
+
+    @abstractmethod
+    def append_trace_events(
+        self, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]
+    ) -> int: ...
+
+    @abstractmethod
+    def load_trace_events(self, session_id: str, owner: str | None, run_id: str | None) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def list_trace_runs(self, session_id: str, owner: str | None) -> list[str]: ...
+
+    def reclaim(self, records: list[dict[str, Any]]) -> int:
+        """Delete the objects that stream records release (nothing to do without a bucket)."""
+        return 0
 
     @abstractmethod
     def search(self, owner: str, query: str, limit: int) -> list[SessionHit]: ...

@@ -56,25 +56,26 @@ def digest(value: Any) -> str:
     return hashlib.sha256(canonical(value).encode("utf-8")).hexdigest()
 
 
-def encode(value: Any, what: str = "value") -> tuple[str, bytes]:
-    """(codec, payload) for storing `value`; PayloadTooLarge when the stored form exceeds MAX_BODY_BYTES."""
+def encode(value: Any, what: str = "value", limit: int = MAX_BODY_BYTES) -> tuple[str, bytes]:
+    """(codec, payload) for storing `value`; PayloadTooLarge when the stored form exceeds `limit` bytes."""
     raw = dumps(value, what).encode("utf-8")
     codec, payload = (
         (CODEC_ZLIB, zlib.compress(raw, ZLIB_LEVEL)) if len(raw) >= COMPRESS_THRESHOLD else (CODEC_JSON, raw)
     )
-    if len(payload) > MAX_BODY_BYTES:
-        raise PayloadTooLarge(
-            f"{what} is {len(payload)} bytes stored ({len(raw)} as JSON); at most {MAX_BODY_BYTES} fit in one item"
-        )
+    if len(payload) > limit:
+        raise PayloadTooLarge(f"{what} is {len(payload)} bytes stored ({len(raw)} as JSON); the limit is {limit}")
     return codec, payload
 
 
-def encode_all(values: list[Any], what: str) -> list[tuple[str, bytes]]:
-    """`encode` each value of one write; PayloadTooLarge when together they exceed MAX_WRITE_BYTES."""
-    out = [encode(v, f"{what}[{i}]") for i, v in enumerate(values)]
+def encode_all(
+    values: list[Any], what: str, limit: int = MAX_BODY_BYTES, total_limit: int = MAX_WRITE_BYTES
+) -> list[tuple[str, bytes]]:
+    """`encode` each value of one write (each at most `limit` stored bytes); PayloadTooLarge when
+    together they exceed `total_limit`."""
+    out = [encode(v, f"{what}[{i}]", limit) for i, v in enumerate(values)]
     total = sum(len(p) for _, p in out)
-    if total > MAX_WRITE_BYTES:
-        raise PayloadTooLarge(f"{what} is {total} bytes stored; one atomic write holds at most {MAX_WRITE_BYTES}")
+    if total > total_limit:
+        raise PayloadTooLarge(f"{what} is {total} bytes stored; one atomic write holds at most {total_limit}")
     return out
 
 

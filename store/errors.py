@@ -47,3 +47,14 @@ class MessageNotFound(StoreError, LookupError):
         super().__init__(f"message {message_id!r} not found in session {session_id!r}")
         self.session_id = session_id
         self.message_id = message_id
+
+
+class ArtifactNotFound(StoreError, LookupError):
+    """An operation that needs an artifact version (presigning a download) named one that does not exist."""
+
+    def __init__(self, session_id: str, name: str, version: int | None) -> None:
+        which = "latest version" if version is None else f"version {version}"
+        super().__init__(f"artifact {name!r} ({which}) not found in session {session_id!r}")
+        self.session_id = session_id
+        self.name = name
+        self.version = version

@@ -6,6 +6,8 @@ usage arithmetic and the definition of expiry, so both behave the same."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -13,14 +15,17 @@ from typing import Any
 
 from store import codec
 from store import cursor as cursors
+from store.artifact_reader import CHUNK, ArtifactReader
 from store.backend import UNSET, Backend
-from store.errors import Conflict, MessageNotFound, SessionExists, SessionNotFound
+from store.errors import Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
 from store.models import (
+    ArtifactVersion,
     Checkpoint,
     FullSession,
     Message,
     MessageRecord,
     Page,
+    PresignedUpload,
     Session,
     SessionHit,
     StateSnapshot,
@@ -29,13 +34,43 @@ from store.models import (
 from store.paging import MessageQuery, SessionQuery
 from store.search import Ranked, rank, session_hits
 from store.settings import Settings
+from store.streams import read_chunk
 from store.timeutil import expiry, is_expired, iso
 from store.validation import matches_metadata, new_id
 
 
-def _copy(value: Any) -> Any:
-    """A deep copy through JSON, exactly as a stored value comes back."""
-    return codec.decode(*codec.encode(value))
+def _read_all(data: Any) -> bytes:
+    """All the bytes of artifact data (bytes, a readable stream, or an iterator of chunks)."""
+    if isinstance(data, bytes):
+        return data
+    out = bytearray()
+    while chunk := read_chunk(data, CHUNK):
+        out += chunk
+    return bytes(out)
+
+
+@dataclass
+class _Artifact:
+    latest: int = 0
+    deleted_through: int = 0
+    live: bool = False
+    versions: dict[int, tuple[ArtifactVersion, bytes]] = field(default_factory=dict)
+
+    def visible(self) -> list[tuple[ArtifactVersion, bytes]]:
+        if not self.live:
+            return []
+        return [self.versions[v] for v in sorted(self.versions) if v > self.deleted_through]
+
+
+@dataclass
+class _Upload:
+    session_id: str
+    name: str
+    content_type: str
+    metadata: dict[str, str]
+    expires_at: datetime
+    data: bytes | None = None
+    version: ArtifactVersion | None = None
 
 
 @dataclass
@@ -54,6 +89,8 @@ class _Session:
     slots: dict[str, Any] = field(default_factory=dict)
     checkpoint: Checkpoint | None = None
     claims: dict[str, _Idempotency] = field(default_factory=dict)
+    artifacts: dict[str, _Artifact] = field(default_factory=dict)
+    runs: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)
 
 
 class MemoryBackend(Backend):
@@ -66,6 +103,15 @@ class MemoryBackend(Backend):
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
         self._checkpoints: dict[tuple[str, str], tuple[Checkpoint, str | None]] = {}
+        self._uploads: dict[str, _Upload] = {}
+
+    def _copy(self, value: Any) -> Any:
+        """A deep copy through JSON, exactly as a stored value comes back (the same size limit too)."""
+        return codec.decode(*codec.encode(value, limit=self.settings.max_payload_bytes))
+
+    def _encode_all(self, values: list[Any], what: str) -> list[tuple[str, bytes]]:
+        limit = self.settings.max_payload_bytes
+        return codec.encode_all(values, what, limit, limit)
 
     # ------------------------------------------------------------ helpers
 
@@ -95,7 +141,7 @@ class MemoryBackend(Backend):
         entry.session = entry.session.model_copy(update=changes)
 
     def _records(self, session_id: str, messages: list[Message], first_seq: int, what: str) -> list[MessageRecord]:
-        encoded = codec.encode_all([m.body() for m in messages], what)
+        encoded = self._encode_all([m.body() for m in messages], what)
         return self._as_records(session_id, messages, encoded, first_seq)
 
     def _as_records(
@@ -148,7 +194,7 @@ class MemoryBackend(Backend):
                 owner=owner,
                 title=title,
                 model=model,
-                metadata=_copy(metadata),
+                metadata=self._copy(metadata),
                 created_at=now,
                 updated_at=now,
                 retention=retention,
@@ -195,7 +241,7 @@ class MemoryBackend(Backend):
             if model is not UNSET:
                 changes["model"] = model
             if metadata is not UNSET:
-                changes["metadata"] = _copy(metadata)
+                changes["metadata"] = self._copy(metadata)
             self._touch(entry, **changes)
             return entry.session.model_copy(deep=True)
 
@@ -292,7 +338,7 @@ class MemoryBackend(Backend):
     def save_state(self, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> int:
         with self._lock:
             entry = self._need(session_id, owner)
-            stored = _copy(state)
+            stored = self._copy(state)
             version = entry.session.state_version
             if expected_version is not None and expected_version != version:
                 raise Conflict(f"save_state: expected_version {expected_version} is stale; the state is at {version}")
@@ -312,7 +358,7 @@ class MemoryBackend(Backend):
     ) -> StateSnapshot:
         with self._lock:
             entry = self._need(session_id, owner)
-            encoded = codec.encode_all([*(m.body() for m in messages), state], "save_full")
+            encoded = self._encode_all([*(m.body() for m in messages), state], "save_full")
             if expected_seq is not None and expected_seq != entry.session.last_seq:
                 raise Conflict(
                     f"save_full: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
@@ -344,13 +390,13 @@ class MemoryBackend(Backend):
             if value is None:
                 entry.slots.pop(slot, None)
             else:
-                entry.slots[slot] = _copy(value)
+                entry.slots[slot] = self._copy(value)
             self._touch(entry)
 
     def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
         with self._lock:
             slots = self._need(session_id, owner).slots
-            return _copy(slots[slot]) if slot in slots else default
+            return self._copy(slots[slot]) if slot in slots else default
 
     # ------------------------------------------------------------ checkpoints
 
@@ -360,7 +406,7 @@ class MemoryBackend(Backend):
             cp = Checkpoint(
                 scope=scope,
                 key=key,
-                data=_copy(data),
+                data=self._copy(data),
                 saved_at=now,
                 expires_at=expiry(now, ttl),
             )
@@ -399,6 +445,168 @@ class MemoryBackend(Backend):
             held = self._checkpoints.get((scope, key))
             if held is not None and (owner is None or held[1] == owner):
                 del self._checkpoints[(scope, key)]
+
+    # ------------------------------------------------------------ artifacts
+
+    def _version(
+        self, session_id: str, name: str, data: bytes, content_type: str, md: dict[str, str]
+    ) -> ArtifactVersion:
+        """Store `data` as the name's next version (under the lock)."""
+        entry = self._sessions[session_id]
+        art = entry.artifacts.setdefault(name, _Artifact())
+        if not art.live:
+            art.deleted_through = art.latest
+        art.latest += 1
+        art.live = True
+        av = ArtifactVersion(
+            session_id=session_id,
+            name=name,
+            version=art.latest,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+            content_type=content_type,
+            metadata=dict(md),
+            created_at=self._now(),
+        )
+        art.versions[art.latest] = (av, data)
+        self._touch(entry)
+        return av
+
+    def _find_version(
+        self, session_id: str, owner: str | None, name: str, version: int | None
+    ) -> tuple[ArtifactVersion, bytes] | None:
+        art = self._need(session_id, owner).artifacts.get(name)
+        visible = art.visible() if art is not None else []
+        if not visible:
+            return None
+        if version is None:
+            return visible[-1]
+        return next((v for v in visible if v[0].version == version), None)
+
+    def put_artifact(
+        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
+    ) -> ArtifactVersion:
+        with self._lock:
+            self._need(session_id, owner)
+        content = _read_all(data)
+        with self._lock:
+            self._need(session_id, owner)
+            return self._version(session_id, name, content, content_type, metadata)
+
+    def get_artifact(self, session_id: str, owner: str | None, name: str, version: int | None) -> bytes | None:
+        with self._lock:
+            found = self._find_version(session_id, owner, name, version)
+            return None if found is None else found[1]
+
+    def open_artifact(
+        self, session_id: str, owner: str | None, name: str, version: int | None
+    ) -> ArtifactReader | None:
+        with self._lock:
+            found = self._find_version(session_id, owner, name, version)
+        if found is None:
+            return None
+        stream = io.BytesIO(found[1])
+        return ArtifactReader(found[0], stream.read, stream.close)
+
+    def list_artifacts(self, session_id: str, owner: str | None) -> list[ArtifactVersion]:
+        with self._lock:
+            arts = self._need(session_id, owner).artifacts
+            latest = [vis[-1][0] for a in arts.values() if (vis := a.visible())]
+            return sorted(latest, key=lambda a: a.name)
+
+    def list_artifact_versions(self, session_id: str, owner: str | None, name: str) -> list[ArtifactVersion]:
+        with self._lock:
+            art = self._need(session_id, owner).artifacts.get(name)
+            return [av for av, _ in (art.visible() if art is not None else [])]
+
+    def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            art = entry.artifacts.get(name)
+            if art is None or not art.live:
+                return
+            art.live, art.deleted_through, art.versions = False, art.latest, {}
+            self._touch(entry)
+
+    def presign_get(
+        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
+    ) -> str | None:
+        with self._lock:
+            found = self._find_version(session_id, owner, name, version)
+        if found is None:
+            return None
+        av = found[0]
+        return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={expires_in}"
+
+    def presign_put(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        content_type: str,
+        metadata: dict[str, str],
+        expires_in: int,
+    ) -> PresignedUpload:
+        with self._lock:
+            self._need(session_id, owner)
+            upload_id = new_id()
+            expires = self._now() + timedelta(seconds=expires_in)
+            self._uploads[upload_id] = _Upload(session_id, name, content_type, metadata, expires)
+        return PresignedUpload(
+            url=f"memory://uploads/{upload_id}",
+            upload_id=upload_id,
+            session_id=session_id,
+            name=name,
+            expires_at=expires,
+            headers={"Content-Type": content_type},
+        )
+
+    def receive_upload(self, url: str, data: bytes) -> None:
+        """What an HTTP PUT to a presigned URL does (for tests of the memory backend): store the bytes,
+        unless the URL has expired."""
+        with self._lock:
+            pending = self._uploads.get(url.rstrip("/").rsplit("/", 1)[-1])
+            if pending is None or is_expired(pending.expires_at, self._now()):
+                raise InvalidInput("no such upload URL, or it has expired")
+            pending.data = bytes(data)
+
+    def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
+        upload_id = upload.rstrip("/").rsplit("/", 1)[-1] if "://" in upload else upload
+        with self._lock:
+            self._need(session_id, owner)
+            pending = self._uploads.get(upload_id)
+            if pending is None:
+                raise InvalidInput("no pending upload with that id (it expired, or was never issued)")
+            if pending.session_id != session_id or pending.name != name:
+                raise InvalidInput("upload does not belong to this session and artifact name")
+            if pending.version is not None:
+                return pending.version
+            if pending.data is None:
+                raise InvalidInput("nothing has been uploaded to that URL yet")
+            pending.version = self._version(session_id, name, pending.data, pending.content_type, pending.metadata)
+            pending.data = None
+            return pending.version
+
+    # ------------------------------------------------------------ traces
+
+    def append_trace_events(self, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]) -> int:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            stored = self._copy(events)
+            batches = entry.runs.setdefault(run_id, [])
+            batches.append(stored)
+            self._touch(entry)
+            return len(batches)
+
+    def load_trace_events(self, session_id: str, owner: str | None, run_id: str | None) -> list[dict[str, Any]]:
+        with self._lock:
+            runs = self._need(session_id, owner).runs
+            chosen = [runs.get(run_id, [])] if run_id is not None else list(runs.values())
+            return [self._copy(e) for batches in chosen for batch in batches for e in batch]
+
+    def list_trace_runs(self, session_id: str, owner: str | None) -> list[str]:
+        with self._lock:
+            return list(self._need(session_id, owner).runs)
 
     # ------------------------------------------------------------ search and health
 

@@ -154,3 +154,28 @@ class SessionHit(BaseModel):
     seq: int | None = None
     snippet: str
     score: float
+
+
+class ArtifactVersion(BaseModel):
+    """One stored version of a named artifact (versions count 1, 2, 3, ... per name)."""
+
+    session_id: str
+    name: str
+    version: int
+    size: int
+    sha256: str
+    content_type: str
+    metadata: dict[str, str] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class PresignedUpload(BaseModel):
+    """A presigned PUT: upload the bytes to `url` (sending `headers`) before `expires_at`, then confirm
+    with `confirm_artifact_upload(session_id, name, upload_id)` to make them a version."""
+
+    url: str
+    upload_id: str
+    session_id: str
+    name: str
+    expires_at: datetime
+    headers: dict[str, str] = Field(default_factory=dict)

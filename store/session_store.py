@@ -10,15 +10,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from store import validation as v
+from store.artifact_reader import ArtifactReader
 from store.backend import INTERRUPT_SLOT, UNSET, Backend, records_slot
-from store.errors import InvalidInput
+from store.errors import ArtifactNotFound, InvalidInput
 from store.memory import MemoryBackend
 from store.models import (
+    ArtifactVersion,
     Checkpoint,
     FullSession,
     Message,
     MessageRecord,
     Page,
+    PresignedUpload,
     Session,
     SessionHit,
     StateSnapshot,
@@ -28,8 +31,9 @@ from store.paging import MessageQuery, SessionQuery
 from store.settings import Settings
 from store.timeutil import aware, to_duration
 
-APPEND_MAX = 98  # a transaction holds 100 items: the head, an idempotency record, and the messages
-SAVE_FULL_MAX = 98  # the head, the state, and the messages
+APPEND_MAX = 97  # a transaction holds 100 items: the head, an idempotency record, an upload intent, the messages
+SAVE_FULL_MAX = 97  # the head, the state, an upload intent, and the messages
+DEFAULT_PRESIGN = timedelta(minutes=15)
 MAX_QUERY = 256
 
 _default_session: Any = None
@@ -55,6 +59,15 @@ def retry_config(config: Any = None) -> Any:
     return base.merge(config) if config is not None else base
 
 
+def s3_config(config: Any = None, *, path_style: bool = False) -> Any:
+    """`retry_config` plus SigV4 signing (presigned URLs) for the S3 client; path-style addressing for
+    custom endpoints (a local stack on 127.0.0.1)."""
+    from botocore.config import Config
+
+    extra = Config(signature_version="s3v4", s3={"addressing_style": "path"} if path_style else None)
+    return retry_config(config).merge(extra)
+
+
 class SessionStore:
     """Sessions, transcripts, state, interrupts, checkpoints and records for AI agents.
 
@@ -69,6 +82,7 @@ class SessionStore:
         bucket: str | None = None,
         session: Any = None,
         client: Any = None,
+        s3_client: Any = None,
         config: Any = None,
         endpoint_url: str | None = None,
         region_name: str | None = None,
@@ -86,18 +100,29 @@ class SessionStore:
         from store.dynamo.driver import SyncDriver
         from store.dynamo.plans.base import Context
 
-        if client is None:
-            from botocore.exceptions import BotoCoreError
-
-            boto_session = session if session is not None else default_boto3_session()
-            try:
+        boto_session = session if session is not None else None
+        try:
+            if client is None:
+                boto_session = boto_session or default_boto3_session()
                 client = boto_session.client(
                     "dynamodb", config=retry_config(config), endpoint_url=endpoint_url, region_name=region_name
                 )
-            except BotoCoreError as exc:  # e.g. no region configured
-                raise InvalidInput(f"cannot create a DynamoDB client: {exc}") from None
-        driver = SyncDriver({"dynamodb": client})
-        self._backend = DynamoBackend(Context(sessions_table, messages_table, self.settings), driver.run)
+            clients = {"dynamodb": client}
+            if bucket is not None:
+                if s3_client is None:
+                    boto_session = boto_session or default_boto3_session()
+                    s3_client = boto_session.client(
+                        "s3",
+                        config=s3_config(config, path_style=endpoint_url is not None),
+                        endpoint_url=endpoint_url,
+                        region_name=region_name,
+                    )
+                clients["s3"] = s3_client
+        except Exception as exc:  # botocore's errors (no region, bad endpoint) must not escape
+            raise InvalidInput(f"cannot create AWS clients: {exc}") from None
+        driver = SyncDriver(clients)
+        context = Context(sessions_table, messages_table, self.settings, bucket=bucket)
+        self._backend = DynamoBackend(context, driver.run, driver.close)
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> SessionStore:
@@ -215,7 +240,7 @@ class SessionStore:
         idempotency_key: str | None = None,
         owner: str | None = None,
     ) -> list[MessageRecord]:
-        """Append up to 98 messages atomically, numbered after the session's last sequence number.
+        """Append up to 97 messages atomically, numbered after the session's last sequence number.
         `expected_seq` stale -> Conflict; a repeat with the same `idempotency_key` returns the first
         call's records and writes nothing."""
         return self._backend.append_messages(
@@ -310,7 +335,7 @@ class SessionStore:
         expected_seq: int | None = None,
         owner: str | None = None,
     ) -> StateSnapshot:
-        """Append messages (up to 98) and store the state after them, in one transaction."""
+        """Append messages (up to 97) and store the state after them, in one transaction."""
         return self._backend.save_full(
             v.ident(session_id, "session_id"),
             v.optional_owner(owner),
@@ -386,6 +411,159 @@ class SessionStore:
         return self._backend.load_value(  # type: ignore[no-any-return]
             v.ident(session_id, "session_id"), v.optional_owner(owner), records_slot(v.ident(kind, "kind")), []
         )
+
+    # ------------------------------------------------------------ artifacts
+
+    def put_artifact(
+        self,
+        session_id: str,
+        name: str,
+        data: Any,
+        *,
+        content_type: str | None = None,
+        metadata: dict[str, str] | None = None,
+        owner: str | None = None,
+    ) -> ArtifactVersion:
+        """Store `data` (bytes, a binary stream with `read(n)`, or an iterable of bytes chunks; any size,
+        streamed, never held whole) as the name's next version (1, 2, 3, ...), with its size, sha256,
+        content type and string metadata."""
+        return self._backend.put_artifact(
+            v.ident(session_id, "session_id"),
+            v.optional_owner(owner),
+            v.artifact_name(name),
+            v.data_source(data),
+            v.content_type(content_type),
+            v.artifact_metadata(metadata),
+        )
+
+    def get_artifact(
+        self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
+    ) -> bytes | None:
+        """The bytes of a version (the latest when `version` is None), or None when it does not exist."""
+        return self._backend.get_artifact(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.version(version)
+        )
+
+    def open_artifact(
+        self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
+    ) -> ArtifactReader | None:
+        """A streaming reader of a version (`read(n)`, iteration; check `reader.version`), or None."""
+        return self._backend.open_artifact(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.version(version)
+        )
+
+    def list_artifacts(self, session_id: str, *, owner: str | None = None) -> list[ArtifactVersion]:
+        """The latest version of each artifact, sorted by name."""
+        return self._backend.list_artifacts(v.ident(session_id, "session_id"), v.optional_owner(owner))
+
+    def list_artifact_versions(self, session_id: str, name: str, *, owner: str | None = None) -> list[ArtifactVersion]:
+        """Every version of an artifact, oldest first (empty when there is none)."""
+        return self._backend.list_artifact_versions(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name)
+        )
+
+    def delete_artifact(self, session_id: str, name: str, *, owner: str | None = None) -> None:
+        """Delete every version of an artifact (its numbers are not reused); idempotent."""
+        return self._backend.delete_artifact(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name)
+        )
+
+    def presign_artifact(
+        self,
+        session_id: str,
+        name: str,
+        *,
+        version: int | None = None,
+        method: str = "GET",
+        expires_in: timedelta | int = DEFAULT_PRESIGN,
+        content_type: str | None = None,
+        metadata: dict[str, str] | None = None,
+        owner: str | None = None,
+    ) -> str:
+        """A SigV4 URL valid for `expires_in` (at most one hour). GET downloads a version (the latest by
+        default; ArtifactNotFound if absent). PUT uploads a new version's bytes (send the same
+        Content-Type), which become a version only when `confirm_artifact_upload` is called with this URL."""
+        method = v.presign_method(method)
+        seconds = v.presign_expiry(expires_in)
+        if method == "PUT":
+            if version is not None:
+                raise InvalidInput("a PUT URL uploads a new version; version must be None")
+            return self.presign_artifact_upload(
+                session_id, name, expires_in=seconds, content_type=content_type, metadata=metadata, owner=owner
+            ).url
+        sid, wanted = v.ident(session_id, "session_id"), v.version(version)
+        url = self._backend.presign_get(sid, v.optional_owner(owner), v.artifact_name(name), wanted, seconds)
+        if url is None:
+            raise ArtifactNotFound(sid, name, wanted)
+        return url
+
+    def presign_artifact_upload(
+        self,
+        session_id: str,
+        name: str,
+        *,
+        expires_in: timedelta | int = DEFAULT_PRESIGN,
+        content_type: str | None = None,
+        metadata: dict[str, str] | None = None,
+        owner: str | None = None,
+    ) -> PresignedUpload:
+        """`presign_artifact(method="PUT")` with everything a client needs: the URL, the headers to send,
+        the upload id to confirm, and when the URL expires."""
+        return self._backend.presign_put(
+            v.ident(session_id, "session_id"),
+            v.optional_owner(owner),
+            v.artifact_name(name),
+            v.content_type(content_type),
+            v.artifact_metadata(metadata),
+            v.presign_expiry(expires_in),
+        )
+
+    def confirm_artifact_upload(
+        self, session_id: str, name: str, upload: str, *, owner: str | None = None
+    ) -> ArtifactVersion:
+        """Make the bytes uploaded through a presigned PUT (`upload`: its URL or upload id) the name's next
+        version, after reading them back for their size and sha256. Confirming twice returns the same
+        version; InvalidInput when nothing was uploaded or the upload is not this session's and name's."""
+        if not isinstance(upload, str):
+            raise InvalidInput("upload must be the presigned URL or its upload id")
+        return self._backend.confirm_artifact_upload(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), upload
+        )
+
+    # ------------------------------------------------------------ traces
+
+    def append_trace_events(
+        self, session_id: str, run_id: str, events: Iterable[dict[str, Any]], *, owner: str | None = None
+    ) -> int:
+        """Append a batch of events (JSON objects) to a run, stored as one compressed JSON-lines object;
+        returns the batch's number in the run. Batches keep their order under concurrent writers."""
+        return self._backend.append_trace_events(
+            v.ident(session_id, "session_id"),
+            v.optional_owner(owner),
+            v.ident(run_id, "run_id"),
+            v.trace_events(events),
+        )
+
+    def load_trace_events(
+        self, session_id: str, run_id: str | None = None, *, owner: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The events of one run in order, or of every run (runs in the order they started)."""
+        return self._backend.load_trace_events(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.optional_ident(run_id, "run_id")
+        )
+
+    def list_trace_runs(self, session_id: str, *, owner: str | None = None) -> list[str]:
+        """The session's run ids, in the order they started."""
+        return self._backend.list_trace_runs(v.ident(session_id, "session_id"), v.optional_owner(owner))
+
+    def reclaim(self, records: Iterable[dict[str, Any]]) -> int:
+        """Delete the S3 objects that the sessions table's stream records release (upload intents that
+        expired uncommitted; items deleted or replaced). For the stream-driven cascade; idempotent.
+        Returns how many objects were deleted."""
+        batch = list(records)
+        if not all(isinstance(r, dict) for r in batch):
+            raise InvalidInput("records must be DynamoDB stream records (dicts)")
+        return self._backend.reclaim(batch)
 
     # ------------------------------------------------------------ search and operations
 

@@ -20,6 +20,14 @@ class Settings:
     max_item_bytes: DynamoDB's item size limit; larger payloads raise PayloadTooLarge.
     max_transaction_bytes: DynamoDB's limit for one transaction.
     position_cache_size: how many sessions' positions a store remembers (least recently used go first).
+    spill_item_bytes: an item larger than this (with its body inline) keeps its body in S3 instead, behind
+        a pointer; the default leaves 50 KB of headroom under DynamoDB's 400 KB.
+    max_payload_bytes: the hard cap on one stored (compressed) body, and on the bodies of one call
+        together; larger raises PayloadTooLarge. Without a bucket the cap is the item limit.
+    upload_grace: how long an object written before its pointer may wait for the commit; an intent
+        record with this TTL makes it reclaimable if the commit never comes.
+    multipart_threshold / part_size: artifacts above the threshold are uploaded in parts of `part_size`
+        bytes (at most 10,000 parts), never holding more than one part in memory.
     """
 
     clock: Clock = field(default=utcnow)
@@ -31,3 +39,8 @@ class Settings:
     max_item_bytes: int = 400 * 1024
     max_transaction_bytes: int = 4 * 1024 * 1024
     position_cache_size: int = 10_000
+    spill_item_bytes: int = 350 * 1024
+    max_payload_bytes: int = 32 * 1024 * 1024
+    upload_grace: timedelta = timedelta(days=1)
+    multipart_threshold: int = 16 * 1024 * 1024
+    part_size: int = 8 * 1024 * 1024

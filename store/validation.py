@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from store.codec import canonical, dumps
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
+from store.timeutil import to_duration
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 MAX_TITLE = 1024
@@ -192,3 +193,101 @@ def record_list(value: Any) -> list[Any]:
     out = list(value)
     dumps(out, "records")
     return out
+
+
+MAX_ARTIFACT_NAME_BYTES = 512
+MAX_CONTENT_TYPE = 255
+MAX_ARTIFACT_METADATA_BYTES = 2 * 1024
+MAX_TRACE_EVENTS = 10_000
+MAX_PRESIGN_SECONDS = 3600
+_CONTENT_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;[ -~]*)?")
+
+
+def artifact_name(value: Any) -> str:
+    """An artifact name: 1 to 512 bytes of UTF-8 in `/`-separated segments, none empty, `.` or `..`,
+    with no control, format or line-separator characters and no backslash. Names are stored as data
+    and hashed into S3 keys; they never become key paths themselves."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput("artifact name must be a non-empty string")
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_ARTIFACT_NAME_BYTES:
+        raise InvalidInput(f"artifact name must be at most {MAX_ARTIFACT_NAME_BYTES} bytes as UTF-8")
+    if "\\" in value or any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in value):
+        raise InvalidInput(f"artifact name must not contain backslashes or control characters: {value!r:.80}")
+    if any(part in ("", ".", "..") for part in value.split("/")):
+        raise InvalidInput(f"artifact name segments must not be empty, '.' or '..': {value!r:.80}")
+    return value
+
+
+def content_type(value: Any) -> str:
+    """A MIME type (application/octet-stream when None)."""
+    if value is None:
+        return "application/octet-stream"
+    if not isinstance(value, str) or len(value) > MAX_CONTENT_TYPE or not _CONTENT_TYPE.fullmatch(value):
+        raise InvalidInput(f"content_type must be a MIME type such as text/plain, got {value!r:.80}")
+    return value
+
+
+def artifact_metadata(value: Any) -> dict[str, str]:
+    """User metadata of an artifact: string keys and string values, at most 2 KB as JSON."""
+    out = metadata(value, "artifact metadata")
+    if not all(isinstance(v, str) for v in out.values()):
+        raise InvalidInput("artifact metadata values must be strings")
+    if len(dumps(out).encode()) > MAX_ARTIFACT_METADATA_BYTES:
+        raise InvalidInput(f"artifact metadata must be at most {MAX_ARTIFACT_METADATA_BYTES} bytes as JSON")
+    return out
+
+
+def version(value: Any) -> int | None:
+    """An artifact version (1, 2, 3, ...), or None for the latest."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput("version must be a positive integer")
+    return value
+
+
+def presign_method(value: Any) -> str:
+    if value not in ("GET", "PUT"):
+        raise InvalidInput('method must be "GET" or "PUT"')
+    return str(value)
+
+
+def presign_expiry(value: Any) -> int:
+    """A presigned URL's lifetime in whole seconds: 1 to 3600."""
+    duration = to_duration(value, "expires_in")
+    seconds = int(duration.total_seconds()) if duration is not None else 0
+    if not 1 <= seconds <= MAX_PRESIGN_SECONDS:
+        raise InvalidInput(f"expires_in must be from 1 second to {MAX_PRESIGN_SECONDS} seconds")
+    return seconds
+
+
+def trace_events(value: Any) -> list[dict[str, Any]]:
+    """A non-empty list of JSON objects (trace events), at most MAX_TRACE_EVENTS."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput("events must be a list of JSON objects")
+    out = list(value)
+    if not out or len(out) > MAX_TRACE_EVENTS:
+        raise InvalidInput(f"events must hold 1 to {MAX_TRACE_EVENTS} events")
+    if not all(isinstance(e, Mapping) for e in out):
+        raise InvalidInput("each trace event must be a JSON object")
+    events = [dict(e) for e in out]
+    dumps(events, "events")
+    return events
+
+
+def data_source(value: Any) -> bytes | Any:
+    """Artifact content: bytes (or bytearray/memoryview, copied), a readable binary stream (`read(n)`),
+    or an iterable of bytes chunks (returned as an iterator)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, str):
+        raise InvalidInput("artifact data must be bytes or a binary stream, not str")
+    if hasattr(value, "read"):
+        return value
+    if isinstance(value, Iterable):
+        return iter(value)
+    raise InvalidInput(
+        f"artifact data must be bytes, a binary stream or an iterable of bytes, not {type(value).__name__}"
+    )

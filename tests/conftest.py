@@ -64,13 +64,24 @@ class Harness:
         requests: Requests | None,
         twin: Callable[[], SessionStore],
         tables: LocalTables | None = None,
+        s3: Any = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.snapshot = snapshot
         self.requests = requests
         self.twin = twin  # another store over the same data (another process, in effect)
-        self.tables = tables  # the DynamoDB tables (None for the memory backend)
+        self.tables = tables  # the DynamoDB tables and bucket (None for the memory backend)
+        self.s3 = s3  # an S3 client for looking into the bucket (None for the memory backend)
+
+    def objects(self, prefix: str = "") -> list[str]:
+        """Keys of every object in the bucket under `prefix` (empty for the memory backend)."""
+        if self.s3 is None or self.tables is None:
+            return []
+        found: list[str] = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.tables.bucket, Prefix=prefix):
+            found.extend(o["Key"] for o in page.get("Contents", []))
+        return sorted(found)
 
 
 @pytest.fixture(scope="session")
@@ -84,6 +95,19 @@ def aws() -> Iterator[None]:
 def dynamodb_client(aws: None) -> Any:
     client = local_client()
     return client
+
+
+@pytest.fixture(scope="session")
+def s3_client(aws: None) -> Any:
+    from store.session_store import s3_config
+
+    return local_client("s3", config=s3_config())
+
+
+@pytest.fixture(scope="session")
+def inspector_s3(aws: None) -> Any:
+    """An S3 client for looking into the bucket from the test side (its requests are not counted)."""
+    return local_client("s3")
 
 
 @pytest.fixture(scope="session")
@@ -109,37 +133,61 @@ def _scan_all(client: Any, table: str) -> list[dict[str, Any]]:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def make_harness(kind: str, clock: FakeClock, client: Any = None, inspector: Any = None, **settings: Any) -> Harness:
+def make_harness(
+    kind: str,
+    clock: FakeClock,
+    client: Any = None,
+    inspector: Any = None,
+    s3: Any = None,
+    inspector_s3: Any = None,
+    **settings: Any,
+) -> Harness:
     cfg = Settings(clock=clock, **settings)
     if kind == "memory":
         backend = MemoryBackend(cfg)
         store = SessionStore(backend=backend, settings=cfg)
-        return Harness(store, clock, lambda: repr((backend._sessions, backend._checkpoints)), None, lambda: store)
-    tables = create_tables(client, prefix=f"t{next(_table_prefixes)}")
-    store = SessionStore(tables.sessions, tables.messages, client=client, settings=cfg)
-    requests = Requests()
-    client.meta.events.register("before-call.dynamodb.*", requests)
 
-    def snapshot() -> Any:
-        return (_scan_all(inspector, tables.sessions), _scan_all(inspector, tables.messages))
+        def memory_snapshot() -> Any:
+            return repr((backend._sessions, backend._checkpoints, backend._uploads))
+
+        return Harness(store, clock, memory_snapshot, None, lambda: store)
+    tables = create_tables(client, prefix=f"t{next(_table_prefixes)}", s3=s3)
 
     def twin() -> SessionStore:
-        return SessionStore(tables.sessions, tables.messages, client=client, settings=cfg)
+        return SessionStore(
+            tables.sessions, tables.messages, bucket=tables.bucket, client=client, s3_client=s3, settings=cfg
+        )
 
-    return Harness(store, clock, snapshot, requests, twin, tables)
+    store = twin()
+    requests = Requests()
+    client.meta.events.register("before-call.dynamodb.*", requests)
+    if s3 is not None:
+        s3.meta.events.register("before-call.s3.*", requests)
+    harness = Harness(store, clock, lambda: None, requests, twin, tables, inspector_s3 or s3)
+
+    def snapshot() -> Any:
+        return (_scan_all(inspector, tables.sessions), _scan_all(inspector, tables.messages), harness.objects())
+
+    harness.snapshot = snapshot
+    return harness
 
 
 @pytest.fixture(params=BACKENDS)
 def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harness]:
-    client = inspector = None
+    client = inspector = s3 = None
     if request.param == "dynamodb":
         client = request.getfixturevalue("dynamodb_client")
         inspector = request.getfixturevalue("inspector_client")
-    h = make_harness(request.param, clock, client, inspector)
+        s3 = request.getfixturevalue("s3_client")
+    marker = request.node.get_closest_marker("settings")
+    inspector_s3 = request.getfixturevalue("inspector_s3") if s3 is not None else None
+    h = make_harness(request.param, clock, client, inspector, s3, inspector_s3, **(marker.kwargs if marker else {}))
     yield h
     if h.requests is not None:
         client.meta.events.unregister("before-call.dynamodb.*", h.requests)
+        s3.meta.events.unregister("before-call.s3.*", h.requests)
         assert h.requests.count("Scan") == 0, "the store must never scan"
+
 
 
 @pytest.fixture

@@ -124,9 +124,11 @@ def test_naive_datetimes_rejected(store: SessionStore) -> None:
         store.list_sessions("alice", created_after=datetime(2024, 1, 1))
 
 
+@pytest.mark.settings(max_payload_bytes=1_000_000)
 def test_oversize_payloads(harness: Harness, session_id: str) -> None:
+    """Over the hard cap (here 1 MB stored) nothing is written; below it, large bodies spill to S3."""
     s = harness.store
-    big = incompressible(600_000)  # ~450 KB even after compression
+    big = incompressible(1_400_000)  # ~1.05 MB even after compression
     unchanged(harness, lambda: s.append_messages(session_id, [{"role": "user", "content": big}]), PayloadTooLarge)
     unchanged(harness, lambda: s.save_state(session_id, {"blob": big}), PayloadTooLarge)
     unchanged(harness, lambda: s.save_full(session_id, [{"role": "user", "content": "ok"}], big), PayloadTooLarge)
@@ -134,9 +136,10 @@ def test_oversize_payloads(harness: Harness, session_id: str) -> None:
     unchanged(harness, lambda: s.save_checkpoint("session", session_id, big), PayloadTooLarge)
     unchanged(harness, lambda: s.save_records(session_id, "runs", [big]), PayloadTooLarge)
     unchanged(harness, lambda: s.save_interrupt(session_id, {"b": big}), PayloadTooLarge)
-    # each message fits an item, but together they exceed one transaction's 4 MB
-    many = [{"role": "tool", "content": incompressible(350_000)} for _ in range(17)]  # ~265 KB each stored
+    # each message is under the cap, but together they exceed it
+    many = [{"role": "tool", "content": incompressible(350_000)} for _ in range(4)]  # ~265 KB each stored
     unchanged(harness, lambda: s.append_messages(session_id, many), PayloadTooLarge)
+    unchanged(harness, lambda: s.append_trace_events(session_id, "run-1", [{"b": big}]), PayloadTooLarge)
     assert s.get_session(session_id).last_seq == 0
 
 

@@ -48,8 +48,8 @@ def test_append_cost_does_not_grow_with_history(dyn: Harness, dynamodb_client: A
     dynamodb_client.meta.events.register("before-send.dynamodb.TransactWriteItems", measure)
     try:
         store.append_messages(sid, [{"role": "user", "content": "x" * 200}])
-        for start in range(0, 600, 98):
-            store.append_messages(sid, [{"role": "user", "content": "filler"}] * min(98, 600 - start))
+        for start in range(0, 600, 97):
+            store.append_messages(sid, [{"role": "user", "content": "filler"}] * min(97, 600 - start))
         dyn.requests.clear()
         store.append_messages(sid, [{"role": "user", "content": "x" * 200}])
     finally:
@@ -107,7 +107,7 @@ def test_state_and_checkpoint_writes_are_one_request_when_warm(dyn: Harness) -> 
 
 def test_head_item_carries_ttl_for_dynamodb_to_expire(dyn: Harness, inspector_client: Any) -> None:
     s = dyn.store.create_session("alice", retention=3600)
-    sessions, _ = dyn.snapshot()
+    sessions, _, _ = dyn.snapshot()
     head = next(i for i in sessions if i["sk"]["S"] == "HEAD")
     assert int(head["ttl"]["N"]) == int(s.expires_at.timestamp())
 

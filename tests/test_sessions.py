@@ -163,7 +163,7 @@ def test_delete_cascades_and_is_idempotent(harness: Harness, session_id: str) ->
     store.delete_session(session_id)
     if harness.requests is not None:
         empty = harness.snapshot()
-        assert empty == ([], []), "delete must leave no item behind"
+        assert empty == ([], [], []), "delete must leave no item and no object behind"
 
 
 def test_retention_expiry_reads_as_absent(harness: Harness) -> None:

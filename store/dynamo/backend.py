@@ -6,17 +6,20 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from store.artifact_reader import ArtifactReader
 from store.backend import INTERRUPT_SLOT, Backend
 from store.dynamo import keys
 from store.dynamo.calls import Plan
-from store.dynamo.plans import checkpoints, health, messages, search, sessions, state
+from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
 from store.dynamo.plans.base import Context
 from store.models import (
+    ArtifactVersion,
     Checkpoint,
     FullSession,
     Message,
     MessageRecord,
     Page,
+    PresignedUpload,
     Session,
     SessionHit,
     StateSnapshot,
@@ -127,6 +130,65 @@ class DynamoBackend(Backend):
 
     def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None:
         self.run(checkpoints.delete_checkpoint(self.ctx, scope, key, owner))
+
+    def put_artifact(
+        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
+    ) -> ArtifactVersion:
+        return self.run(artifacts.put_artifact(self.ctx, session_id, owner, name, data, content_type, metadata))
+
+    def get_artifact(self, session_id: str, owner: str | None, name: str, version: int | None) -> bytes | None:
+        return self.run(artifacts.get_artifact(self.ctx, session_id, owner, name, version))
+
+    def open_artifact(
+        self, session_id: str, owner: str | None, name: str, version: int | None
+    ) -> ArtifactReader | None:
+        found = self.run(artifacts.open_artifact(self.ctx, session_id, owner, name, version))
+        if found is None:
+            return None
+        av, body = found
+        return ArtifactReader(av, body.read, body.close)
+
+    def list_artifacts(self, session_id: str, owner: str | None) -> list[ArtifactVersion]:
+        return self.run(artifacts.list_artifacts(self.ctx, session_id, owner))
+
+    def list_artifact_versions(self, session_id: str, owner: str | None, name: str) -> list[ArtifactVersion]:
+        return self.run(artifacts.list_versions(self.ctx, session_id, owner, name))
+
+    def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
+        self.run(artifacts.delete_artifact(self.ctx, session_id, owner, name))
+
+    def presign_get(
+        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
+    ) -> str | None:
+        return self.run(artifacts.presign_get(self.ctx, session_id, owner, name, version, expires_in))
+
+    def presign_put(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        content_type: str,
+        metadata: dict[str, str],
+        expires_in: int,
+    ) -> PresignedUpload:
+        return self.run(artifacts.presign_put(self.ctx, session_id, owner, name, content_type, metadata, expires_in))
+
+    def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
+        return self.run(artifacts.confirm_upload(self.ctx, session_id, owner, name, upload))
+
+    def append_trace_events(self, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]) -> int:
+        return self.run(traces.append_trace_events(self.ctx, session_id, owner, run_id, events))
+
+    def load_trace_events(self, session_id: str, owner: str | None, run_id: str | None) -> list[dict[str, Any]]:
+        return self.run(traces.load_trace_events(self.ctx, session_id, owner, run_id))
+
+    def list_trace_runs(self, session_id: str, owner: str | None) -> list[str]:
+        return self.run(traces.list_trace_runs(self.ctx, session_id, owner))
+
+    def reclaim(self, records: list[dict[str, Any]]) -> int:
+        if self.ctx.bucket is None:
+            return 0
+        return sum(self.run(reclaim.reclaim_record(self.ctx, r)) for r in records)
 
     def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:
         return self.run(search.search(self.ctx, owner, query, limit))

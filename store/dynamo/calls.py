@@ -1,7 +1,8 @@
 """The sans-IO protocol between operation plans and drivers.
 
 A plan is a generator. It yields a `Call` (an AWS client method and its parameters) and receives the
-response dict, or has an `AwsError` thrown into it; it yields `Sleep` to back off; it returns the
+response dict, or has an `AwsError` thrown into it; it yields `Parallel` to have several calls run at
+once, `Read` to take bytes from a caller's stream, and `Sleep` to back off; it returns the
 operation's result. Drivers (sync boto3, async aioboto3) only execute what plans yield, so key
 layout, conditions, retries on conflict and error mapping live in the plans, once.
 """
@@ -17,11 +18,36 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Call:
-    """One AWS request: `service` client's `op` method (snake_case) with `params`."""
+    """One AWS request: `service` client's `op` method (snake_case) with `params`.
+
+    A streaming response body (S3 GetObject's `Body`) reaches the plan as `bytes`, read whole by the
+    driver, unless `stream` is True: then the plan receives the driver's stream object, which it may
+    only hand to `Read` steps or return to the caller."""
 
     op: str
     params: dict[str, Any]
     service: str = "dynamodb"
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """Calls that do not depend on each other. The driver may run them concurrently; the plan receives
+    their responses as a list in the same order. If any failed, the first failure (in call order) is
+    thrown into the plan once all have finished; with `return_errors` the list holds the `AwsError`
+    in that call's place instead."""
+
+    calls: tuple[Call, ...]
+    return_errors: bool = False
+
+
+@dataclass(frozen=True)
+class Read:
+    """Take the next bytes from `source`, a caller's stream or a streaming response body: at most `size`
+    bytes, at least one unless the source is exhausted (then b"")."""
+
+    source: Any
+    size: int
 
 
 @dataclass(frozen=True)
@@ -31,7 +57,7 @@ class Sleep:
     seconds: float
 
 
-Step = Call | Sleep
+Step = Call | Parallel | Read | Sleep
 Plan = Generator[Step, Any, T]
 
 

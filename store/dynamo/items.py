@@ -22,13 +22,8 @@ CODEC = "c"
 # ---------------------------------------------------------------- bodies
 
 
-def body_attrs(value: Any, what: str) -> Item:
-    """The codec and payload attributes that store a JSON value."""
-    return encoded_attrs(codec.encode(value, what))
-
-
 def body_value(item: Item) -> Any:
-    """The JSON value stored by `body_attrs`."""
+    """The JSON value stored by `encoded_attrs` (None when the item has no body)."""
     payload = get_b(item, BODY)
     return None if payload is None else codec.decode(need_s(item, CODEC), payload)
 
@@ -181,14 +176,15 @@ def state_from_item(item: Item) -> StateSnapshot:
     )
 
 
-def checkpoint_item(cp: Checkpoint, ttl: int) -> Item:
+def checkpoint_item(cp: Checkpoint, ttl: int, encoded: tuple[str, bytes]) -> Item:
+    """A checkpoint item; `encoded` is the codec's form of `cp.data`."""
     item: Item = {
         **keys.checkpoint_key(cp.scope, cp.key),
         "scope": s(cp.scope),
         "key": s(cp.key),
         "saved_at": s(iso(cp.saved_at)),
         keys.TTL: n(ttl),
-        **body_attrs(cp.data, "checkpoint data"),
+        **encoded_attrs(encoded),
     }
     if cp.seq is not None:
         item["seq"] = n(cp.seq)

@@ -73,3 +73,26 @@ def message_key(session_id: str, seq: int) -> Item:
 def owner_sort_key(updated_at_iso: str, session_id: str) -> str:
     """by_owner sort key: most recently updated sorts last (queried newest first)."""
     return f"{updated_at_iso}#{session_id}"
+
+
+ARTIFACT_PREFIX = "ART#"
+ARTIFACT_VERSION_PREFIX = "ARTV#"
+RUN_PREFIX = "RUN#"
+
+
+def artifact_sk(name_digest: str) -> str:
+    """An artifact's index item (its latest version), by the digest of its name."""
+    return f"{ARTIFACT_PREFIX}{name_digest}"
+
+
+def artifact_versions_prefix(name_digest: str) -> str:
+    return f"{ARTIFACT_VERSION_PREFIX}{name_digest}#"
+
+
+def artifact_version_sk(name_digest: str, version: int) -> str:
+    return f"{artifact_versions_prefix(name_digest)}{version:010d}"
+
+
+def run_sk(run_id: str) -> str:
+    """A trace run's item: how many batches it has."""
+    return f"{RUN_PREFIX}{run_id}"

@@ -10,15 +10,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, item_size, n, s
 from store.dynamo.calls import AwsError, Call, Plan, Sleep
 from store.dynamo.items import Head, head_from_item
+from store.dynamo.keys import PK, SK
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch
+
+V = TypeVar("V")
 
 BATCH_GET_MAX = 100
 BATCH_WRITE_MAX = 25
@@ -31,44 +34,52 @@ class Position:
     last_seq: int
     state_version: int
     retention: int | None
+    owner: str = ""
 
     @staticmethod
     def of(head: Head) -> Position:
         ret = head.session.retention
         return Position(
-            head.session.last_seq, head.session.state_version, int(ret.total_seconds()) if ret is not None else None
+            head.session.last_seq,
+            head.session.state_version,
+            int(ret.total_seconds()) if ret is not None else None,
+            head.session.owner,
         )
 
 
-class Positions:
-    """The positions a store has seen, most recently used last, at most `size` of them (a long-lived
-    Lambda container may touch many sessions). Safe to share between threads."""
+class Lru(Generic[V]):
+    """A bounded map, least recently used dropped first. Safe to share between threads (a long-lived
+    Lambda container may touch many sessions)."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._items: OrderedDict[str, Position] = OrderedDict()
+        self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session_id: str) -> Position | None:
+    def get(self, key: str) -> V | None:
         with self._lock:
-            pos = self._items.get(session_id)
-            if pos is not None:
-                self._items.move_to_end(session_id)
-            return pos
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
 
-    def put(self, session_id: str, position: Position) -> None:
+    def put(self, key: str, value: V) -> None:
         with self._lock:
-            self._items[session_id] = position
-            self._items.move_to_end(session_id)
+            self._items[key] = value
+            self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
 
-    def drop(self, session_id: str) -> None:
+    def drop(self, key: str) -> None:
         with self._lock:
-            self._items.pop(session_id, None)
+            self._items.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class Positions(Lru[Position]):
+    """The positions a store has seen, by session id."""
 
 
 @dataclass
@@ -78,10 +89,13 @@ class Context:
     sessions_table: str
     messages_table: str
     settings: Settings = field(default_factory=Settings)
+    bucket: str | None = None
     positions: Positions = field(init=False)
+    trace_batches: Lru[int] = field(init=False)
 
     def __post_init__(self) -> None:
         self.positions = Positions(self.settings.position_cache_size)
+        self.trace_batches = Lru(self.settings.position_cache_size)
 
     def now(self) -> datetime:
         return self.settings.clock()
@@ -415,4 +429,19 @@ def partition(table: str, hash_key: str, value: str, *, keys_of: str | None = No
     if keys_of is not None:
         params["ProjectionExpression"] = f"{expr.name(hash_key)}, {expr.name(keys_of)}"
     items: list[Item] = yield from query({**params, **expr.params()})
+    return items
+
+
+def partition_prefix(ctx: Context, session_id: str, prefix: str) -> Plan[list[Item]]:
+    """Items of a session's partition whose sort key starts with `prefix`, strongly consistent."""
+    expr = Expr()
+    items: list[Item] = yield from query(
+        {
+            "TableName": ctx.sessions_table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(PK)} = {expr.value(s(keys.session_pk(session_id)))} AND "
+            f"begins_with({expr.name(SK)}, {expr.value(s(prefix))})",
+            **expr.params(),
+        }
+    )
     return items

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from store.dynamo import keys
+from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, n, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.items import checkpoint_from_item, checkpoint_item, live_ttl
@@ -14,16 +14,19 @@ from store.dynamo.plans.base import (
     Context,
     Position,
     at_position,
-    check_sizes,
+    cancelled,
     get_item,
     guard,
     head_check,
+    transact,
     write_session,
 )
+from store.dynamo.plans.payloads import committed, encode, resolve_one, stage
 from store.dynamo.plans.state import load_child
 from store.errors import Conflict
 from store.models import Checkpoint
 from store.timeutil import epoch, expiry, now_epoch
+from store.validation import new_id
 
 
 def save_checkpoint(
@@ -33,36 +36,54 @@ def save_checkpoint(
     now = ctx.now()
     expires = expiry(now, ttl)
     cp = Checkpoint(scope=scope, key=key, data=data, saved_at=now, expires_at=expires)
-    item = checkpoint_item(cp, epoch(expires))
-    check_sizes(ctx, [item], "save_checkpoint")
+    inline = checkpoint_item(cp, epoch(expires), encode(ctx, data, "checkpoint data"))
+    write_id = new_id()
     if scope == "session":
+        staged = yield from stage(ctx, [inline], "save_checkpoint", session=(key, owner), write_id=write_id)
 
         def build(pos: Position) -> list[dict[str, Any]]:
             expr = Expr()
             condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos)}"
-            return [
-                head_check(ctx, key, expr, condition),
-                {"Put": {"TableName": ctx.sessions_table, "Item": {**item, "seq": n(pos.last_seq)}}},
-            ]
+            put = {"Put": {"TableName": ctx.sessions_table, "Item": {**staged.items[0], "seq": n(pos.last_seq)}}}
+            return [head_check(ctx, key, expr, condition), put, *staged.release(ctx)]
 
-        pos, _ = yield from write_session(ctx, key, owner, build, what="save_checkpoint")
+        pos, _ = yield from committed(
+            ctx, staged, lambda: write_session(ctx, key, owner, build, what="save_checkpoint")
+        )
         return cp.model_copy(update={"seq": pos.last_seq})
+    staged = yield from stage(
+        ctx,
+        [inline],
+        "save_checkpoint",
+        session=None,
+        prefix=object_keys.checkpoint_prefix(scope, key),
+        write_id=write_id,
+    )
     expr = Expr()
-    params: dict[str, Any] = {"TableName": ctx.sessions_table, "Item": item}
+    put: dict[str, Any] = {"TableName": ctx.sessions_table, "Item": staged.items[0]}
     if owner is not None:
-        params["Item"] = {**item, "owner": s(owner)}
+        put["Item"] = {**staged.items[0], "owner": s(owner)}
         ttl_name = expr.name(keys.TTL)
-        params["ConditionExpression"] = (
+        put["ConditionExpression"] = (
             f"attribute_not_exists({expr.name(keys.PK)}) OR {expr.name('owner')} = "
             f"{expr.value(s(owner))} OR {ttl_name} <= {expr.value(n(now_epoch(now)))}"
         )
-        params.update(expr.params())
-    try:
-        yield Call("put_item", params)
-    except AwsError as err:
-        if err.code == "ConditionalCheckFailedException":
-            raise Conflict(f"{scope} checkpoint {key!r} belongs to another owner") from None
-        raise
+        put.update(expr.params())
+
+    def write() -> Plan[None]:
+        try:
+            if staged.intent is None:
+                yield Call("put_item", put)
+            else:
+                yield transact([{"Put": put}, *staged.release(ctx)])
+        except AwsError as err:
+            if err.code == "ConditionalCheckFailedException" or (
+                err.code == "TransactionCanceledException" and cancelled(err).failed(0)
+            ):
+                raise Conflict(f"{scope} checkpoint {key!r} belongs to another owner") from None
+            raise
+
+    yield from committed(ctx, staged, write)
     return cp
 
 
@@ -76,7 +97,7 @@ def load_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Pl
             item = None
     if item is None or not live_ttl(item, ctx.now()):
         return None
-    return checkpoint_from_item(item)
+    return checkpoint_from_item((yield from resolve_one(ctx, item)) or item)
 
 
 def delete_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Plan[None]:

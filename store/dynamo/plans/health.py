@@ -9,7 +9,8 @@ from store.errors import StoreUnavailable
 
 
 def health_check(ctx: Context) -> Plan[None]:
-    """Read a key that never exists from each table; StoreUnavailable names each table that fails."""
+    """Read a key that never exists from each table and check the bucket; StoreUnavailable names each
+    that fails."""
     problems = []
     for label, table, key in (
         ("sessions table", ctx.sessions_table, keys.head_key("health-check")),
@@ -19,5 +20,10 @@ def health_check(ctx: Context) -> Plan[None]:
             yield Call("get_item", {"TableName": table, "Key": key})
         except AwsError as err:
             problems.append(f"{label} {table!r}: {err.code}")
+    if ctx.bucket is not None:
+        try:
+            yield Call("head_bucket", {"Bucket": ctx.bucket}, service="s3")
+        except AwsError as err:
+            problems.append(f"bucket {ctx.bucket!r}: {err.code}")
     if problems:
         raise StoreUnavailable("unreachable: " + "; ".join(problems))

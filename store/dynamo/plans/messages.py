@@ -9,7 +9,6 @@ from functools import partial
 from typing import Any
 
 from store import codec
-from store.codec import encode_all
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import AwsError, Plan
@@ -20,7 +19,6 @@ from store.dynamo.plans.base import (
     Position,
     at_position,
     backoff,
-    check_sizes,
     get_item,
     guard,
     head_update,
@@ -30,6 +28,7 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
+from store.dynamo.plans.payloads import committed, encode_all, resolve, resolve_one, stage
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MAX_SEQ, MessageQuery
@@ -50,10 +49,10 @@ def drafts(
     what: str,
     encoded: list[tuple[str, bytes]] | None = None,
 ) -> list[Item]:
-    """Message items without their sequence numbers (ids assigned once, so retries reuse them); the
-    caller checks their sizes together with whatever else its transaction writes."""
+    """Message items without their sequence numbers (ids assigned once, so retries reuse them), bodies
+    inline; `payloads.stage` then moves out what does not fit."""
     if encoded is None:
-        encoded = encode_all([m.body() for m in messages], what)
+        encoded = encode_all(ctx, [m.body() for m in messages], what)
     return [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
 
 
@@ -101,8 +100,9 @@ def append_messages(
 ) -> Plan[list[MessageRecord]]:
     """Append atomically at the end of the transcript (gapless seqs), once per idempotency key."""
     now = ctx.now()
-    items = drafts(ctx, session_id, messages, now, "append_messages")
-    check_sizes(ctx, items, "append_messages")
+    inline = drafts(ctx, session_id, messages, now, "append_messages")
+    staged = yield from stage(ctx, inline, "append_messages", session=(session_id, owner), write_id=new_id())
+    items = staged.items
     total = total_usage(messages)
     digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
 
@@ -116,10 +116,10 @@ def append_messages(
         actions = [head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total))]
         if idempotency_key:
             actions.append(idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now))
-        return actions + message_puts(ctx, items, pos.last_seq + 1)
+        return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
 
-    try:
-        pos, _ = yield from write_session(
+    def write() -> Plan[tuple[Position, dict[str, Any]]]:
+        return write_session(
             ctx,
             session_id,
             owner,
@@ -128,12 +128,15 @@ def append_messages(
             expect_seq=expected_seq,
             landed=first_message_landed(ctx, session_id, items),
         )
+
+    try:
+        pos, _ = yield from committed(ctx, staged, write)
     except Cancelled as exc:
         if idempotency_key and exc.failed.failed(1):
             return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(1)))
         raise
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
-    return records(items, pos.last_seq + 1)
+    return records(inline, pos.last_seq + 1)
 
 
 def first_message_is(ctx: Context, session_id: str, seq: int, draft: Item) -> Plan[bool]:
@@ -177,7 +180,7 @@ def replay(ctx: Context, session_id: str, key: str, digest: str, claim: Item | N
         raise Conflict(f"idempotency key {key!r} was already used for different messages")
     first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
     found = yield from query_range(ctx, session_id, first, first + count - 1, newest_first=False, limit=None)
-    return [record_from_item(i) for i in found]
+    return [record_from_item(i) for i in (yield from resolve(ctx, found))]
 
 
 def query_range(
@@ -217,14 +220,14 @@ def list_messages(ctx: Context, session_id: str, owner: str | None, query: Messa
     items = yield from query_range(
         ctx, session_id, lo, hi, newest_first=query.newest_first, limit=query.fetch, roles=query.roles
     )
-    return query.page(session_id, [record_from_item(i) for i in items])
+    return query.page(session_id, [record_from_item(i) for i in (yield from resolve(ctx, items))])
 
 
 def last_messages(ctx: Context, session_id: str, owner: str | None, count: int) -> Plan[list[MessageRecord]]:
     """The latest `count` messages, in chronological order."""
     yield from read_head(ctx, session_id, owner)
     items = yield from query_range(ctx, session_id, 1, MAX_SEQ, newest_first=True, limit=count)
-    return [record_from_item(i) for i in reversed(items)]
+    return [record_from_item(i) for i in reversed((yield from resolve(ctx, items)))]
 
 
 def find_message(ctx: Context, session_id: str, message_id: str) -> Plan[Item | None]:
@@ -244,7 +247,7 @@ def find_message(ctx: Context, session_id: str, message_id: str) -> Plan[Item | 
         return None
     seq = min(int(h[keys.SEQ]["N"]) for h in hits)
     item: Item | None = yield from get_item(ctx.messages_table, keys.message_key(session_id, seq))
-    return item
+    return (yield from resolve_one(ctx, item))
 
 
 def get_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[MessageRecord | None]:
@@ -355,4 +358,5 @@ def latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[
     if head.session.compaction_seq is None:
         return None
     item = yield from get_item(ctx.messages_table, keys.message_key(session_id, head.session.compaction_seq))
+    item = yield from resolve_one(ctx, item)
     return None if item is None else record_from_item(item)

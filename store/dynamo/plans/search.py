@@ -7,6 +7,7 @@ from store.dynamo.calls import Plan
 from store.dynamo.items import head_from_item, record_from_item
 from store.dynamo.plans.base import Context, batch_get
 from store.dynamo.plans.messages import query_range
+from store.dynamo.plans.payloads import resolve
 from store.dynamo.plans.sessions import owner_index
 from store.models import SessionHit
 from store.search import Ranked, rank, session_hits
@@ -15,7 +16,8 @@ from store.search import Ranked, rank, session_hits
 def search(ctx: Context, owner: str, query: str, limit: int) -> Plan[list[SessionHit]]:
     """Case-insensitive search of one owner's titles and message text. Reads are strongly consistent,
     so everything written before the call is seen. Cost: one Query of the owner index, one BatchGetItem
-    per 100 sessions, and one Query per 1 MB of each live session's transcript."""
+    per 100 sessions, one Query per 1 MB of each live session's transcript, and one S3 GET per spilled
+    message."""
     needle = query.casefold()
     ids = yield from owner_index(ctx, owner)
     heads = yield from batch_get(ctx, ctx.sessions_table, [keys.head_key(i) for i in ids])
@@ -27,5 +29,6 @@ def search(ctx: Context, owner: str, query: str, limit: int) -> Plan[list[Sessio
             messages = yield from query_range(
                 ctx, head.session.id, 1, head.session.last_seq, newest_first=False, limit=None
             )
-            hits.extend(session_hits(head.session, (record_from_item(m) for m in messages), needle))
+            resolved = yield from resolve(ctx, messages)
+            hits.extend(session_hits(head.session, (record_from_item(m) for m in resolved), needle))
     return rank(hits, limit)

@@ -7,7 +7,7 @@ from typing import Any
 
 from store import cursor as cursors
 from store.backend import UNSET
-from store.dynamo import keys
+from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, boolean, n, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.items import head_from_item, head_item, metadata_attrs
@@ -26,6 +26,7 @@ from store.dynamo.plans.base import (
     write_session,
 )
 from store.dynamo.plans.base import query as run_query
+from store.dynamo.plans.objects import delete_prefix
 from store.errors import SessionExists
 from store.models import Page, Session
 from store.paging import SessionQuery
@@ -94,7 +95,7 @@ def create_session(
             attempt = yield from backoff(ctx, attempt, "create_session")
             continue
         break
-    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None))
+    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None, owner))
     return session
 
 
@@ -210,9 +211,12 @@ def delete_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Non
 
 
 def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
-    """Delete every item of a session: its messages, its partition in the sessions table (head last)
-    and its owner-index entry. Safe to repeat."""
+    """Delete every item and object of a session: its S3 prefix (artifacts, traces, spilled bodies),
+    its messages, its partition in the sessions table (head last) and its owner-index entry. Safe to
+    repeat: until the head goes, a repeated delete finds it and finishes."""
     ctx.forget(session_id)
+    if ctx.bucket is not None:
+        yield from delete_prefix(ctx, object_keys.session_prefix(owner, session_id))
     messages = yield from partition(ctx.messages_table, keys.SID, session_id, keys_of=keys.SEQ)
     yield from batch_delete(ctx, ctx.messages_table, messages)
     children = yield from partition(ctx.sessions_table, keys.PK, keys.session_pk(session_id), keys_of=keys.SK)

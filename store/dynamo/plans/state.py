@@ -6,17 +6,15 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from store.codec import encode, encode_all
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import Call, Plan
-from store.dynamo.items import body_attrs, body_value, record_from_item, state_from_item, state_item
+from store.dynamo.items import body_value, encoded_attrs, record_from_item, state_from_item, state_item
 from store.dynamo.plans.base import (
     Context,
     Position,
     at_position,
     batch_get,
-    check_sizes,
     find_head,
     get_item,
     guard,
@@ -33,6 +31,7 @@ from store.dynamo.plans.messages import (
     total_usage,
     usage_adds,
 )
+from store.dynamo.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.models import FullSession, Message, StateSnapshot
 from store.timeutil import iso
 from store.validation import new_id
@@ -44,13 +43,13 @@ def _state_actions(
     owner: str | None,
     pos: Position,
     now: datetime,
-    state: tuple[str, bytes],
+    stored: Item,
     new_seq: int,
     extra_sets: list[str],
     expr: Expr,
-    write_id: str,
     adds: list[str] | None = None,
 ) -> list[dict[str, Any]]:
+    """The head update and the state Put for a write against `pos`; `stored` is the staged state item."""
     condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=True, version=True)}"
     sets = [
         *touch(expr, session_id, now, pos.retention),
@@ -58,32 +57,31 @@ def _state_actions(
         f"{expr.name('state_version')} = {expr.value(n(pos.state_version + 1))}",
     ]
     head = head_update(ctx, session_id, expr, condition, sets, adds or ())
-    put = {
-        "Put": {
-            "TableName": ctx.sessions_table,
-            "Item": state_item(session_id, pos.state_version + 1, new_seq, state, now, write_id),
-        }
-    }
-    return [head, put]
+    item = {**stored, "version": n(pos.state_version + 1), "seq": n(new_seq)}
+    return [head, {"Put": {"TableName": ctx.sessions_table, "Item": item}}]
 
 
 def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> Plan[int]:
     """Store a new version of the state (conditional on `expected_version` when given); returns it."""
     now = ctx.now()
-    encoded = encode(state, "state")
     write_id = new_id()
-    check_sizes(ctx, [state_item(session_id, 0, 0, encoded, now, write_id)], "save_state")
+    inline = state_item(session_id, 0, 0, encode(ctx, state, "state"), now, write_id)
+    staged = yield from stage(ctx, [inline], "save_state", session=(session_id, owner), write_id=write_id)
 
     def build(pos: Position) -> list[dict[str, Any]]:
-        return _state_actions(ctx, session_id, owner, pos, now, encoded, pos.last_seq, [], Expr(), write_id)
+        actions = _state_actions(ctx, session_id, owner, pos, now, staged.items[0], pos.last_seq, [], Expr())
+        return actions + staged.release(ctx)
 
     def landed(pos: Position) -> Plan[bool]:
         item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
         return item is not None and item.get("write_id") == s(write_id) and item["version"] == n(pos.state_version + 1)
 
-    pos, _ = yield from write_session(
-        ctx, session_id, owner, build, what="save_state", expect_version=expected_version, landed=landed
-    )
+    def write() -> Plan[tuple[Position, dict[str, Any]]]:
+        return write_session(
+            ctx, session_id, owner, build, what="save_state", expect_version=expected_version, landed=landed
+        )
+
+    pos, _ = yield from committed(ctx, staged, write)
     ctx.remember(session_id, replace(pos, state_version=pos.state_version + 1))
     return pos.state_version + 1
 
@@ -93,10 +91,12 @@ def save_full(
 ) -> Plan[StateSnapshot]:
     """Append messages and store the state that follows them, in one transaction."""
     now = ctx.now()
-    encoded = encode_all([*(m.body() for m in messages), state], "save_full")
-    items = drafts(ctx, session_id, messages, now, "save_full", encoded[:-1])
+    encoded = encode_all(ctx, [*(m.body() for m in messages), state], "save_full")
     write_id = new_id()
-    check_sizes(ctx, [*items, state_item(session_id, 0, 0, encoded[-1], now, write_id)], "save_full")
+    inline = [*drafts(ctx, session_id, messages, now, "save_full", encoded[:-1])]
+    inline.append(state_item(session_id, 0, 0, encoded[-1], now, write_id))
+    staged = yield from stage(ctx, inline, "save_full", session=(session_id, owner), write_id=write_id)
+    items, stored_state = staged.items[:-1], staged.items[-1]
     total = total_usage(messages)
 
     def build(pos: Position) -> list[dict[str, Any]]:
@@ -104,19 +104,22 @@ def save_full(
         new_seq = pos.last_seq + len(items)
         seq_set = f"{expr.name('last_seq')} = {expr.value(n(new_seq))}"
         actions = _state_actions(
-            ctx, session_id, owner, pos, now, encoded[-1], new_seq, [seq_set], expr, write_id, usage_adds(expr, total)
+            ctx, session_id, owner, pos, now, stored_state, new_seq, [seq_set], expr, usage_adds(expr, total)
         )
-        return actions + message_puts(ctx, items, pos.last_seq + 1)
+        return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
 
-    pos, _ = yield from write_session(
-        ctx,
-        session_id,
-        owner,
-        build,
-        what="save_full",
-        expect_seq=expected_seq,
-        landed=first_message_landed(ctx, session_id, items),
-    )
+    def write() -> Plan[tuple[Position, dict[str, Any]]]:
+        return write_session(
+            ctx,
+            session_id,
+            owner,
+            build,
+            what="save_full",
+            expect_seq=expected_seq,
+            landed=first_message_landed(ctx, session_id, items),
+        )
+
+    pos, _ = yield from committed(ctx, staged, write)
     new_seq = pos.last_seq + len(items)
     ctx.remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
     return StateSnapshot(version=pos.state_version + 1, state=state, seq=new_seq, saved_at=now)
@@ -132,6 +135,7 @@ def load_child(ctx: Context, session_id: str, owner: str | None, sk: str) -> Pla
 
 def load_state(ctx: Context, session_id: str, owner: str | None) -> Plan[StateSnapshot | None]:
     item = yield from load_child(ctx, session_id, owner, keys.STATE)
+    item = yield from resolve_one(ctx, item)
     return None if item is None else state_from_item(item)
 
 
@@ -153,10 +157,12 @@ def load_full(ctx: Context, session_id: str, owner: str | None, since_compaction
     if since_compaction and head.session.compaction_seq is not None:
         lo = head.session.compaction_seq
     items = yield from query_range(ctx, session_id, lo, head.session.last_seq, newest_first=False, limit=None)
+    state_items = [found[1]] if found[1] else []
+    resolved = yield from resolve(ctx, [*state_items, *items])
     return FullSession(
         session=head.session,
-        messages=[record_from_item(i) for i in items],
-        state=state_from_item(found[1]) if found[1] else None,
+        messages=[record_from_item(i) for i in resolved[len(state_items) :]],
+        state=state_from_item(resolved[0]) if state_items else None,
     )
 
 
@@ -165,22 +171,25 @@ def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: 
     `value` None deletes the item instead (idempotently)."""
     now = ctx.now()
     key = keys.session_key(session_id, sk)
+    staged = Staged([])
     if value is not None:
-        item: Item = {**key, "saved_at": s(iso(now)), **body_attrs(value, what)}
-        check_sizes(ctx, [item], what)
-        child: dict[str, Any] = {"Put": {"TableName": ctx.sessions_table, "Item": item}}
+        item: Item = {**key, "saved_at": s(iso(now)), **encoded_attrs(encode(ctx, value, what))}
+        staged = yield from stage(ctx, [item], what, session=(session_id, owner), write_id=new_id())
+        child: dict[str, Any] = {"Put": {"TableName": ctx.sessions_table, "Item": staged.items[0]}}
     else:
         child = {"Delete": {"TableName": ctx.sessions_table, "Key": key}}
 
     def build(pos: Position) -> list[dict[str, Any]]:
         expr = Expr()
         condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-        return [head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention)), child]
+        head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
+        return [head, child, *staged.release(ctx)]
 
-    yield from write_session(ctx, session_id, owner, build, what=what)
+    yield from committed(ctx, staged, lambda: write_session(ctx, session_id, owner, build, what=what))
 
 
 def load_value(ctx: Context, session_id: str, owner: str | None, sk: str, default: Any) -> Plan[Any]:
     """The JSON value `put_child` stored, or `default`."""
     item = yield from load_child(ctx, session_id, owner, sk)
+    item = yield from resolve_one(ctx, item)
     return default if item is None else body_value(item)

@@ -1,0 +1,496 @@
+"""Plans for versioned artifacts: bytes in S3, the index in the session's partition.
+
+Items (sessions table, the session's partition; `<d>` is the digest of the artifact's name):
+- `ART#<d>`: the name's index: `latest` version, `deleted_through` (versions up to it were deleted),
+  `live`, and the latest version's fields (so listing and reading the latest take one read);
+- `ARTV#<d>#<version>`: one version: its object key (`object`), size, sha256, content type, metadata.
+
+A version number is allocated when the upload commits: one transaction moves the index from
+`latest` = v-1 to v (a condition), puts the version item (which must not exist), touches the
+session head and removes the upload's intent. Two writers cannot both move the index from the same
+value, so they cannot get the same version; the loser re-reads the index and takes the next one.
+Version numbers are never reused, even after `delete_artifact`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from store.dynamo import keys, object_keys
+from store.dynamo.attrs import Expr, Item, boolean, get_int, get_s, n, need_s, s
+from store.dynamo.calls import AwsError, Plan
+from store.dynamo.plans.base import (
+    Cancelled,
+    Context,
+    Position,
+    at_position,
+    backoff,
+    batch_delete,
+    batch_get,
+    find_head,
+    get_item,
+    guard,
+    head_update,
+    live_head,
+    partition_prefix,
+    query,
+    read_head,
+    touch,
+    write_session,
+)
+from store.dynamo.plans.objects import (
+    Intent,
+    abandon,
+    delete_objects,
+    intent_key,
+    load_intent,
+    record_intent,
+    s3,
+    session_owner,
+)
+from store.dynamo.plans.uploads import Uploaded, digest_object, upload
+from store.errors import InvalidInput, StoreError
+from store.models import ArtifactVersion, PresignedUpload
+from store.timeutil import from_epoch, iso, parse_iso
+from store.validation import new_id
+
+OBJECT = "object"  # the attribute of a version item holding its S3 key (a pointer, for the reclaimer)
+LATEST_KEY = "latest_key"
+KIND_ARTIFACT = "artifact"
+
+
+# ---------------------------------------------------------------- items
+
+
+def _fields(name: str, version: int, up: Uploaded, content_type: str, metadata: dict[str, str], at: str) -> Item:
+    return {
+        "name": s(name),
+        "version": n(version),
+        "size": n(up.size),
+        "sha256": s(up.sha256),
+        "content_type": s(content_type),
+        "metadata": s(json.dumps(metadata, sort_keys=True)),
+        "created_at": s(at),
+    }
+
+
+def version_from_item(session_id: str, item: Item) -> ArtifactVersion:
+    return ArtifactVersion(
+        session_id=session_id,
+        name=need_s(item, "name"),
+        version=get_int(item, "version"),
+        size=get_int(item, "size"),
+        sha256=need_s(item, "sha256"),
+        content_type=need_s(item, "content_type"),
+        metadata=json.loads(get_s(item, "metadata") or "{}"),
+        created_at=parse_iso(need_s(item, "created_at")),
+    )
+
+
+def index_live(item: Item | None) -> bool:
+    return item is not None and bool(item.get("live", {}).get("BOOL")) and get_int(item, "latest") > 0
+
+
+def visible(index: Item | None, version: int) -> bool:
+    """True when `version` of the name is readable: the name is live and the version was not deleted."""
+    return index_live(index) and get_int(index or {}, "deleted_through") < version <= get_int(index or {}, "latest")
+
+
+# ---------------------------------------------------------------- reads
+
+
+def read_index(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
+) -> Plan[tuple[Item | None, Item | None]]:
+    """The name's index and the wanted version's item (the latest's fields come from the index), in one
+    BatchGetItem with the session head; SessionNotFound when the session is not live for `owner`."""
+    d = object_keys.digest(name)
+    wanted = [keys.head_key(session_id), keys.session_key(session_id, keys.artifact_sk(d))]
+    if version is not None:
+        wanted.append(keys.session_key(session_id, keys.artifact_version_sk(d, version)))
+    items = yield from batch_get(ctx, ctx.sessions_table, wanted)
+    live_head(ctx, session_id, find_head(items, session_id), owner)
+    by_sk = {i[keys.SK]["S"]: i for i in items}
+    index = by_sk.get(keys.artifact_sk(d))
+    if version is None:
+        if not index_live(index):
+            return index, None
+        assert index is not None
+        return index, {**index, OBJECT: index[LATEST_KEY]}
+    item = by_sk.get(keys.artifact_version_sk(d, version))
+    return index, item if item is not None and visible(index, version) else None
+
+
+def find_version(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
+) -> Plan[tuple[ArtifactVersion, str] | None]:
+    """The version (latest when None) and its object key, or None when absent."""
+    _, item = yield from read_index(ctx, session_id, owner, name, version)
+    if item is None:
+        return None
+    return version_from_item(session_id, item), need_s(item, OBJECT)
+
+
+def get_artifact(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
+) -> Plan[bytes | None]:
+    found = yield from find_version(ctx, session_id, owner, name, version)
+    if found is None:
+        return None
+    resp = yield from _get_object(ctx, found[1])
+    return bytes(resp["Body"])
+
+
+def open_artifact(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
+) -> Plan[tuple[ArtifactVersion, Any] | None]:
+    """The version and a streaming body (the driver's) to read it from, or None when absent."""
+    found = yield from find_version(ctx, session_id, owner, name, version)
+    if found is None:
+        return None
+    resp = yield from _get_object(ctx, found[1], stream=True)
+    return found[0], resp["Body"]
+
+
+def _get_object(ctx: Context, key: str, *, stream: bool = False) -> Plan[dict[str, Any]]:
+    try:
+        resp: dict[str, Any] = yield s3("get_object", ctx, stream=stream, Key=key)
+    except AwsError as err:
+        if err.code in ("NoSuchKey", "404"):
+            raise StoreError(f"an artifact's object is missing from the bucket: {key}") from None
+        raise
+    return resp
+
+
+def list_artifacts(ctx: Context, session_id: str, owner: str | None) -> Plan[list[ArtifactVersion]]:
+    """The latest version of every live name, sorted by name: one GetItem and one Query per 1 MB."""
+    yield from read_head(ctx, session_id, owner)
+    items = yield from partition_prefix(ctx, session_id, keys.ARTIFACT_PREFIX)
+    found = [version_from_item(session_id, i) for i in items if index_live(i)]
+    return sorted(found, key=lambda a: a.name)
+
+
+def list_versions(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[list[ArtifactVersion]]:
+    """Every live version of a name, oldest first."""
+    index, _ = yield from read_index(ctx, session_id, owner, name, None)
+    if not index_live(index):
+        return []
+    assert index is not None
+    d = object_keys.digest(name)
+    lo = get_int(index, "deleted_through") + 1
+    items = yield from _version_range(ctx, session_id, d, lo, get_int(index, "latest"))
+    return [version_from_item(session_id, i) for i in items]
+
+
+def _version_range(ctx: Context, session_id: str, d: str, lo: int, hi: int) -> Plan[list[Item]]:
+    if lo > hi:
+        return []
+    expr = Expr()
+    items: list[Item] = yield from query(
+        {
+            "TableName": ctx.sessions_table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.session_pk(session_id)))} AND "
+            f"{expr.name(keys.SK)} BETWEEN {expr.value(s(keys.artifact_version_sk(d, lo)))} AND "
+            f"{expr.value(s(keys.artifact_version_sk(d, hi)))}",
+            **expr.params(),
+        }
+    )
+    return items
+
+
+# ---------------------------------------------------------------- writes
+
+
+def _intent_for(
+    ctx: Context, session_id: str, owner: str | None, name: str, extra: Item, grace: Any = None
+) -> Plan[tuple[Intent, str]]:
+    """Record the intent for one artifact object of this session; returns it and the object's key."""
+    attempt = 0
+    while True:
+        owner_of = yield from session_owner(ctx, session_id, owner)
+        upload_id = new_id()
+        key = object_keys.artifact_key(object_keys.session_prefix(owner_of, session_id), name, upload_id)
+        intent = yield from record_intent(
+            ctx,
+            [key],
+            session=(session_id, owner, owner_of),
+            upload_id=upload_id,
+            extra={"kind": s(KIND_ARTIFACT), "session_id": s(session_id), "name": s(name), **extra},
+            grace=grace,
+        )
+        if intent is not None:
+            return intent, key
+        attempt = yield from backoff(ctx, attempt, "put_artifact")
+
+
+def put_artifact(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    name: str,
+    data: Any,
+    content_type: str,
+    metadata: dict[str, str],
+) -> Plan[ArtifactVersion]:
+    """Upload `data` behind an intent, then commit it as the name's next version."""
+    intent, key = yield from _intent_for(ctx, session_id, owner, name, {})
+    try:
+        uploaded = yield from upload(ctx, key, data, content_type)
+    except (AwsError, StoreError):
+        yield from abandon(ctx, intent)
+        raise
+    return (yield from commit(ctx, session_id, owner, name, key, uploaded, content_type, metadata, intent))
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try at committing an upload as `version`, the index being at `latest`."""
+
+    session_id: str
+    owner: str | None
+    digest: str
+    key: str
+    intent: Intent
+    fields: Item
+    version: int
+    latest: int
+    deleted_through: int
+    now: datetime
+
+    def actions(self, ctx: Context, pos: Position) -> list[dict[str, Any]]:
+        """Head touch, index move latest -> version, version put, intent release (in this order)."""
+        expr = Expr()
+        condition = f"{guard(expr, self.now, self.owner)} AND {at_position(expr, pos, seq=False)}"
+        head = head_update(ctx, self.session_id, expr, condition, touch(expr, self.session_id, self.now, pos.retention))
+        iexpr = Expr()
+        lat = iexpr.name("latest")
+        sets = [f"{iexpr.name(k)} = {iexpr.value(v)}" for k, v in self.fields.items()]
+        sets += [
+            f"{iexpr.name(LATEST_KEY)} = {iexpr.value(s(self.key))}",
+            f"{iexpr.name('live')} = {iexpr.value(boolean(True))}",
+            f"{iexpr.name('deleted_through')} = {iexpr.value(n(self.deleted_through))}",
+            f"{lat} = {iexpr.value(n(self.version))}",
+        ]
+        expected = f"attribute_not_exists({lat})" if self.latest == 0 else f"{lat} = {iexpr.value(n(self.latest))}"
+        index = {
+            "Update": {
+                "TableName": ctx.sessions_table,
+                "Key": keys.session_key(self.session_id, keys.artifact_sk(self.digest)),
+                "UpdateExpression": "SET " + ", ".join(sets),
+                "ConditionExpression": expected,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                **iexpr.params(),
+            }
+        }
+        vexpr = Expr()
+        vkey = keys.session_key(self.session_id, keys.artifact_version_sk(self.digest, self.version))
+        put = {
+            "Put": {
+                "TableName": ctx.sessions_table,
+                "Item": {**vkey, **self.fields, OBJECT: s(self.key)},
+                "ConditionExpression": f"attribute_not_exists({vexpr.name(keys.PK)})",
+                **vexpr.params(),
+            }
+        }
+        return [head, index, put, self.intent.release(ctx)]
+
+    def landed(self, ctx: Context, pos: Position) -> Plan[bool]:
+        """True when this attempt's version item is stored (a resent commit whose response was lost)."""
+        vkey = keys.session_key(self.session_id, keys.artifact_version_sk(self.digest, self.version))
+        item = yield from get_item(ctx.sessions_table, vkey)
+        return item is not None and item.get(OBJECT) == s(self.key)
+
+
+def commit(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    name: str,
+    key: str,
+    uploaded: Uploaded,
+    content_type: str,
+    metadata: dict[str, str],
+    intent: Intent,
+) -> Plan[ArtifactVersion]:
+    """Make the uploaded object the name's next version (see the module docstring)."""
+    d = object_keys.digest(name)
+    ikey = keys.session_key(session_id, keys.artifact_sk(d))
+    latest, deleted_through, attempt = 0, 0, 0
+    while True:
+        now = ctx.now()
+        fields = _fields(name, latest + 1, uploaded, content_type, metadata, iso(now))
+        tr = Attempt(session_id, owner, d, key, intent, fields, latest + 1, latest, deleted_through, now)
+        try:
+            yield from write_session(
+                ctx, session_id, owner, partial(tr.actions, ctx), what="put_artifact", landed=partial(tr.landed, ctx)
+            )
+            return version_from_item(session_id, fields)
+        except Cancelled as exc:
+            if exc.failed.failed(3):  # the intent is gone: our commit landed earlier, or the upload expired
+                mine = yield from _committed_version(ctx, session_id, d, key)
+                if mine is not None:
+                    return mine
+                yield from abandon(ctx, intent)
+                raise StoreError("the upload expired before it was committed; upload again") from None
+            if not exc.failed.failed(1) and not exc.failed.failed(2):
+                yield from abandon(ctx, intent)
+                raise
+            old = exc.failed.old(1) or (yield from get_item(ctx.sessions_table, ikey))
+            latest = get_int(old or {}, "latest")
+            if exc.failed.failed(2) and not exc.failed.failed(1):
+                latest = max(latest, tr.version)  # a version item exists beyond the index: skip past it
+            deleted_through = get_int(old or {}, "deleted_through") if index_live(old) else latest
+            attempt = yield from backoff(ctx, attempt, "put_artifact")
+        except StoreError:
+            yield from abandon(ctx, intent)
+            raise
+
+
+def _committed_version(ctx: Context, session_id: str, d: str, key: str) -> Plan[ArtifactVersion | None]:
+    """The version whose object is `key`, if one was committed (searched newest first)."""
+    expr = Expr()
+    items = yield from query(
+        {
+            "TableName": ctx.sessions_table,
+            "ConsistentRead": True,
+            "ScanIndexForward": False,
+            "KeyConditionExpression": f"{expr.name(keys.PK)} = {expr.value(s(keys.session_pk(session_id)))} AND "
+            f"begins_with({expr.name(keys.SK)}, {expr.value(s(keys.artifact_versions_prefix(d)))})",
+            **expr.params(),
+        },
+        limit=100,
+    )
+    mine = next((i for i in items if i.get(OBJECT) == s(key)), None)
+    return None if mine is None else version_from_item(session_id, mine)
+
+
+def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[None]:
+    """Hide every version at once (the index is marked deleted through its latest version, in one
+    conditional write with the head's touch), then delete the version items and their objects.
+    Idempotent; repeating it finishes a deletion that was interrupted."""
+    d = object_keys.digest(name)
+    ikey = keys.session_key(session_id, keys.artifact_sk(d))
+    attempt = 0
+    while True:
+        index, _ = yield from read_index(ctx, session_id, owner, name, None)
+        if index is None:
+            return
+        latest = get_int(index, "latest")
+        if index_live(index):
+            now = ctx.now()
+
+            def build(pos: Position, latest: int = latest, now: Any = now) -> list[dict[str, Any]]:
+                expr = Expr()
+                condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
+                head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
+                iexpr = Expr()
+                mark = {
+                    "Update": {
+                        "TableName": ctx.sessions_table,
+                        "Key": ikey,
+                        "UpdateExpression": f"SET {iexpr.name('live')} = {iexpr.value(boolean(False))}, "
+                        f"{iexpr.name('deleted_through')} = {iexpr.value(n(latest))}",
+                        "ConditionExpression": f"{iexpr.name('latest')} = {iexpr.value(n(latest))}",
+                        **iexpr.params(),
+                    }
+                }
+                return [head, mark]
+
+            try:
+                yield from write_session(ctx, session_id, owner, build, what="delete_artifact")
+            except Cancelled:
+                attempt = yield from backoff(ctx, attempt, "delete_artifact")
+                continue
+        break
+    items = yield from _version_range(ctx, session_id, d, 1, latest)
+    yield from batch_delete(ctx, ctx.sessions_table, [{keys.PK: i[keys.PK], keys.SK: i[keys.SK]} for i in items])
+    yield from delete_objects(ctx, [need_s(i, OBJECT) for i in items])
+
+
+# ---------------------------------------------------------------- presigned URLs
+
+
+def presign_get(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
+) -> Plan[str | None]:
+    """A SigV4 URL for downloading a version (None when absent)."""
+    found = yield from find_version(ctx, session_id, owner, name, version)
+    if found is None:
+        return None
+    av, key = found
+    params = {"Bucket": ctx.bucket, "Key": key, "ResponseContentType": av.content_type}
+    url: str = yield s3("generate_presigned_url", ctx, ClientMethod="get_object", Params=params, ExpiresIn=expires_in)
+    return url
+
+
+def presign_put(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    name: str,
+    content_type: str,
+    metadata: dict[str, str],
+    expires_in: int,
+) -> Plan[PresignedUpload]:
+    """A SigV4 URL for uploading a new version, behind an intent that outlives the URL by the upload
+    grace. The bytes become a version only through `confirm_upload`."""
+    grace = ctx.settings.upload_grace + timedelta(seconds=expires_in)
+    extra = {"content_type": s(content_type), "metadata": s(json.dumps(metadata, sort_keys=True))}
+    intent, key = yield from _intent_for(ctx, session_id, owner, name, extra, grace)
+    params = {"Bucket": ctx.bucket, "Key": key, "ContentType": content_type}
+    url: str = yield s3("generate_presigned_url", ctx, ClientMethod="put_object", Params=params, ExpiresIn=expires_in)
+    return PresignedUpload(
+        url=url,
+        upload_id=intent.key[keys.PK]["S"].split("#", 1)[1],
+        session_id=session_id,
+        name=name,
+        expires_at=from_epoch(int(ctx.now().timestamp()) + expires_in),
+        headers={"Content-Type": content_type},
+    )
+
+
+def upload_id_of(upload: str) -> str:
+    """The upload id in a presigned URL (the last path segment of its key) or given as is."""
+    candidate = upload
+    if "://" in upload:
+        candidate = urlsplit(upload).path.rstrip("/").rsplit("/", 1)[-1]
+    if not object_keys.UPLOAD_ID.fullmatch(candidate):
+        raise InvalidInput("upload must be an upload id or the presigned URL it was issued with")
+    return candidate
+
+
+def confirm_upload(ctx: Context, session_id: str, owner: str | None, name: str, upload: str) -> Plan[ArtifactVersion]:
+    """Check the object a presigned PUT wrote (size and SHA-256, read back) and commit it as the name's
+    next version. InvalidInput when the upload id is not a pending upload of this session and name,
+    or nothing was uploaded yet; confirming twice returns the version the first confirm made."""
+    upload_id = upload_id_of(upload)
+    item = yield from load_intent(ctx, upload_id)
+    if item is None:
+        return (yield from _confirmed_before(ctx, session_id, owner, name, upload_id))
+    if get_s(item, "session_id") != session_id or get_s(item, "name") != name or get_s(item, "kind") != KIND_ARTIFACT:
+        raise InvalidInput("upload does not belong to this session and artifact name")
+    yield from read_head(ctx, session_id, owner)
+    key = item["objects"]["L"][0]["S"]
+    intent = Intent(intent_key(upload_id), [key])
+    uploaded = yield from digest_object(ctx, key)
+    if uploaded is None:
+        raise InvalidInput("nothing has been uploaded to that URL yet")
+    content_type = get_s(item, "content_type") or "application/octet-stream"
+    metadata = json.loads(get_s(item, "metadata") or "{}")
+    return (yield from commit(ctx, session_id, owner, name, key, uploaded, content_type, metadata, intent))
+
+
+def _confirmed_before(
+    ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
+) -> Plan[ArtifactVersion]:
+    head = yield from read_head(ctx, session_id, owner)
+    key = object_keys.artifact_key(object_keys.session_prefix(head.session.owner, session_id), name, upload_id)
+    mine = yield from _committed_version(ctx, session_id, object_keys.digest(name), key)
+    if mine is None:
+        raise InvalidInput("no pending upload with that id (it expired, or was never issued)")
+    return mine

@@ -1,0 +1,78 @@
+"""Reclaiming S3 objects nothing points to, driven by the sessions table's stream (NEW_AND_OLD_IMAGES).
+
+Every object is unique to the one item (or intent) that names it, so the rules are local to one
+stream record:
+- an item that pointed to objects (`ref`: a spilled body; `object`: an artifact version) and was
+  removed, or modified to point elsewhere, releases the objects it no longer names;
+- an upload intent removed by DynamoDB's TTL (never by its writer's commit, which deletes it by hand)
+  means the upload was never committed: its objects go, except a trace batch of a session that is
+  still live (trace intents are left to expire; their batches are referenced by number).
+The stream-driven cascade function calls `reclaim_record` for each record; it is idempotent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.dynamo import keys, object_keys
+from store.dynamo.attrs import Item, get_s
+from store.dynamo.calls import Plan
+from store.dynamo.items import head_from_item
+from store.dynamo.plans.base import Context, get_item
+from store.dynamo.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
+
+POINTERS = ("ref", "object")
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+
+
+def pointers(item: Item | None) -> set[str]:
+    """The object keys an item names (for an intent: the objects it covers)."""
+    if not item:
+        return set()
+    found = {str(item[a]["S"]) for a in POINTERS if a in item and "S" in item[a]}
+    if OBJECTS in item:
+        found |= {str(v["S"]) for v in item[OBJECTS].get("L", [])}
+    return found
+
+
+def removed_by_ttl(record: dict[str, Any]) -> bool:
+    identity = record.get("userIdentity") or {}
+    return identity.get("type") == "Service" and identity.get("principalId") == TTL_PRINCIPAL
+
+
+def is_intent(item: Item | None) -> bool:
+    return bool(item) and str(item.get(keys.PK, {}).get("S", "")).startswith(INTENT_PREFIX)  # type: ignore[union-attr]
+
+
+def released(ctx: Context, record: dict[str, Any]) -> Plan[list[str]]:
+    """The object keys a stream record releases (see the module docstring)."""
+    change = record.get("dynamodb") or {}
+    old, new = change.get("OldImage"), change.get("NewImage")
+    if is_intent(old):
+        if record.get("eventName") != "REMOVE" or not removed_by_ttl(record):
+            return []
+        if get_s(old or {}, "kind") == "trace":
+            alive = yield from _session_live(ctx, get_s(old or {}, "session_id"), get_s(old or {}, "owner"))
+            if alive:
+                return []
+        return sorted(pointers(old))
+    if is_intent(new):
+        return []
+    return sorted(pointers(old) - pointers(new))
+
+
+def _session_live(ctx: Context, session_id: str | None, owner: str | None) -> Plan[bool]:
+    if not session_id:
+        return False
+    item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    if item is None:
+        return False
+    head = head_from_item(item)
+    same_scope = owner is None or object_keys.digest(head.session.owner) == object_keys.digest(owner)
+    return same_scope and head.live(ctx.now(), None)
+
+
+def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Delete the objects one stream record releases; returns how many."""
+    found = yield from released(ctx, record)
+    yield from delete_objects(ctx, found)
+    return len(found)

@@ -1,0 +1,159 @@
+"""Plans for trace events: each batch one gzip-compressed JSON-lines object in S3.
+
+A run's item (`RUN#<run id>` in the session's partition) counts its batches. Appending allocates
+the next batch number with a conditional write (the count must still be what this store last saw,
+or what the failed condition returned), in one transaction with the session head's touch; the
+batch is then written to `traces/<run id>/<batch number>`. Batches of one run are therefore
+ordered by allocation, even when concurrent invocations append to the same run, and loading reads
+batches 1..count concurrently. A batch whose upload failed after its number was allocated is a gap
+that loading skips (the append raised, so its caller knows).
+
+The allocating transaction also stores an intent naming the batch's key, left to expire: when it
+does, the reclaimer deletes the object only if its session is gone (a trace upload that landed
+after its session was deleted); a batch of a live session is kept."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+from store import codec
+from store.dynamo import keys, object_keys
+from store.dynamo.attrs import Expr, Item, get_int, get_s, n, s
+from store.dynamo.calls import AwsError, Parallel, Plan
+from store.dynamo.plans.base import (
+    Cancelled,
+    Context,
+    Position,
+    at_position,
+    backoff,
+    batch_get,
+    find_head,
+    guard,
+    head_update,
+    live_head,
+    partition_prefix,
+    read_head,
+    touch,
+    write_session,
+)
+from store.dynamo.plans.objects import intent_item, intent_key, s3, session_owner
+from store.errors import PayloadTooLarge
+from store.timeutil import iso
+from store.validation import new_id
+
+GZIP_LEVEL = 6
+KIND_TRACE = "trace"
+LOAD_CONCURRENCY = 32
+
+
+def encode_batch(events: list[dict[str, Any]]) -> bytes:
+    """Events as gzip-compressed JSON lines (one compact JSON object per line)."""
+    lines = "".join(codec.dumps(e, "trace event") + "\n" for e in events)
+    return gzip.compress(lines.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def decode_batch(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines() if line]
+
+
+def append_trace_events(
+    ctx: Context, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]
+) -> Plan[int]:
+    """Append one batch to a run; returns its batch number (1, 2, 3, ... per run)."""
+    body = encode_batch(events)
+    if len(body) > ctx.settings.max_payload_bytes:
+        raise PayloadTooLarge(
+            f"a trace batch is {len(body)} bytes compressed; the limit is {ctx.settings.max_payload_bytes}"
+        )
+    owner_of = yield from session_owner(ctx, session_id, owner)
+    prefix = object_keys.session_prefix(owner_of, session_id)
+    cache_key = f"{session_id}/{run_id}"
+    known = ctx.trace_batches.get(cache_key) or 0
+    attempt = 0
+    while True:
+        now = ctx.now()
+
+        def build(pos: Position, known: int = known, now: Any = now) -> list[dict[str, Any]]:
+            expr = Expr()
+            condition = f"{guard(expr, now, owner or owner_of)} AND {at_position(expr, pos, seq=False)}"
+            head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
+            rexpr = Expr()
+            count = rexpr.name("batches")
+            stamp = rexpr.value(s(iso(now)))
+            run = {
+                "Update": {
+                    "TableName": ctx.sessions_table,
+                    "Key": keys.session_key(session_id, keys.run_sk(run_id)),
+                    "UpdateExpression": f"SET {count} = {rexpr.value(n(known + 1))}, "
+                    f"{rexpr.name('run_id')} = {rexpr.value(s(run_id))}, "
+                    f"{rexpr.name('created_at')} = if_not_exists({rexpr.name('created_at')}, {stamp}), "
+                    f"{rexpr.name('updated_at')} = {stamp} "
+                    f"ADD {rexpr.name('events')} {rexpr.value(n(len(events)))}",
+                    "ConditionExpression": f"attribute_not_exists({count})"
+                    if known == 0
+                    else f"{count} = {rexpr.value(n(known))}",
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    **rexpr.params(),
+                }
+            }
+            key = object_keys.trace_key(prefix, run_id, known + 1)
+            extra = {"kind": s(KIND_TRACE), "session_id": s(session_id), "owner": s(owner_of)}
+            intent = intent_item(ctx, intent_key(new_id()), [key], extra)
+            return [head, run, {"Put": {"TableName": ctx.sessions_table, "Item": intent}}]
+
+        try:
+            yield from write_session(ctx, session_id, owner, build, what="append_trace_events")
+        except Cancelled as exc:
+            if not exc.failed.failed(1):
+                raise
+            known = get_int(exc.failed.old(1) or {}, "batches")
+            attempt = yield from backoff(ctx, attempt, "append_trace_events")
+            continue
+        break
+    batch = known + 1
+    ctx.trace_batches.put(cache_key, batch)
+    key = object_keys.trace_key(prefix, run_id, batch)
+    yield s3("put_object", ctx, Key=key, Body=body, ContentType="application/x-ndjson", ContentEncoding="gzip")
+    return batch
+
+
+def _runs(ctx: Context, session_id: str, owner: str | None, run_id: str | None) -> Plan[tuple[str, list[Item]]]:
+    """The session owner and the run items wanted (one run, or all in order of their first batch)."""
+    if run_id is not None:
+        wanted = [keys.head_key(session_id), keys.session_key(session_id, keys.run_sk(run_id))]
+        items = yield from batch_get(ctx, ctx.sessions_table, wanted)
+        head = live_head(ctx, session_id, find_head(items, session_id), owner)
+        return head.session.owner, [i for i in items if i[keys.SK]["S"] == keys.run_sk(run_id)]
+    head = yield from read_head(ctx, session_id, owner)
+    runs = yield from partition_prefix(ctx, session_id, keys.RUN_PREFIX)
+    runs.sort(key=lambda r: (get_s(r, "created_at") or "", get_s(r, "run_id") or ""))
+    return head.session.owner, runs
+
+
+def list_trace_runs(ctx: Context, session_id: str, owner: str | None) -> Plan[list[str]]:
+    _, runs = yield from _runs(ctx, session_id, owner, None)
+    return [get_s(r, "run_id") or "" for r in runs]
+
+
+def load_trace_events(
+    ctx: Context, session_id: str, owner: str | None, run_id: str | None
+) -> Plan[list[dict[str, Any]]]:
+    """Events of one run (or of every run, runs in order of their first batch), batches in order."""
+    owner_of, runs = yield from _runs(ctx, session_id, owner, run_id)
+    prefix = object_keys.session_prefix(owner_of, session_id)
+    events: list[dict[str, Any]] = []
+    for run in runs:
+        rid, count = get_s(run, "run_id") or "", get_int(run, "batches")
+        for start in range(1, count + 1, LOAD_CONCURRENCY):
+            numbers = range(start, min(count, start + LOAD_CONCURRENCY - 1) + 1)
+            calls = tuple(s3("get_object", ctx, Key=object_keys.trace_key(prefix, rid, b)) for b in numbers)
+            responses = yield Parallel(calls, return_errors=True)
+            for resp in responses:
+                if isinstance(resp, AwsError):
+                    if resp.code in ("NoSuchKey", "404"):
+                        continue  # a batch whose upload failed after its number was allocated
+                    raise resp
+                events.extend(decode_batch(bytes(resp["Body"])))
+    return events
