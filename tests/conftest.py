@@ -189,7 +189,6 @@ def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harnes
         assert h.requests.count("Scan") == 0, "the store must never scan"
 
 
-
 @pytest.fixture
 def store(harness: Harness) -> SessionStore:
     return harness.store
