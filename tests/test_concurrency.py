@@ -12,7 +12,7 @@ from botocore.config import Config
 
 from infra.local import create_tables, local_client
 from store import Conflict, SessionStore
-from store.session_store import retry_config
+from store.session_store import retry_config, s3_config
 
 WRITERS = 8
 APPENDS_EACH = 25
@@ -23,11 +23,25 @@ def server_client(moto_endpoint: str) -> Any:
     return local_client(endpoint_url=moto_endpoint, config=retry_config(Config(max_pool_connections=32)))
 
 
+@pytest.fixture(scope="module")
+def server_s3(moto_endpoint: str) -> Any:
+    return local_client(
+        "s3", endpoint_url=moto_endpoint, config=s3_config(Config(max_pool_connections=32), path_style=True)
+    )
+
+
 @pytest.fixture
-def stores(server_client: Any, request: pytest.FixtureRequest) -> Callable[[], SessionStore]:
-    """A factory of independent stores (own position caches, as separate processes) over fresh tables."""
-    tables = create_tables(server_client, prefix=f"conc-{request.node.name[:40]}")
-    return lambda: SessionStore(tables.sessions, tables.messages, client=server_client)
+def stores(server_client: Any, server_s3: Any, request: pytest.FixtureRequest) -> Callable[[], SessionStore]:
+    """A factory of independent stores (own position caches, as separate processes) over fresh tables
+    and a fresh bucket."""
+    tables = create_tables(server_client, prefix=f"conc-{request.node.name[:40]}".lower(), s3=server_s3)
+
+    def make() -> SessionStore:
+        return SessionStore(
+            tables.sessions, tables.messages, bucket=tables.bucket, client=server_client, s3_client=server_s3
+        )
+
+    return make
 
 
 def run_threads(target: Callable[[int], None], count: int) -> list[BaseException]:
@@ -118,3 +132,38 @@ def test_concurrent_usage_updates_keep_totals(stores: Callable[[], SessionStore]
     session = store.get_session(sid)
     assert session.usage.input_tokens == sum(30 + i for i in range(8))
     assert session.usage.cost == pytest.approx(8 * 1.5)
+
+
+def test_concurrent_writers_of_one_artifact_get_distinct_versions(stores: Callable[[], SessionStore]) -> None:
+    sid = stores().create_session("alice").id
+    writers = [stores() for _ in range(WRITERS)]
+    got: list[int] = [0] * WRITERS
+
+    def write(i: int) -> None:
+        got[i] = writers[i].put_artifact(sid, "shared/report.txt", f"writer {i}".encode()).version
+
+    assert run_threads(write, WRITERS) == []
+    assert sorted(got) == list(range(1, WRITERS + 1))
+    store = stores()
+    versions = store.list_artifact_versions(sid, "shared/report.txt")
+    assert [v.version for v in versions] == list(range(1, WRITERS + 1))
+    for i, version in enumerate(got):  # each version holds what its writer wrote
+        assert store.get_artifact(sid, "shared/report.txt", version=version) == f"writer {i}".encode()
+    assert store.list_artifacts(sid)[0].version == WRITERS
+
+
+def test_concurrent_trace_batches_of_one_run_keep_each_writers_order(stores: Callable[[], SessionStore]) -> None:
+    sid = stores().create_session("alice").id
+    writers = [stores() for _ in range(WRITERS)]
+    batches: list[list[int]] = [[] for _ in range(WRITERS)]
+
+    def write(i: int) -> None:
+        for j in range(5):
+            batches[i].append(writers[i].append_trace_events(sid, "run-1", [{"w": i, "j": j}]))
+
+    assert run_threads(write, WRITERS) == []
+    assert sorted(b for mine in batches for b in mine) == list(range(1, 5 * WRITERS + 1))
+    events = stores().load_trace_events(sid, "run-1")
+    assert len(events) == 5 * WRITERS
+    for i in range(WRITERS):
+        assert [e["j"] for e in events if e["w"] == i] == list(range(5))

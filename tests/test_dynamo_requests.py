@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from store import InvalidInput, SessionStore
-from tests.conftest import FakeClock, Harness, make_harness
-
-
-@pytest.fixture
-def dyn(dynamodb_client: Any, inspector_client: Any, clock: FakeClock) -> Iterator[Harness]:
-    h = make_harness("dynamodb", clock, dynamodb_client, inspector_client)
-    yield h
-    dynamodb_client.meta.events.unregister("before-call.dynamodb.*", h.requests)
+from tests.conftest import Harness
 
 
 def test_append_is_one_request_when_position_is_known(dyn: Harness) -> None:

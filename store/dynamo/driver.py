@@ -12,6 +12,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from store.dynamo.calls import AwsError, Call, Parallel, Plan, Read, Sleep
 from store.dynamo.errors import from_client_error, from_transport_error, to_store_error
+from store.errors import StoreError
 from store.streams import read_chunk
 
 T = TypeVar("T")
@@ -41,7 +42,7 @@ class SyncDriver:
                     self._sleep(step.seconds)
                     step = plan.send(None)
                 elif isinstance(step, Read):
-                    step = plan.send(read_chunk(step.source, step.size))
+                    step = self._read(plan, step)
                 elif isinstance(step, Parallel):
                     step = self._parallel(plan, step)
                 else:
@@ -75,6 +76,15 @@ class SyncDriver:
             finally:
                 body.close()
         return response
+
+    def _read(self, plan: Plan[Any], step: Read) -> Any:
+        """Feed the plan the next chunk of a stream; a failing stream is thrown into the plan (so that
+        it can undo what it started) as the InvalidInput `read_chunk` raises."""
+        try:
+            data = read_chunk(step.source, step.size)
+        except StoreError as exc:
+            return plan.throw(exc)
+        return plan.send(data)
 
     def _execute(self, plan: Plan[Any], call: Call) -> Any:
         result = self._call(call)

@@ -8,9 +8,10 @@ ordered by allocation, even when concurrent invocations append to the same run, 
 batches 1..count concurrently. A batch whose upload failed after its number was allocated is a gap
 that loading skips (the append raised, so its caller knows).
 
-The allocating transaction also stores an intent naming the batch's key, left to expire: when it
-does, the reclaimer deletes the object only if its session is gone (a trace upload that landed
-after its session was deleted); a batch of a live session is kept."""
+The allocating transaction also stores an intent naming the batch's key, deleted once the object is
+written. If the writer dies first, the intent expires, and the reclaimer deletes the object only if
+its session is gone (an upload that landed after its session was deleted); a batch of a live session
+is kept, since its number was allocated."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 from store import codec
 from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, Item, get_int, get_s, n, s
-from store.dynamo.calls import AwsError, Parallel, Plan
+from store.dynamo.calls import AwsError, Call, Parallel, Plan
 from store.dynamo.plans.base import (
     Cancelled,
     Context,
@@ -70,6 +71,7 @@ def append_trace_events(
     owner_of = yield from session_owner(ctx, session_id, owner)
     prefix = object_keys.session_prefix(owner_of, session_id)
     cache_key = f"{session_id}/{run_id}"
+    ikey = intent_key(new_id())
     known = ctx.trace_batches.get(cache_key) or 0
     attempt = 0
     while True:
@@ -100,7 +102,7 @@ def append_trace_events(
             }
             key = object_keys.trace_key(prefix, run_id, known + 1)
             extra = {"kind": s(KIND_TRACE), "session_id": s(session_id), "owner": s(owner_of)}
-            intent = intent_item(ctx, intent_key(new_id()), [key], extra)
+            intent = intent_item(ctx, ikey, [key], extra)
             return [head, run, {"Put": {"TableName": ctx.sessions_table, "Item": intent}}]
 
         try:
@@ -116,6 +118,7 @@ def append_trace_events(
     ctx.trace_batches.put(cache_key, batch)
     key = object_keys.trace_key(prefix, run_id, batch)
     yield s3("put_object", ctx, Key=key, Body=body, ContentType="application/x-ndjson", ContentEncoding="gzip")
+    yield Call("delete_item", {"TableName": ctx.sessions_table, "Key": ikey})
     return batch
 
 

@@ -1,0 +1,55 @@
+"""Presigned URLs used over real HTTP, against moto's server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from infra.local import create_tables, local_client
+from store import SessionStore
+from store.session_store import s3_config
+
+
+@pytest.fixture
+def server_store(moto_endpoint: str, request: pytest.FixtureRequest) -> SessionStore:
+    dynamodb = local_client(endpoint_url=moto_endpoint)
+    s3 = local_client("s3", endpoint_url=moto_endpoint, config=s3_config(path_style=True))
+    tables = create_tables(dynamodb, prefix=f"presign-{request.node.name[5:30]}".replace("_", "-"), s3=s3)
+    return SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
+
+
+def http(method: str, url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return resp.status, resp.read()
+
+
+def test_presigned_get_downloads_the_version(server_store: SessionStore) -> None:
+    sid = server_store.create_session("alice").id
+    server_store.put_artifact(sid, "notes.txt", b"version one", content_type="text/plain")
+    server_store.put_artifact(sid, "notes.txt", b"version two", content_type="text/plain")
+    assert http("GET", server_store.presign_artifact(sid, "notes.txt", expires_in=60)) == (200, b"version two")
+    url = server_store.presign_artifact(sid, "notes.txt", version=1, expires_in=60)
+    assert url.startswith("http://127.0.0.1:") and "X-Amz-Signature=" in url
+    assert http("GET", url) == (200, b"version one")
+
+
+def test_presigned_put_then_confirm(server_store: SessionStore) -> None:
+    sid = server_store.create_session("alice").id
+    url = server_store.presign_artifact(sid, "upload.bin", method="PUT", content_type="application/pdf", expires_in=300)
+    data = b"%PDF-1.7 uploaded by a browser"
+    status, _ = http("PUT", url, data, {"Content-Type": "application/pdf"})
+    assert status == 200
+    assert server_store.list_artifacts(sid) == []  # not a version until confirmed
+    v = server_store.confirm_artifact_upload(sid, "upload.bin", url)
+    assert (v.version, v.size, v.sha256, v.content_type) == (
+        1,
+        len(data),
+        hashlib.sha256(data).hexdigest(),
+        "application/pdf",
+    )
+    assert server_store.get_artifact(sid, "upload.bin") == data

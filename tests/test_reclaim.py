@@ -1,0 +1,180 @@
+"""Nothing is left in the bucket: session delete removes the session's prefix, and the records of the
+sessions table's stream (read from moto's stream) reclaim uncommitted uploads and released objects."""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+
+import pytest
+
+from infra.local import local_client
+from store.dynamo.plans import objects
+from tests.conftest import Harness
+
+MB = 1024 * 1024
+
+
+def blob(n: int) -> str:
+    return base64.b64encode(os.urandom(n * 3 // 4)).decode()
+
+
+def fill(store: Any, sid: str) -> None:
+    """One of everything that lives in S3."""
+    store.put_artifact(sid, "a.txt", b"a")
+    store.put_artifact(sid, "a.txt", b"aa")
+    store.put_artifact(sid, "dir/b.bin", b"b")
+    store.append_messages(sid, [{"role": "tool", "content": blob(MB)}])
+    store.save_state(sid, {"s": blob(MB)})
+    store.save_records(sid, "runs", [blob(MB)])
+    store.append_trace_events(sid, "run-1", [{"e": 1}])
+    store.append_trace_events(sid, "run-2", [{"e": 2}])
+
+
+def test_delete_session_leaves_nothing(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(objects, "DELETE_OBJECTS_MAX", 3)  # so that the prefix is deleted in pages
+    store = harness.store
+    sid = store.create_session("alice").id
+    other = store.create_session("alice").id
+    fill(store, sid)
+    store.put_artifact(other, "keep.txt", b"keep")
+    if harness.tables is not None:
+        assert len(harness.objects()) == 9
+        harness.requests.clear()
+    store.delete_session(sid)
+    if harness.tables is not None:
+        assert harness.requests.count("ListObjectsV2") >= 3 and harness.requests.count("DeleteObjects") >= 3
+        from store.dynamo.object_keys import session_prefix
+
+        assert harness.objects(session_prefix("alice", sid)) == []
+        assert len(harness.objects()) == 1  # the other session's artifact
+    store.delete_session(sid)  # idempotent
+    store.delete_session(other)
+    if harness.tables is not None:
+        assert harness.snapshot() == ([], [], [])
+    store.create_session("alice", session_id=sid)
+    assert store.list_artifacts(sid) == [] and store.list_trace_runs(sid) == []
+
+
+def stream_records(client: Any, table: str) -> list[dict[str, Any]]:
+    """Every record of the table's stream so far (moto keeps them in one shard)."""
+    streams = local_client("dynamodbstreams")
+    arn = client.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    out: list[dict[str, Any]] = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
+        out.extend(streams.get_records(ShardIterator=it["ShardIterator"])["Records"])
+    return out
+
+
+TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+
+
+def expire(dyn: Harness, inspector: Any, key: dict[str, Any]) -> dict[str, Any]:
+    """Do what DynamoDB's TTL does to an expired item, and return the stream record it produces."""
+    assert dyn.tables is not None
+    inspector.delete_item(TableName=dyn.tables.sessions, Key=key)
+    record = stream_records(inspector, dyn.tables.sessions)[-1]
+    assert record["eventName"] == "REMOVE"
+    return {**record, "userIdentity": TTL_IDENTITY}
+
+
+def intents(dyn: Harness) -> list[dict[str, Any]]:
+    sessions, _, _ = dyn.snapshot()
+    return [i for i in sessions if i["pk"]["S"].startswith("U#")]
+
+
+def crash_on_commit(client: Any) -> Any:
+    """Make the next TransactWriteItems that deletes an intent die without a response (the writer crashed)."""
+    from botocore.exceptions import EndpointConnectionError
+
+    def hook(params: dict[str, Any], **_: Any) -> None:
+        if any("Delete" in a for a in params.get("TransactItems", [])):
+            raise EndpointConnectionError(endpoint_url="https://dynamodb")
+
+    client.meta.events.register("before-parameter-build.dynamodb.TransactWriteItems", hook)
+    return hook
+
+
+def test_an_upload_that_never_commits_is_reclaimed(dyn: Harness, dynamodb_client: Any, inspector_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    hook = crash_on_commit(dynamodb_client)
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - StoreUnavailable, the writer "dies" here
+            store.put_artifact(sid, "a.txt", b"orphan")
+        with pytest.raises(Exception):  # noqa: B017
+            store.append_messages(sid, [{"role": "tool", "content": blob(MB)}])
+    finally:
+        dynamodb_client.meta.events.unregister("before-parameter-build.dynamodb.TransactWriteItems", hook)
+    pending = intents(dyn)
+    assert len(dyn.objects()) == 2 and len(pending) == 2
+    assert all(int(i["ttl"]["N"]) > 0 for i in pending)
+    assert store.list_artifacts(sid) == [] and store.get_session(sid).last_seq == 0
+    # a removal by anyone but DynamoDB's TTL (the writer itself, say) releases nothing
+    plain = stream_records(inspector_client, dyn.tables.sessions)
+    assert store.reclaim([{**r, "eventName": "REMOVE"} for r in plain if r["eventName"] == "INSERT"]) == 0
+    reclaimed = 0
+    for intent in pending:
+        record = expire(dyn, inspector_client, {"pk": intent["pk"], "sk": intent["sk"]})
+        reclaimed += store.reclaim([record])
+        assert store.reclaim([record]) == 1  # idempotent: deleting what is gone succeeds
+    assert reclaimed == 2 and dyn.objects() == []
+
+
+def test_replaced_and_deleted_items_release_their_objects(dyn: Harness, inspector_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.save_state(sid, {"s": blob(MB)})
+    first = set(dyn.objects())
+    store.save_state(sid, {"s": blob(MB)})
+    second = set(dyn.objects()) - first
+    store.save_checkpoint("run", "r1", {"c": blob(MB)})
+    store.put_artifact(sid, "a.txt", b"1")
+    store.put_artifact(sid, "a.txt", b"2")
+    store.delete_checkpoint("run", "r1")
+    before = set(dyn.objects())
+    # delete_artifact deletes its objects itself; the stream would do it too
+    records = stream_records(inspector_client, dyn.tables.sessions)
+    assert store.reclaim(records) >= 2
+    left = set(dyn.objects())
+    assert first.isdisjoint(left), "the replaced state's object goes"
+    assert second <= left, "the current state's object stays"
+    assert not any(k.startswith("checkpoints/run/r1/") for k in left), "the deleted checkpoint's object goes"
+    assert len([k for k in left if "/artifacts/" in k]) == 2, "artifact versions are kept"
+    assert left < before
+    assert store.load_state(sid).state["s"] and store.get_artifact(sid, "a.txt", version=1) == b"1"
+
+
+def test_trace_batch_of_a_live_session_is_kept(dyn: Harness, dynamodb_client: Any, inspector_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+
+    def crash(params: dict[str, Any], **_: Any) -> None:
+        from botocore.exceptions import EndpointConnectionError
+
+        raise EndpointConnectionError(endpoint_url="https://dynamodb")
+
+    dynamodb_client.meta.events.register("before-parameter-build.dynamodb.DeleteItem", crash)
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - the writer dies after writing the batch
+            store.append_trace_events(sid, "r", [{"e": 1}])
+    finally:
+        dynamodb_client.meta.events.unregister("before-parameter-build.dynamodb.DeleteItem", crash)
+    (pending,) = intents(dyn)
+    record = expire(dyn, inspector_client, {"pk": pending["pk"], "sk": pending["sk"]})
+    assert store.reclaim([record]) == 0 and store.load_trace_events(sid, "r") == [{"e": 1}]
+    # the same record once the session is gone (an upload that landed after the delete) releases it
+    dyn.s3.put_object(Bucket=dyn.tables.bucket, Key=pending["objects"]["L"][0]["S"], Body=b"late")
+    store.delete_session(sid)
+    dyn.s3.put_object(Bucket=dyn.tables.bucket, Key=pending["objects"]["L"][0]["S"], Body=b"late")
+    assert store.reclaim([record]) == 1 and dyn.objects() == []
+
+
+def test_reclaim_without_bucket_or_with_bad_records(store: Any) -> None:
+    from store import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        store.reclaim(["not a record"])
+    assert store.reclaim([]) == 0

@@ -1,0 +1,92 @@
+"""Contract tests for trace events: compressed JSON-lines batches, in order, per run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from store import InvalidInput, SessionNotFound, SessionStore
+from tests.conftest import Harness
+
+
+def test_batches_load_in_order(harness: Harness, session_id: str) -> None:
+    store = harness.store
+    before = store.get_session(session_id).updated_at
+    assert store.append_trace_events(session_id, "run-1", [{"i": 0}, {"i": 1}]) == 1
+    assert store.append_trace_events(session_id, "run-1", [{"i": 2, "nested": {"ü": [1, 2.5, None]}}]) == 2
+    assert store.get_session(session_id).updated_at > before
+    assert store.load_trace_events(session_id, "run-1") == [
+        {"i": 0},
+        {"i": 1},
+        {"i": 2, "nested": {"ü": [1, 2.5, None]}},
+    ]
+    assert store.load_trace_events(session_id, "run-unknown") == []
+
+
+def test_all_runs_in_the_order_they_started(harness: Harness, session_id: str) -> None:
+    store = harness.store
+    assert store.list_trace_runs(session_id) == []
+    assert store.load_trace_events(session_id) == []
+    store.append_trace_events(session_id, "zeta", [{"e": "z1"}])
+    store.append_trace_events(session_id, "alpha", [{"e": "a1"}])
+    store.append_trace_events(session_id, "zeta", [{"e": "z2"}])
+    assert store.list_trace_runs(session_id) == ["zeta", "alpha"]
+    assert store.load_trace_events(session_id) == [{"e": "z1"}, {"e": "z2"}, {"e": "a1"}]
+
+
+def test_a_second_writer_continues_the_run(harness: Harness, session_id: str) -> None:
+    """Another store (another Lambda container) appends after this one without losing the order."""
+    first, second = harness.store, harness.twin()
+    first.append_trace_events(session_id, "r", [{"n": 1}])
+    assert second.append_trace_events(session_id, "r", [{"n": 2}]) == 2
+    assert first.append_trace_events(session_id, "r", [{"n": 3}]) == 3
+    assert [e["n"] for e in first.load_trace_events(session_id, "r")] == [1, 2, 3]
+
+
+def test_bad_trace_input_writes_nothing(harness: Harness, session_id: str) -> None:
+    store = harness.store
+    before = harness.snapshot()
+    for call in (
+        lambda: store.append_trace_events(session_id, "r", []),
+        lambda: store.append_trace_events(session_id, "r", [1, 2]),  # type: ignore[list-item]
+        lambda: store.append_trace_events(session_id, "r", {"not": "a list"}),  # type: ignore[dict-item]
+        lambda: store.append_trace_events(session_id, "r", [{"x": float("nan")}]),
+        lambda: store.append_trace_events(session_id, "../r", [{"x": 1}]),
+        lambda: store.load_trace_events(session_id, "bad/run"),
+    ):
+        with pytest.raises(InvalidInput):
+            call()
+    with pytest.raises(SessionNotFound):
+        store.append_trace_events(session_id, "r", [{"x": 1}], owner="mallory")
+    with pytest.raises(SessionNotFound):
+        store.load_trace_events(session_id, owner="mallory")
+    with pytest.raises(SessionNotFound):
+        store.append_trace_events("no-such-session", "r", [{"x": 1}])
+    assert harness.snapshot() == before
+
+
+def test_a_batch_is_one_gzip_json_lines_object(dyn: Harness) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    dyn.requests.clear()
+    store.append_trace_events(sid, "run-7", [{"a": 1}, {"b": "two"}])
+    assert dyn.requests.names == ["TransactWriteItems", "PutObject", "DeleteItem"]
+    sessions, _, _ = dyn.snapshot()
+    assert not any(i["pk"]["S"].startswith("U#") for i in sessions), "a written batch leaves no intent"
+    (key,) = dyn.objects()
+    assert key.endswith(f"/{sid}/traces/run-7/0000000001.jsonl.gz")
+    body = dyn.s3.get_object(Bucket=dyn.tables.bucket, Key=key)["Body"].read()
+    assert [json.loads(line) for line in gzip.decompress(body).splitlines()] == [{"a": 1}, {"b": "two"}]
+
+
+def test_a_lost_batch_is_skipped(dyn: Harness) -> None:
+    """A batch whose upload failed after its number was allocated is a gap, not an error."""
+    store: SessionStore = dyn.store
+    sid = store.create_session("alice").id
+    for n in range(3):
+        store.append_trace_events(sid, "r", [{"n": n}])
+    middle = [k for k in dyn.objects() if k.endswith("0000000002.jsonl.gz")]
+    dyn.s3.delete_object(Bucket=dyn.tables.bucket, Key=middle[0])
+    assert store.load_trace_events(sid, "r") == [{"n": 0}, {"n": 2}]
