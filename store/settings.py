@@ -42,5 +42,5 @@ class Settings:
     spill_item_bytes: int = 350 * 1024
     max_payload_bytes: int = 32 * 1024 * 1024
     upload_grace: timedelta = timedelta(days=1)
-    multipart_threshold: int = 16 * 1024 * 1024
+    multipart_threshold: int = 8 * 1024 * 1024
     part_size: int = 8 * 1024 * 1024

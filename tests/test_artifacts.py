@@ -264,3 +264,13 @@ def put_through_url(harness: Harness, url: str, data: bytes) -> None:
     path = unquote(urlsplit(url).path).lstrip("/")
     bucket, key = path.split("/", 1) if path.startswith(harness.tables.bucket + "/") else (harness.tables.bucket, path)
     harness.s3.put_object(Bucket=bucket, Key=key, Body=data)
+
+
+@pytest.mark.settings(multipart_threshold=5 * MB, part_size=5 * MB)
+@pytest.mark.parametrize("size", [5 * MB, 5 * MB + 1, 10 * MB, 10 * MB + 3])
+def test_part_boundaries(harness: Harness, session_id: str, size: int) -> None:
+    data = os.urandom(size)
+    for source in (data, io.BytesIO(data), chunks(data, MB + 1)):
+        v = harness.store.put_artifact(session_id, "edge.bin", source)
+        assert (v.size, v.sha256) == (size, hashlib.sha256(data).hexdigest())
+        assert harness.store.get_artifact(session_id, "edge.bin") == data

@@ -19,31 +19,50 @@ HASH_CHUNK = 1024 * 1024
 
 @dataclass
 class Source:
-    """Bytes taken from a caller's data (bytes, or a stream read through `Read` steps), hashed as taken."""
+    """Bytes taken from a caller's data: bytes, or a stream read through `Read` steps."""
 
     data: Any
     offset: int = 0
     pending: bytes = b""
     done: bool = False
-    size: int = 0
-    sha: Any = field(default_factory=hashlib.sha256)
 
-    def take(self, n: int) -> Plan[bytes]:
+    def take(self, n: int) -> Plan[bytes | bytearray]:
         """Exactly `n` bytes, or fewer only at the end of the data."""
         if isinstance(self.data, bytes):
             out = self.data[self.offset : self.offset + n]
             self.offset += len(out)
+            return out
+        buf = bytearray(self.pending)
+        self.pending = b""
+        while len(buf) < n and not self.done:
+            chunk = yield Read(self.data, n - len(buf))
+            if not chunk:
+                self.done = True
+            buf += chunk
+        if len(buf) > n:  # an iterator's chunk ran past n: keep the rest for the next take
+            self.pending = bytes(buf[n:])
+            del buf[n:]
+        return buf
+
+    def unread(self, data: bytes | bytearray) -> None:
+        """Put bytes back in front of what `take` returns next."""
+        if isinstance(self.data, bytes):
+            self.offset -= len(data)
         else:
-            buf = bytearray(self.pending)
-            while len(buf) < n and not self.done:
-                chunk = yield Read(self.data, n - len(buf))
-                if not chunk:
-                    self.done = True
-                buf += chunk
-            out, self.pending = bytes(buf[:n]), bytes(buf[n:])
-        self.size += len(out)
-        self.sha.update(out)
-        return out
+            self.pending = bytes(data) + self.pending
+
+
+@dataclass
+class Hashed:
+    """Running size and SHA-256 of what has been sent."""
+
+    size: int = 0
+    sha: Any = field(default_factory=hashlib.sha256)
+
+    def add(self, data: bytes | bytearray) -> bytes | bytearray:
+        self.size += len(data)
+        self.sha.update(data)
+        return data
 
 
 @dataclass(frozen=True)
@@ -54,40 +73,43 @@ class Uploaded:
 
 def upload(ctx: Context, key: str, data: Any, content_type: str) -> Plan[Uploaded]:
     """Write `data` (bytes or a stream) to `key`: one PutObject up to `multipart_threshold` bytes, else a
-    multipart upload in `part_size` parts (aborted if anything fails)."""
-    source = Source(data)
+    multipart upload in `part_size` parts (aborted if anything fails). At most one part is held."""
+    source, sent = Source(data), Hashed()
     settings = ctx.settings
     first = yield from source.take(settings.multipart_threshold + 1)
     if len(first) <= settings.multipart_threshold:
-        yield s3("put_object", ctx, Key=key, Body=first, ContentType=content_type)
-        return Uploaded(source.size, source.sha.hexdigest())
+        yield s3("put_object", ctx, Key=key, Body=sent.add(first), ContentType=content_type)
+        return Uploaded(sent.size, sent.sha.hexdigest())
+    source.unread(first)
+    del first
     resp = yield s3("create_multipart_upload", ctx, Key=key, ContentType=content_type)
     upload_id = resp["UploadId"]
     try:
-        parts = yield from _parts(ctx, key, upload_id, source, first)
+        parts = yield from _parts(ctx, key, upload_id, source, sent)
         yield s3("complete_multipart_upload", ctx, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts})
     except (AwsError, StoreError):
         with contextlib.suppress(AwsError):  # else the bucket's lifecycle rule aborts it after a day
             yield s3("abort_multipart_upload", ctx, Key=key, UploadId=upload_id)
         raise
-    return Uploaded(source.size, source.sha.hexdigest())
+    return Uploaded(sent.size, sent.sha.hexdigest())
 
 
-def _parts(ctx: Context, key: str, upload_id: str, source: Source, buffer: bytes) -> Plan[list[dict[str, Any]]]:
+def _parts(ctx: Context, key: str, upload_id: str, source: Source, sent: Hashed) -> Plan[list[dict[str, Any]]]:
     part_size = ctx.settings.part_size
     parts: list[dict[str, Any]] = []
     while True:
-        if len(buffer) < part_size:
-            buffer += yield from source.take(part_size - len(buffer))
-        if not buffer:
+        part = yield from source.take(part_size)
+        if not part:
             return parts
-        part, buffer = buffer[:part_size], buffer[part_size:]
         number = len(parts) + 1
         if number > MAX_PARTS:
             raise PayloadTooLarge(f"an artifact may have at most {MAX_PARTS} parts of {part_size} bytes")
-        resp = yield s3("upload_part", ctx, Key=key, UploadId=upload_id, PartNumber=number, Body=part)
+        body = sent.add(part)
+        resp = yield s3("upload_part", ctx, Key=key, UploadId=upload_id, PartNumber=number, Body=body)
         parts.append({"PartNumber": number, "ETag": resp["ETag"]})
-        if len(part) < part_size:
+        last = len(part) < part_size
+        del part, body  # hold one part at a time
+        if last:
             return parts
 
 
@@ -99,7 +121,7 @@ def digest_object(ctx: Context, key: str) -> Plan[Uploaded | None]:
         if err.code in ("NoSuchKey", "404"):
             return None
         raise
-    source = Source(resp["Body"])
-    while (yield from source.take(HASH_CHUNK)):
-        pass
-    return Uploaded(source.size, source.sha.hexdigest())
+    source, seen = Source(resp["Body"]), Hashed()
+    while chunk := (yield from source.take(HASH_CHUNK)):
+        seen.add(chunk)
+    return Uploaded(seen.size, seen.sha.hexdigest())

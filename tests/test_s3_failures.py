@@ -1,0 +1,138 @@
+"""Failures on the S3 half: every failure is a StoreError, and a write that fails leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.config import Config
+
+from infra.local import local_client
+from store import StoreUnavailable
+from store.session_store import retry_config, s3_config
+from tests.conftest import FakeClock, Harness, make_harness
+
+MB = 1024 * 1024
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+
+def inject(
+    client: Any, event: str, status: int, body: bytes, content_type: str, *, when: Callable[[Any], bool], times: int
+) -> list[int]:
+    """Answer the next `times` matching requests with (status, body) without reaching moto; count them."""
+    hits: list[int] = []
+
+    def before_send(request: Any, **_: Any) -> AWSResponse | None:
+        if len(hits) >= times or not when(request):
+            return None
+        hits.append(1)
+        request.url = "https://injected-failure.invalid/"
+        return AWSResponse(request.url, status, {"Content-Type": content_type}, _Raw(body))
+
+    client.meta.events.register(event, before_send)
+    return hits
+
+
+def s3_error(client: Any, op: str, *, times: int = 100, when: Callable[[Any], bool] = lambda r: True) -> list[int]:
+    body = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+    return inject(client, f"before-send.s3.{op}", 500, body, "application/xml", when=when, times=times)
+
+
+@pytest.fixture
+def clients(aws: None) -> tuple[Any, Any]:
+    """Clients of their own (hooks registered on them die with the test), 2 attempts per call."""
+    cfg = Config(retries={"mode": "standard", "max_attempts": 2})
+    return local_client(config=retry_config(cfg)), local_client("s3", config=s3_config(cfg))
+
+
+@pytest.fixture
+def s3h(clients: tuple[Any, Any], inspector_client: Any, inspector_s3: Any, clock: FakeClock) -> Iterator[Harness]:
+    yield make_harness(
+        "dynamodb",
+        clock,
+        clients[0],
+        inspector_client,
+        clients[1],
+        inspector_s3,
+        multipart_threshold=6 * MB,
+        part_size=5 * MB,
+    )
+
+
+def test_failed_upload_leaves_nothing(s3h: Harness, clients: tuple[Any, Any]) -> None:
+    store = s3h.store
+    sid = store.create_session("alice").id
+    before = s3h.snapshot()
+    s3_error(clients[1], "PutObject")
+    with pytest.raises(StoreUnavailable):
+        store.put_artifact(sid, "a.txt", b"data")
+    with pytest.raises(StoreUnavailable):
+        store.append_messages(sid, [{"role": "tool", "content": os.urandom(MB).hex()}])
+    with pytest.raises(StoreUnavailable):
+        store.save_state(sid, {"big": os.urandom(MB).hex()})
+    assert s3h.snapshot() == before, "no intent, no object, no item"
+
+
+def test_failed_multipart_upload_is_aborted(s3h: Harness, clients: tuple[Any, Any]) -> None:
+    store = s3h.store
+    sid = store.create_session("alice").id
+    before = s3h.snapshot()
+    parts = s3_error(clients[1], "UploadPart", when=lambda r: "partNumber=2" in r.url)
+    with pytest.raises(StoreUnavailable):
+        store.put_artifact(sid, "big.bin", os.urandom(12 * MB))
+    assert parts, "the second part failed"
+    assert s3h.snapshot() == before
+    assert s3h.s3.list_multipart_uploads(Bucket=s3h.tables.bucket).get("Uploads", []) == []
+
+
+def test_failed_reads_are_store_errors(s3h: Harness, clients: tuple[Any, Any]) -> None:
+    store = s3h.store
+    sid = store.create_session("alice").id
+    store.put_artifact(sid, "a.txt", b"data")
+    rec = store.append_messages(sid, [{"role": "tool", "content": os.urandom(MB).hex()}])[0]
+    store.append_trace_events(sid, "r", [{"e": 1}])
+    s3_error(clients[1], "GetObject")
+    for call in (
+        lambda: store.get_artifact(sid, "a.txt"),
+        lambda: store.open_artifact(sid, "a.txt"),
+        lambda: store.get_message(sid, rec.id),
+        lambda: store.list_messages(sid),
+        lambda: store.load_trace_events(sid),
+    ):
+        with pytest.raises(StoreUnavailable):
+            call()
+
+
+def test_lost_commit_response_makes_one_version(s3h: Harness, clients: tuple[Any, Any]) -> None:
+    """The commit reaches DynamoDB but its response is lost; the resent commit must not make a second
+    version or fail: the store recognises its own write."""
+    store = s3h.store
+    sid = store.create_session("alice").id
+    store.put_artifact(sid, "a.txt", b"v1")
+    hits: list[int] = []
+
+    def lose(request: Any, **_: Any) -> AWSResponse | None:
+        if hits or b"ARTV#" not in (request.body or b""):
+            return None
+        hits.append(1)  # moto applies the request; only the response is replaced
+        body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "x"})
+        return AWSResponse(request.url, 500, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body.encode()))
+
+    clients[0].meta.events.register("before-send.dynamodb.TransactWriteItems", lose)
+    v2 = store.put_artifact(sid, "a.txt", b"v2")
+    assert hits and v2.version == 2
+    assert [v.version for v in store.list_artifact_versions(sid, "a.txt")] == [1, 2]
+    assert store.get_artifact(sid, "a.txt") == b"v2"
+    sessions, _, objects = s3h.snapshot()
+    assert not any(i["pk"]["S"].startswith("U#") for i in sessions) and len(objects) == 2
