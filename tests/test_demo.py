@@ -19,3 +19,7 @@ def test_demo_runs_and_resumes() -> None:
     line = next(ln for ln in out.splitlines() if "append user message" in ln)
     assert line.endswith("requests: 1 TransactWriteItems")
     assert "items after delete: {'demo-SessionsTable': 0, 'demo-MessagesTable': 0}" in out
+    assert "objects after delete: 0" in out
+    assert "put_artifact reports/paris.md -> version 1" in out and "trace events: 2 in runs ['run-1']" in out
+    spilled = next(ln for ln in out.splitlines() if "spilled to S3" in ln)
+    assert "PutObject" in spilled

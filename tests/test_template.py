@@ -60,3 +60,37 @@ def test_local_tables_are_created_from_the_template(dynamodb_client: Any) -> Non
     assert ttl["AttributeName"] == keys.TTL and ttl["TimeToLiveStatus"] == "ENABLED"
     msgs = dynamodb_client.describe_table(TableName=created.messages)["Table"]
     assert [i["IndexName"] for i in msgs["LocalSecondaryIndexes"]] == [keys.BY_MESSAGE_ID]
+
+
+def test_bucket_is_private_encrypted_tls_only_and_cleans_up() -> None:
+    resources = transformed()["Resources"]
+    bucket = resources["ArtifactsBucket"]
+    props = bucket["Properties"]
+    assert bucket["DeletionPolicy"] == "Retain"
+    (rule,) = props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
+    assert set(props["PublicAccessBlockConfiguration"].values()) == {True}
+    assert len(props["PublicAccessBlockConfiguration"]) == 4
+    assert props["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+    lifecycle = props["LifecycleConfiguration"]["Rules"]
+    assert any(
+        r["Status"] == "Enabled" and r["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"] >= 1 for r in lifecycle
+    )
+    statements = resources["ArtifactsBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    tls = [
+        s
+        for s in statements
+        if s["Effect"] == "Deny" and "aws:SecureTransport" in s.get("Condition", {}).get("Bool", {})
+    ]
+    assert tls and tls[0]["Action"] == "s3:*" and tls[0]["Principal"] == "*"
+    assert tls[0]["Condition"]["Bool"]["aws:SecureTransport"] == "false"
+    assert len(tls[0]["Resource"]) == 2  # the bucket and its objects
+
+
+def test_local_bucket_is_created_from_the_template(dynamodb_client: Any, s3_client: Any) -> None:
+    created = create_tables(dynamodb_client, prefix="tmplb", s3=s3_client)
+    assert created.bucket == "tmplb-artifactsbucket"
+    rules = s3_client.get_bucket_lifecycle_configuration(Bucket=created.bucket)["Rules"]
+    assert rules[0]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
+    block = s3_client.get_public_access_block(Bucket=created.bucket)["PublicAccessBlockConfiguration"]
+    assert all(block.values())
