@@ -55,8 +55,10 @@ def child(direction: str, endpoint: str, names: dict[str, str], session_id: str,
         s3_client=local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True)),
     )
     store.put_artifact(session_id, "warm-up", b"x" * MB)  # imports, clients and connections in place
-    with store.open_artifact(session_id, "warm-up") as reader:
-        reader.read()
+    warm = store.open_artifact(session_id, "warm-up")
+    assert warm is not None
+    with warm:
+        warm.read()
     baseline = _status("VmRSS")
     _reset_peak()
     started = time.perf_counter()
@@ -116,9 +118,7 @@ def main() -> None:
                 time.sleep(0.1)
         s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
         tables = create_tables(dynamodb, prefix="bench-memory", s3=s3)
-        store = SessionStore(
-            tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3
-        )
+        store = SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
         session_id = store.create_session("bench").id
         results = {}
         for direction in ("upload", "download"):

@@ -38,7 +38,8 @@ def inject(
             return None
         hits.append(1)
         request.url = "https://injected-failure.invalid/"
-        return AWSResponse(request.url, status, {"Content-Type": content_type}, _Raw(body))
+        headers: Any = {"Content-Type": content_type}
+        return AWSResponse(request.url, status, headers, _Raw(body))
 
     client.meta.events.register(event, before_send)
     return hits
@@ -127,7 +128,8 @@ def test_lost_commit_response_makes_one_version(s3h: Harness, clients: tuple[Any
             return None
         hits.append(1)  # moto applies the request; only the response is replaced
         body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "x"})
-        return AWSResponse(request.url, 500, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body.encode()))
+        headers: Any = {"Content-Type": "application/x-amz-json-1.0"}
+        return AWSResponse(request.url, 500, headers, _Raw(body.encode()))
 
     clients[0].meta.events.register("before-send.dynamodb.TransactWriteItems", lose)
     v2 = store.put_artifact(sid, "a.txt", b"v2")

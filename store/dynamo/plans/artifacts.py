@@ -27,19 +27,16 @@ from store.dynamo.plans.base import (
     Cancelled,
     Context,
     Position,
-    at_position,
     backoff,
     batch_delete,
     batch_get,
     find_head,
     get_item,
-    guard,
-    head_update,
     live_head,
     partition_prefix,
     query,
     read_head,
-    touch,
+    touch_head,
     write_session,
 )
 from store.dynamo.plans.objects import (
@@ -264,9 +261,7 @@ class Attempt:
 
     def actions(self, ctx: Context, pos: Position) -> list[dict[str, Any]]:
         """Head touch, index move latest -> version, version put, intent release (in this order)."""
-        expr = Expr()
-        condition = f"{guard(expr, self.now, self.owner)} AND {at_position(expr, pos, seq=False)}"
-        head = head_update(ctx, self.session_id, expr, condition, touch(expr, self.session_id, self.now, pos.retention))
+        head = touch_head(ctx, self.session_id, self.owner, pos, self.now)
         iexpr = Expr()
         lat = iexpr.name("latest")
         sets = [f"{iexpr.name(k)} = {iexpr.value(v)}" for k, v in self.fields.items()]
@@ -385,9 +380,7 @@ def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str)
             now = ctx.now()
 
             def build(pos: Position, latest: int = latest, now: Any = now) -> list[dict[str, Any]]:
-                expr = Expr()
-                condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-                head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
+                head = touch_head(ctx, session_id, owner, pos, now)
                 iexpr = Expr()
                 mark = {
                     "Update": {

@@ -224,6 +224,23 @@ def head_update(
     }
 
 
+def touch_head(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    pos: Position,
+    now: datetime,
+    adds: Callable[[Expr], Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The transaction Update recording activity on the head of a live session (for `owner`, if given)
+    whose retention is as `pos` says, without moving its sequence or state version; `adds` builds ADD
+    clauses (usage totals) with the update's own placeholders."""
+    expr = Expr()
+    condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
+    sets = touch(expr, session_id, now, pos.retention)
+    return head_update(ctx, session_id, expr, condition, sets, adds(expr) if adds else ())
+
+
 def head_check(ctx: Context, session_id: str, expr: Expr, condition: str) -> dict[str, Any]:
     """A transaction ConditionCheck of the session head."""
     return {

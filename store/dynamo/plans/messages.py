@@ -25,6 +25,7 @@ from store.dynamo.plans.base import (
     query,
     read_head,
     touch,
+    touch_head,
     transact,
     write_session,
 )
@@ -56,10 +57,24 @@ def drafts(
     return [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
 
 
-def first_message_landed(ctx: Context, session_id: str, items: list[Item]) -> Callable[[Position], Plan[bool]]:
-    """`write_session`'s `landed` check for a write of message drafts: is the first one stored where
-    the write for that position put it?"""
-    return lambda pos: first_message_is(ctx, session_id, pos.last_seq + 1, items[0])
+def write_messages(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    build: Callable[[Position], list[dict[str, Any]]],
+    what: str,
+    expected_seq: int | None,
+    items: list[Item],
+) -> Plan[tuple[Position, dict[str, Any]]]:
+    """`write_session` for a write that appends the message drafts `items`: conditional on `expected_seq`,
+    and recognising its own resent write by the first message being stored where it put it."""
+    landed: Callable[[Position], Plan[bool]] = lambda pos: first_message_is(  # noqa: E731
+        ctx, session_id, pos.last_seq + 1, items[0]
+    )
+    result: tuple[Position, dict[str, Any]] = yield from write_session(
+        ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed
+    )
+    return result
 
 
 def message_puts(ctx: Context, items: list[Item], first_seq: int) -> list[dict[str, Any]]:
@@ -118,19 +133,10 @@ def append_messages(
             actions.append(idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now))
         return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
 
-    def write() -> Plan[tuple[Position, dict[str, Any]]]:
-        return write_session(
-            ctx,
-            session_id,
-            owner,
-            build,
-            what="append_messages",
-            expect_seq=expected_seq,
-            landed=first_message_landed(ctx, session_id, items),
-        )
-
     try:
-        pos, _ = yield from committed(ctx, staged, write)
+        pos, _ = yield from committed(
+            ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "append_messages", expected_seq, items)
+        )
     except Cancelled as exc:
         if idempotency_key and exc.failed.failed(1):
             return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(1)))
@@ -267,11 +273,7 @@ def _usage_actions(
     pos: Position,
 ) -> list[dict[str, Any]]:
     """The head moves its totals by `delta`; the message takes `usage` if its usage is still as read."""
-    expr = Expr()
-    condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-    head = head_update(
-        ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention), usage_adds(expr, delta)
-    )
+    head = touch_head(ctx, session_id, owner, pos, now, lambda expr: usage_adds(expr, delta))
     mexpr = Expr()
     old_usage = item.get("usage")
     unchanged = (

@@ -21,15 +21,16 @@ from store.dynamo.plans.base import (
     head_update,
     live_head,
     touch,
+    touch_head,
     write_session,
 )
 from store.dynamo.plans.messages import (
     drafts,
-    first_message_landed,
     message_puts,
     query_range,
     total_usage,
     usage_adds,
+    write_messages,
 )
 from store.dynamo.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.models import FullSession, Message, StateSnapshot
@@ -108,18 +109,9 @@ def save_full(
         )
         return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
 
-    def write() -> Plan[tuple[Position, dict[str, Any]]]:
-        return write_session(
-            ctx,
-            session_id,
-            owner,
-            build,
-            what="save_full",
-            expect_seq=expected_seq,
-            landed=first_message_landed(ctx, session_id, items),
-        )
-
-    pos, _ = yield from committed(ctx, staged, write)
+    pos, _ = yield from committed(
+        ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "save_full", expected_seq, items)
+    )
     new_seq = pos.last_seq + len(items)
     ctx.remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
     return StateSnapshot(version=pos.state_version + 1, state=state, seq=new_seq, saved_at=now)
@@ -180,10 +172,7 @@ def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: 
         child = {"Delete": {"TableName": ctx.sessions_table, "Key": key}}
 
     def build(pos: Position) -> list[dict[str, Any]]:
-        expr = Expr()
-        condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-        head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
-        return [head, child, *staged.release(ctx)]
+        return [touch_head(ctx, session_id, owner, pos, now), child, *staged.release(ctx)]
 
     yield from committed(ctx, staged, lambda: write_session(ctx, session_id, owner, build, what=what))
 

@@ -27,16 +27,13 @@ from store.dynamo.plans.base import (
     Cancelled,
     Context,
     Position,
-    at_position,
     backoff,
     batch_get,
     find_head,
-    guard,
-    head_update,
     live_head,
     partition_prefix,
     read_head,
-    touch,
+    touch_head,
     write_session,
 )
 from store.dynamo.plans.objects import intent_item, intent_key, s3, session_owner
@@ -78,9 +75,7 @@ def append_trace_events(
         now = ctx.now()
 
         def build(pos: Position, known: int = known, now: Any = now) -> list[dict[str, Any]]:
-            expr = Expr()
-            condition = f"{guard(expr, now, owner or owner_of)} AND {at_position(expr, pos, seq=False)}"
-            head = head_update(ctx, session_id, expr, condition, touch(expr, session_id, now, pos.retention))
+            head = touch_head(ctx, session_id, owner or owner_of, pos, now)
             rexpr = Expr()
             count = rexpr.name("batches")
             stamp = rexpr.value(s(iso(now)))
