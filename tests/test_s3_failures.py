@@ -138,3 +138,48 @@ def test_lost_commit_response_makes_one_version(s3h: Harness, clients: tuple[Any
     assert store.get_artifact(sid, "a.txt") == b"v2"
     sessions, _, objects = s3h.snapshot()
     assert not any(i["pk"]["S"].startswith("U#") for i in sessions) and len(objects) == 2
+
+
+def test_health_check_names_a_missing_bucket(s3h: Harness, clients: tuple[Any, Any]) -> None:
+    s3h.store.health_check()
+    assert s3h.tables is not None
+    from store import SessionStore
+
+    broken = SessionStore(
+        s3h.tables.sessions, s3h.tables.messages, bucket="no-such-bucket", client=clients[0], s3_client=clients[1]
+    )
+    with pytest.raises(StoreUnavailable, match="bucket 'no-such-bucket'") as info:
+        broken.health_check()
+    assert "table" not in str(info.value)
+    with pytest.raises(StoreUnavailable):
+        broken.put_artifact(broken.create_session("alice").id, "a.txt", b"x")
+
+
+def test_store_without_bucket_refuses_artifacts(clients: tuple[Any, Any], inspector_client: Any) -> None:
+    from infra.local import create_tables
+    from store import SessionStore, StoreError
+
+    tables = create_tables(clients[0], prefix="no-bucket-artifacts")
+    store = SessionStore(tables.sessions, tables.messages, client=clients[0])
+    sid = store.create_session("alice").id
+    with pytest.raises(StoreError, match="no bucket"):
+        store.put_artifact(sid, "a.txt", b"x")
+    with pytest.raises(StoreError, match="no bucket"):
+        store.append_trace_events(sid, "r", [{"e": 1}])
+    with pytest.raises(StoreError, match="no bucket"):
+        store.presign_artifact(sid, "a.txt", method="PUT")
+    items = inspector_client.scan(TableName=tables.sessions)["Items"]
+    assert sorted(i["sk"]["S"] for i in items) == ["HEAD", f"S#{sid}"], "nothing was written"
+
+
+def test_from_env_reads_the_bucket(monkeypatch: pytest.MonkeyPatch, s3h: Harness) -> None:
+    from store import SessionStore
+
+    assert s3h.tables is not None
+    monkeypatch.setenv("SESSIONS_TABLE", s3h.tables.sessions)
+    monkeypatch.setenv("MESSAGES_TABLE", s3h.tables.messages)
+    monkeypatch.setenv("ARTIFACTS_BUCKET", str(s3h.tables.bucket))
+    store = SessionStore.from_env()
+    assert store.bucket == s3h.tables.bucket
+    sid = store.create_session("alice").id
+    assert store.put_artifact(sid, "a.txt", b"x").version == 1

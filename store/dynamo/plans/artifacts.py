@@ -42,6 +42,7 @@ from store.dynamo.plans.base import (
 from store.dynamo.plans.objects import (
     Intent,
     abandon,
+    bucket,
     delete_objects,
     intent_key,
     load_intent,
@@ -235,6 +236,7 @@ def put_artifact(
     metadata: dict[str, str],
 ) -> Plan[ArtifactVersion]:
     """Upload `data` behind an intent, then commit it as the name's next version."""
+    bucket(ctx)  # before anything is written
     intent, key = yield from _intent_for(ctx, session_id, owner, name, {})
     try:
         uploaded = yield from upload(ctx, key, data, content_type)
@@ -441,6 +443,7 @@ def presign_put(
 ) -> Plan[PresignedUpload]:
     """A SigV4 URL for uploading a new version, behind an intent that outlives the URL by the upload
     grace. The bytes become a version only through `confirm_upload`."""
+    bucket(ctx)
     grace = ctx.settings.upload_grace + timedelta(seconds=expires_in)
     extra = {"content_type": s(content_type), "metadata": s(json.dumps(metadata, sort_keys=True))}
     intent, key = yield from _intent_for(ctx, session_id, owner, name, extra, grace)
@@ -470,6 +473,7 @@ def confirm_upload(ctx: Context, session_id: str, owner: str | None, name: str, 
     """Check the object a presigned PUT wrote (size and SHA-256, read back) and commit it as the name's
     next version. InvalidInput when the upload id is not a pending upload of this session and name,
     or nothing was uploaded yet; confirming twice returns the version the first confirm made."""
+    bucket(ctx)
     upload_id = upload_id_of(upload)
     item = yield from load_intent(ctx, upload_id)
     if item is None:

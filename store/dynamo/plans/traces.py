@@ -36,7 +36,7 @@ from store.dynamo.plans.base import (
     touch_head,
     write_session,
 )
-from store.dynamo.plans.objects import intent_item, intent_key, s3, session_owner
+from store.dynamo.plans.objects import bucket, intent_item, intent_key, s3, session_owner
 from store.errors import PayloadTooLarge
 from store.timeutil import iso
 from store.validation import new_id
@@ -60,6 +60,7 @@ def append_trace_events(
     ctx: Context, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]
 ) -> Plan[int]:
     """Append one batch to a run; returns its batch number (1, 2, 3, ... per run)."""
+    bucket(ctx)  # before anything is written
     body = encode_batch(events)
     if len(body) > ctx.settings.max_payload_bytes:
         raise PayloadTooLarge(
