@@ -185,7 +185,8 @@ class Backend(ABC):
     def list_trace_runs(self, session_id: str, owner: str | None) -> list[str]: ...
 
     def reclaim(self, records: list[dict[str, Any]]) -> int:
-        """Delete the objects that stream records release (nothing to do without a bucket)."""
+        """Act on sessions-table stream records (purge removed sessions, delete released objects);
+        nothing to do where there is no stream."""
         return 0
 
     @abstractmethod

@@ -557,9 +557,10 @@ class SessionStore:
         return self._backend.list_trace_runs(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     def reclaim(self, records: Iterable[dict[str, Any]]) -> int:
-        """Delete the S3 objects that the sessions table's stream records release (upload intents that
-        expired uncommitted; items deleted or replaced). For the stream-driven cascade; idempotent.
-        Returns how many objects were deleted."""
+        """Act on records of the sessions table's stream (the cascade function's job; idempotent): purge
+        sessions whose head was removed (TTL expiry, or a finished delete: a backstop), and delete the S3
+        objects that records release (upload intents that expired uncommitted; items deleted or
+        replaced). Returns how many released objects were deleted."""
         batch = list(records)
         if not all(isinstance(r, dict) for r in batch):
             raise InvalidInput("records must be DynamoDB stream records (dicts)")

@@ -178,3 +178,47 @@ def test_reclaim_without_bucket_or_with_bad_records(store: Any) -> None:
     with pytest.raises(InvalidInput):
         store.reclaim(["not a record"])
     assert store.reclaim([]) == 0
+
+
+def test_a_session_removed_by_ttl_is_purged(dyn: Harness, inspector_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice", retention=60).id
+    fill(store, sid)
+    dyn.clock.advance(120)  # expired: reads as absent; DynamoDB's TTL removes the head some time later
+    assert store.get_session(sid) is None
+    record = expire(dyn, inspector_client, {"pk": {"S": f"S#{sid}"}, "sk": {"S": "HEAD"}})
+    store.reclaim([record])
+    assert dyn.snapshot() == ([], [], []), "messages, children, owner entry, objects and the tombstone are gone"
+    # the purge's own removal of its tombstone is recognised and left alone
+    tomb = [r for r in stream_records(inspector_client, dyn.tables.sessions) if r["eventName"] == "REMOVE"][-1]
+    assert tomb["dynamodb"]["OldImage"]["cascade"] == {"BOOL": True}
+    assert store.reclaim([tomb]) == 0
+
+
+def test_an_old_removal_does_not_purge_a_new_session(dyn: Harness, inspector_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.delete_session(sid)
+    removal = [r for r in stream_records(inspector_client, dyn.tables.sessions) if r["eventName"] == "REMOVE"]
+    head_removal = next(r for r in removal if r["dynamodb"]["OldImage"]["sk"]["S"] == "HEAD")
+    store.create_session("alice", session_id=sid)
+    store.append_messages(sid, [{"role": "user", "content": "new life"}])
+    store.put_artifact(sid, "a.txt", b"new")
+    store.reclaim([head_removal])  # the cascade processes the old delete late
+    assert [m.content for m in store.list_messages(sid).items] == ["new life"]
+    assert store.get_artifact(sid, "a.txt") == b"new"
+
+
+def test_an_explicit_delete_is_backed_up(dyn: Harness, inspector_client: Any) -> None:
+    """The cascade repeats the purge after a delete, catching an upload that landed after it."""
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.put_artifact(sid, "a.txt", b"x")
+    store.delete_session(sid)
+    from store.dynamo.object_keys import session_prefix
+
+    late = session_prefix("alice", sid) + "traces/run/0000000001.jsonl.gz"
+    dyn.s3.put_object(Bucket=dyn.tables.bucket, Key=late, Body=b"late")
+    records = [r for r in stream_records(inspector_client, dyn.tables.sessions) if r["eventName"] == "REMOVE"]
+    store.reclaim(records)
+    assert dyn.snapshot() == ([], [], [])

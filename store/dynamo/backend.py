@@ -186,8 +186,6 @@ class DynamoBackend(Backend):
         return self.run(traces.list_trace_runs(self.ctx, session_id, owner))
 
     def reclaim(self, records: list[dict[str, Any]]) -> int:
-        if self.ctx.bucket is None:
-            return 0
         return sum(self.run(reclaim.reclaim_record(self.ctx, r)) for r in records)
 
     def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:

@@ -6,7 +6,9 @@ stream record:
   removed, or modified to point elsewhere, releases the objects it no longer names;
 - an upload intent removed by DynamoDB's TTL (never by its writer's commit, which deletes it by hand)
   means the upload was never committed: its objects go, except a trace batch of a session that is
-  still live (trace intents are left to expire; their batches are referenced by number).
+  still live (trace intents are left to expire; their batches are referenced by number);
+- a session head removed (its TTL expired, or a delete finished) means: purge whatever of the session
+  remains, S3 prefix included, unless the id holds a live session again.
 The stream-driven cascade function calls `reclaim_record` for each record; it is idempotent."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from store.dynamo.calls import Plan
 from store.dynamo.items import head_from_item
 from store.dynamo.plans.base import Context, get_item
 from store.dynamo.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
+from store.dynamo.plans.sessions import CASCADE, purge_removed
 
 POINTERS = ("ref", "object")
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
@@ -71,8 +74,24 @@ def _session_live(ctx: Context, session_id: str | None, owner: str | None) -> Pl
     return same_scope and head.live(ctx.now(), None)
 
 
+def removed_head(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(session id, owner) when the record is the removal of a session head not made by the cascade."""
+    old = (record.get("dynamodb") or {}).get("OldImage") or {}
+    if record.get("eventName") != "REMOVE" or get_s(old, keys.SK) != keys.HEAD:
+        return None
+    if old.get(CASCADE, {}).get("BOOL"):
+        return None  # the cascade's own tombstone, removed by its purge
+    session_id, owner = get_s(old, "id"), get_s(old, "owner")
+    return (session_id, owner) if session_id and owner else None
+
+
 def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
-    """Delete the objects one stream record releases; returns how many."""
+    """Act on one stream record: purge what remains of a session whose head was removed (by TTL, or at
+    the end of a delete: a backstop that also catches uploads that landed late), and delete the objects
+    the record releases. Returns how many objects it released (a purge's are not counted)."""
+    head = removed_head(record)
+    if head is not None:
+        yield from purge_removed(ctx, *head)
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)

@@ -230,3 +230,47 @@ def owner_index(ctx: Context, owner: str) -> Plan[list[str]]:
     """Ids of every session the owner has, read consistently from the owner index."""
     items = yield from partition(ctx.sessions_table, keys.PK, keys.owner_index_pk(owner))
     return [i[keys.SK]["S"][len(keys.OWNER_INDEX_PREFIX) :] for i in items]
+
+
+CASCADE = "cascade"
+
+
+def purge_removed(ctx: Context, session_id: str, owner: str) -> Plan[bool]:
+    """Purge what remains of a session whose head was removed (its TTL expired, or a delete finished),
+    unless the id now holds a live session again. A tombstone head (deleting, `cascade`, expiring after
+    DELETE_GRACE) is put first, conditionally, so that no session can be created under the id while the
+    purge runs; the purge then removes it too, and its own removal is recognised by `cascade` and left
+    alone. Returns whether it purged."""
+    now = ctx.now()
+    expr = Expr()
+    ttl = expr.name(keys.TTL)
+    stamp = s(iso(now))
+    tomb = {
+        **keys.head_key(session_id),
+        "id": s(session_id),
+        "owner": s(owner),
+        "created_at": stamp,
+        "updated_at": stamp,
+        "last_seq": n(0),
+        "state_version": n(0),
+        "deleting": boolean(True),
+        CASCADE: boolean(True),
+        keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
+    }
+    try:
+        yield Call(
+            "put_item",
+            {
+                "TableName": ctx.sessions_table,
+                "Item": tomb,
+                "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)}) OR "
+                f"attribute_exists({expr.name('deleting')}) OR {ttl} <= {expr.value(n(now_epoch(now)))}",
+                **expr.params(),
+            },
+        )
+    except AwsError as err:
+        if err.code == "ConditionalCheckFailedException":
+            return False  # a live session holds the id again
+        raise
+    yield from purge(ctx, session_id, owner)
+    return True
