@@ -215,3 +215,12 @@ def moto_endpoint() -> Iterator[str]:
     """moto's server on 127.0.0.1, for tests whose requests must really interleave (stopped at the end)."""
     with moto_server() as url:
         yield url
+
+
+for _name, _value in (
+    ("POWERTOOLS_TRACE_DISABLED", "true"),
+    ("POWERTOOLS_METRICS_DISABLED", "true"),
+    ("POWERTOOLS_LOG_LEVEL", "ERROR"),
+    ("POWERTOOLS_DEV", "false"),
+):
+    os.environ.setdefault(_name, _value)

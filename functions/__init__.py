@@ -1,0 +1,1 @@
+"""Lambda handlers: thin adapters from API Gateway and DynamoDB stream events to the library (`store`)."""

@@ -1,0 +1,1 @@
+"""The HTTP API (API Gateway HTTP API + Lambda, Powertools event handler)."""

@@ -1,0 +1,171 @@
+"""The HTTP API's Lambda handler: Powertools' `APIGatewayHttpResolver` over the library.
+
+Every route except `/health` and `/openapi.json` is behind API Gateway's JWT authorizer; the owner of a
+request is the verified token's `sub` claim, and a session of another owner is absent (404). Errors are
+JSON `{"code": ..., "message": ...}` with a stable code, never a stack trace."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.api import artifacts, messages, sessions, state, traces
+from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized
+from functions.api.schemas import Error
+from store import (
+    ArtifactNotFound,
+    Conflict,
+    InvalidInput,
+    MessageNotFound,
+    PayloadTooLarge,
+    SessionExists,
+    SessionNotFound,
+    StoreError,
+    StoreUnavailable,
+)
+
+API_TITLE = "agent-session-store"
+API_VERSION = "1.0.0"
+PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
+
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"))
+tracer = Tracer()
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
+app = APIGatewayHttpResolver(enable_validation=True)
+for module in (sessions, messages, state, artifacts, traces):
+    app.include_router(module.router)
+
+# exception class -> (HTTP status, stable code)
+ERRORS: dict[type[Exception], tuple[int, str]] = {
+    InvalidInput: (400, "invalid_input"),
+    Unauthorized: (401, "unauthorized"),
+    SessionNotFound: (404, "session_not_found"),
+    MessageNotFound: (404, "message_not_found"),
+    ArtifactNotFound: (404, "artifact_not_found"),
+    Absent: (404, "not_found"),
+    SessionExists: (409, "session_exists"),
+    Conflict: (409, "conflict"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    StoreUnavailable: (503, "unavailable"),
+    StoreError: (500, "store_error"),
+}
+
+
+def error_body(status: int, code: str, message: str) -> Response[Any]:
+    metrics.add_metric(name="ClientErrors" if status < 500 else "ServerErrors", unit=MetricUnit.Count, value=1)
+    return Response(status, content_type="application/json", body=json.dumps({"code": code, "message": message}))
+
+
+@app.exception_handler(list(ERRORS))
+def known_error(exc: Exception) -> Response[Any]:
+    kind = next(k for k in type(exc).__mro__ if k in ERRORS)
+    status, code = ERRORS[kind]
+    if status >= 500:
+        logger.warning("request failed", extra={"code": code, "error": str(exc)})
+    return error_body(status, code, str(exc) or code.replace("_", " "))
+
+
+@app.exception_handler(RequestValidationError)
+def invalid_request(exc: RequestValidationError) -> Response[Any]:
+    details = exc.errors()
+    first = details[0] if details else {}
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return error_body(422, "invalid_request", f"{where}: {first.get('msg', 'invalid request')}".strip(": "))
+
+
+@app.exception_handler(Exception)
+def unexpected(exc: Exception) -> Response[Any]:
+    logger.exception("unexpected error")
+    return error_body(500, "internal_error", "internal error; the request id is in the logs")
+
+
+@app.not_found
+def route_not_found(exc: Exception) -> Response[Any]:
+    return error_body(
+        404, "route_not_found", f"no route {app.current_event.request_context.http.method} {app.current_event.path}"
+    )
+
+
+ERROR_RESPONSES = {
+    "400": "invalid input (a bad id, name or value)",
+    "401": "no verified bearer token",
+    "404": "absent, or another owner's",
+    "409": "a conflict: the id is taken, or an expectation (expected_seq, expected_version) is stale",
+    "413": "the request or the payload is too large",
+    "422": "the request does not match its schema",
+    "503": "storage is unavailable; retry",
+}
+
+
+def openapi_document() -> str:
+    """The OpenAPI document generated from the routes (committed as docs/openapi.json), with every error
+    response described by the one error shape the API returns."""
+    doc = json.loads(
+        app.get_openapi_json_schema(
+            title=API_TITLE,
+            version=API_VERSION,
+            description="Sessions, transcripts, state, checkpoints, artifacts and traces for AI agents. Every "
+            "route but /health and /openapi.json needs a bearer JWT; its `sub` claim is the owner. Errors are "
+            '`{"code": ..., "message": ...}`.',
+            security_schemes={"jwt": HTTPBearer(bearerFormat="JWT")},
+            security=[{"jwt": []}],
+        )
+    )
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"] = Error.model_json_schema()
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in doc.get("paths", {}).items():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in ERROR_RESPONSES.items():
+                if status == "401" and path == "/health":
+                    continue
+                responses[status] = {"description": description, "content": error}
+            if path == "/health":
+                operation["security"] = []
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi() -> Response[str]:
+    return Response(200, content_type="application/json", body=openapi_document())
+
+
+def _precheck(event: dict[str, Any]) -> Response[Any] | None:
+    """Refuse before routing: no verified identity on a protected route (401), an oversized body (413)."""
+    path = event.get("rawPath") or ""
+    claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
+    if path not in PUBLIC_ROUTES and not claims.get("sub"):
+        return error_body(401, "unauthorized", "this route needs a bearer token")
+    body = event.get("body") or ""
+    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
+    if size > MAX_BODY_BYTES:
+        return error_body(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
+    return None
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    refused = _precheck(event)
+    if refused is not None:
+        body = refused.body if isinstance(refused.body, str) else json.dumps(refused.body)
+        return {
+            "statusCode": refused.status_code,
+            "headers": {"Content-Type": "application/json"},
+            "body": body,
+            "isBase64Encoded": False,
+        }
+    return app.resolve(event, context)

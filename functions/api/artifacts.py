@@ -1,0 +1,113 @@
+"""Routes for artifacts: uploads through a presigned URL plus confirm, downloads through a presigned
+redirect, small bodies inline. A name goes in the path URL-encoded (`/` as `%2F`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, owner_of, store
+from functions.api.schemas import ConfirmUpload, UploadRequest, Versions
+from store import ArtifactNotFound, PayloadTooLarge
+from store.models import ArtifactVersion, PresignedUpload
+
+router = APIGatewayHttpRouter()
+DOWNLOAD_URL_SECONDS = 300
+
+
+@router.get("/sessions/<session_id>/artifacts", tags=["artifacts"], summary="The latest version of each artifact")
+def list_artifacts(session_id: str) -> Versions:
+    return Versions(items=store().list_artifacts(session_id, owner=owner_of(router.current_event)))
+
+
+@router.post(
+    "/sessions/<session_id>/artifact-uploads",
+    tags=["artifacts"],
+    summary="Get a presigned URL to upload a new version (confirm it afterwards)",
+)
+def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
+    upload = store().presign_artifact_upload(
+        session_id,
+        body.name,
+        expires_in=body.expires_in,
+        content_type=body.content_type,
+        metadata=body.metadata,
+        owner=owner_of(router.current_event),
+    )
+    return Response(201, body=upload, content_type="application/json")
+
+
+@router.post(
+    "/sessions/<session_id>/artifact-uploads/<upload_id>/confirm",
+    tags=["artifacts"],
+    summary="Make an uploaded object the artifact's next version",
+)
+def confirm_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
+    version = store().confirm_artifact_upload(session_id, body.name, upload_id, owner=owner_of(router.current_event))
+    return Response(201, body=version, content_type="application/json")
+
+
+@router.put(
+    "/sessions/<session_id>/artifacts/<name>",
+    tags=["artifacts"],
+    summary="Upload a small artifact inline (at most 4 MB; larger ones through artifact-uploads)",
+)
+def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
+    data = body_bytes(router.current_event)
+    if len(data) > INLINE_ARTIFACT_BYTES:
+        raise PayloadTooLarge(f"inline uploads are at most {INLINE_ARTIFACT_BYTES} bytes; use artifact-uploads")
+    content_type = router.current_event.headers.get("content-type")
+    version = store().put_artifact(
+        session_id, unquote(name), data, content_type=content_type, owner=owner_of(router.current_event)
+    )
+    return Response(201, body=version, content_type="application/json")
+
+
+@router.get(
+    "/sessions/<session_id>/artifacts/<name>",
+    tags=["artifacts"],
+    summary="Download a version: a redirect to a presigned URL, or the bytes inline (at most 4 MB)",
+)
+def get_artifact(
+    session_id: str,
+    name: str,
+    version: Annotated[int | None, Query(ge=1)] = None,
+    inline: Annotated[bool, Query()] = False,
+):  # type: ignore[no-untyped-def]  # no return annotation: Powertools must not re-serialize the bytes
+
+    owner, artifact = owner_of(router.current_event), unquote(name)
+    if not inline:
+        try:
+            url = store().presign_artifact(
+                session_id, artifact, version=version, expires_in=DOWNLOAD_URL_SECONDS, owner=owner
+            )
+        except ArtifactNotFound:
+            raise Absent("no such artifact version") from None
+        return Response(302, headers={"Location": url})
+    reader = store().open_artifact(session_id, artifact, version=version, owner=owner)
+    if reader is None:
+        raise Absent("no such artifact version")
+    with reader:
+        if reader.version.size > INLINE_ARTIFACT_BYTES:
+            raise PayloadTooLarge(f"inline downloads are at most {INLINE_ARTIFACT_BYTES} bytes; omit inline")
+        data = reader.read()
+    return Response(200, content_type=reader.version.content_type, body=data)
+
+
+@router.get(
+    "/sessions/<session_id>/artifacts/<name>/versions", tags=["artifacts"], summary="Every version, oldest first"
+)
+def list_versions(session_id: str, name: str) -> Versions:
+    return Versions(
+        items=store().list_artifact_versions(session_id, unquote(name), owner=owner_of(router.current_event))
+    )
+
+
+@router.delete("/sessions/<session_id>/artifacts/<name>", tags=["artifacts"], summary="Delete every version")
+def delete_artifact(session_id: str, name: str) -> Response[None]:
+    store().delete_artifact(session_id, unquote(name), owner=owner_of(router.current_event))
+    return Response(204)

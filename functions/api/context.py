@@ -1,0 +1,52 @@
+"""What every route needs: the shared store, the caller's identity, and the request limits."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from store import SessionStore
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a Lambda request is at most 6 MB, and binary bodies arrive base64-encoded
+INLINE_ARTIFACT_BYTES = MAX_BODY_BYTES
+
+_store: SessionStore | None = None
+
+
+def store() -> SessionStore:
+    """The process-wide store, built from the function's environment on first use (one client per container)."""
+    global _store
+    if _store is None:
+        _store = SessionStore.from_env()
+    return _store
+
+
+def use_store(instance: SessionStore | None) -> None:
+    """Serve requests with `instance` (the local stack and tests); None goes back to the environment's."""
+    global _store
+    _store = instance
+
+
+class Absent(Exception):
+    """The thing asked for does not exist (or is not the caller's): 404 `not_found`."""
+
+
+class Unauthorized(Exception):
+    """The request carries no verified identity."""
+
+
+def owner_of(event: Any) -> str:
+    """The caller: the `sub` claim that API Gateway's JWT authorizer verified. Nothing else is trusted."""
+    claims = (((event.raw_event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims")
+    subject = claims.get("sub") if isinstance(claims, dict) else None
+    if not isinstance(subject, str) or not subject:
+        raise Unauthorized("this route needs a verified token")
+    return subject
+
+
+def body_bytes(event: Any) -> bytes:
+    """The request body as bytes (API Gateway base64-encodes binary bodies)."""
+    raw = event.raw_event.get("body") or ""
+    if event.raw_event.get("isBase64Encoded"):
+        return base64.b64decode(raw)
+    return raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)

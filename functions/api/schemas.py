@@ -1,0 +1,116 @@
+"""Request bodies of the HTTP API (responses are the library's own models)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from store.models import ArtifactVersion, Message, MessageRecord, SessionHit, TokenUsage
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateSession(Strict):
+    session_id: str | None = Field(default=None, description="a chosen id; generated when absent")
+    title: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any] | None = None
+    retention_seconds: int | None = Field(default=None, ge=1, description="expire after this long without activity")
+
+
+class UpdateSession(Strict):
+    title: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class AppendMessages(Strict):
+    messages: list[Message] = Field(min_length=1, max_length=97)
+    expected_seq: int | None = Field(default=None, ge=0)
+
+
+class SaveState(Strict):
+    state: Any
+    expected_version: int | None = Field(default=None, ge=0)
+
+
+class SaveFull(Strict):
+    messages: list[Message] = Field(min_length=1, max_length=97)
+    state: Any
+    expected_seq: int | None = Field(default=None, ge=0)
+
+
+class SaveCheckpoint(Strict):
+    data: Any
+    ttl_seconds: int | None = Field(default=None, ge=1)
+
+
+class SaveRecords(Strict):
+    records: list[Any]
+
+
+class Interrupt(Strict):
+    interrupt: dict[str, Any]
+
+
+class UpdateUsage(Strict):
+    usage: TokenUsage
+
+
+class UploadRequest(Strict):
+    name: str = Field(description="the artifact's name: /-separated segments, at most 512 bytes")
+    content_type: str | None = None
+    metadata: dict[str, str] | None = None
+    expires_in: int = Field(default=900, ge=1, le=3600, description="seconds the upload URL stays valid")
+
+
+class ConfirmUpload(Strict):
+    name: str
+
+
+class TraceBatch(Strict):
+    events: list[dict[str, Any]] = Field(min_length=1)
+
+
+class Items(BaseModel):
+    """A list response."""
+
+    items: list[MessageRecord]
+
+
+class Versions(BaseModel):
+    items: list[ArtifactVersion]
+
+
+class Hits(BaseModel):
+    items: list[SessionHit]
+
+
+class Events(BaseModel):
+    items: list[dict[str, Any]]
+
+
+class Runs(BaseModel):
+    items: list[str]
+
+
+class Saved(BaseModel):
+    version: int
+
+
+class Batch(BaseModel):
+    batch: int
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Error(BaseModel):
+    """Every error response: a stable machine-readable `code` and a human message."""
+
+    code: str
+    message: str

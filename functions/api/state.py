@@ -1,0 +1,97 @@
+"""Routes for state, save_full/load_full, interrupts, records and checkpoints."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from functions.api.context import Absent, owner_of, store
+from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState
+from store.models import Checkpoint, FullSession, StateSnapshot
+
+router = APIGatewayHttpRouter()
+
+
+@router.get("/sessions/<session_id>/state", tags=["state"], summary="The current state")
+def load_state(session_id: str) -> StateSnapshot:
+    found = store().load_state(session_id, owner=owner_of(router.current_event))
+    if found is None:
+        raise Absent("no state has been saved")
+    return found
+
+
+@router.put("/sessions/<session_id>/state", tags=["state"], summary="Save a new version of the state")
+def save_state(session_id: str, body: SaveState) -> Saved:
+    version = store().save_state(
+        session_id, body.state, expected_version=body.expected_version, owner=owner_of(router.current_event)
+    )
+    return Saved(version=version)
+
+
+@router.get("/sessions/<session_id>/full", tags=["state"], summary="Session, messages and state as of one instant")
+def load_full(session_id: str, since_compaction: Annotated[bool, Query()] = False) -> FullSession:
+    return store().load_full(session_id, since_compaction=since_compaction, owner=owner_of(router.current_event))
+
+
+@router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")
+def save_full(session_id: str, body: SaveFull) -> StateSnapshot:
+    return store().save_full(
+        session_id, body.messages, body.state, expected_seq=body.expected_seq, owner=owner_of(router.current_event)
+    )
+
+
+@router.get("/sessions/<session_id>/interrupt", tags=["state"], summary="The pending interrupt")
+def load_interrupt(session_id: str) -> Interrupt:
+    found = store().load_interrupt(session_id, owner=owner_of(router.current_event))
+    if found is None:
+        raise Absent("no interrupt is pending")
+    return Interrupt(interrupt=found)
+
+
+@router.put("/sessions/<session_id>/interrupt", tags=["state"], summary="Record a pending interrupt")
+def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
+    store().save_interrupt(session_id, body.interrupt, owner=owner_of(router.current_event))
+    return Response(204)
+
+
+@router.delete("/sessions/<session_id>/interrupt", tags=["state"], summary="Clear the pending interrupt")
+def clear_interrupt(session_id: str) -> Response[None]:
+    store().clear_interrupt(session_id, owner=owner_of(router.current_event))
+    return Response(204)
+
+
+@router.get("/sessions/<session_id>/records/<kind>", tags=["state"], summary="The session's records of a kind")
+def load_records(session_id: str, kind: str) -> SaveRecords:
+    return SaveRecords(records=store().load_records(session_id, kind, owner=owner_of(router.current_event)))
+
+
+@router.put("/sessions/<session_id>/records/<kind>", tags=["state"], summary="Replace the session's records of a kind")
+def save_records(session_id: str, kind: str, body: SaveRecords) -> Response[None]:
+    store().save_records(session_id, kind, body.records, owner=owner_of(router.current_event))
+    return Response(204)
+
+
+Scope = Literal["session", "run", "workflow"]
+
+
+@router.get("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="A checkpoint (absent once expired)")
+def load_checkpoint(scope: Scope, key: str) -> Checkpoint:
+    found = store().load_checkpoint(scope, key, owner=owner_of(router.current_event))
+    if found is None:
+        raise Absent("no such checkpoint")
+    return found
+
+
+@router.put("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="Save or renew a checkpoint")
+def save_checkpoint(scope: Scope, key: str, body: SaveCheckpoint) -> Checkpoint:
+    data: Any = body.data
+    return store().save_checkpoint(scope, key, data, ttl=body.ttl_seconds, owner=owner_of(router.current_event))
+
+
+@router.delete("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="Delete a checkpoint")
+def delete_checkpoint(scope: Scope, key: str) -> Response[None]:
+    store().delete_checkpoint(scope, key, owner=owner_of(router.current_event))
+    return Response(204)
