@@ -3,7 +3,7 @@ redirect, small bodies inline. A name goes in the path URL-encoded (`/` as `%2F`
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response

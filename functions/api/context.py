@@ -5,26 +5,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from store import SessionStore
+from functions.runtime import store, use_store
+
+__all__ = ["MAX_BODY_BYTES", "Absent", "Unauthorized", "body_bytes", "owner_of", "store", "use_store"]
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a Lambda request is at most 6 MB, and binary bodies arrive base64-encoded
 INLINE_ARTIFACT_BYTES = MAX_BODY_BYTES
-
-_store: SessionStore | None = None
-
-
-def store() -> SessionStore:
-    """The process-wide store, built from the function's environment on first use (one client per container)."""
-    global _store
-    if _store is None:
-        _store = SessionStore.from_env()
-    return _store
-
-
-def use_store(instance: SessionStore | None) -> None:
-    """Serve requests with `instance` (the local stack and tests); None goes back to the environment's."""
-    global _store
-    _store = instance
 
 
 class Absent(Exception):

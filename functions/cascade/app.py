@@ -1,0 +1,42 @@
+"""The sessions table's stream consumer. For each record it lets the library purge what remains of a
+session whose head was removed (TTL expiry, or the end of an explicit delete: a backstop that also
+catches uploads that landed late) and delete the S3 objects the record releases (uploads whose intent
+expired uncommitted, items removed or replaced). Failed records are reported one by one
+(`ReportBatchItemFailures`); Lambda retries from the first of them, a bounded number of times, and then
+sends the batch's description to the SQS failure destination."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.runtime import store
+
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
+tracer = Tracer()
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+@tracer.capture_method
+def handle_record(record: DynamoDBRecord) -> None:
+    """Apply one stream record (idempotent: a retried record does nothing twice)."""
+    released = store().reclaim([record.raw_event])
+    if released:
+        metrics.add_metric(name="ObjectsReclaimed", unit=MetricUnit.Count, value=released)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    result: dict[str, Any] = process_partial_response(
+        event=event, record_handler=handle_record, processor=processor, context=context
+    )
+    return result

@@ -1,0 +1,162 @@
+"""Every route, called as another owner and with no identity, and with bad input: 404/401/4xx, the error
+shape, and nothing written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from functions.api import context
+from tests.api_client import call
+from tests.conftest import Harness
+
+MSG = {"messages": [{"role": "user", "content": "x"}]}
+
+# (method, path template, JSON body, status for another owner). {s} is alice's session, {m} a message id,
+# {u} a pending upload id.
+ROUTES: list[tuple[str, str, Any, int]] = [
+    ("GET", "/sessions/{s}", None, 404),
+    ("PATCH", "/sessions/{s}", {"title": "mine now"}, 404),
+    ("DELETE", "/sessions/{s}", None, 204),  # idempotent: absent for this owner, so nothing to delete
+    ("POST", "/sessions/{s}/messages", MSG, 404),
+    ("GET", "/sessions/{s}/messages", None, 404),
+    ("GET", "/sessions/{s}/last-messages", None, 404),
+    ("GET", "/sessions/{s}/messages/{m}", None, 404),
+    ("PUT", "/sessions/{s}/messages/{m}/usage", {"usage": {"input_tokens": 1}}, 404),
+    ("POST", "/sessions/{s}/messages/{m}/compaction", None, 404),
+    ("GET", "/sessions/{s}/compaction", None, 404),
+    ("GET", "/sessions/{s}/state", None, 404),
+    ("PUT", "/sessions/{s}/state", {"state": 1}, 404),
+    ("GET", "/sessions/{s}/full", None, 404),
+    ("POST", "/sessions/{s}/full", {**MSG, "state": 1}, 404),
+    ("GET", "/sessions/{s}/interrupt", None, 404),
+    ("PUT", "/sessions/{s}/interrupt", {"interrupt": {"a": 1}}, 404),
+    ("DELETE", "/sessions/{s}/interrupt", None, 404),
+    ("GET", "/sessions/{s}/records/{k}", None, 404),
+    ("PUT", "/sessions/{s}/records/{k}", {"records": [1]}, 404),
+    ("GET", "/checkpoints/session/{s}", None, 404),
+    ("PUT", "/checkpoints/session/{s}", {"data": 1}, 404),
+    ("DELETE", "/checkpoints/session/{s}", None, 404),
+    ("GET", "/sessions/{s}/artifacts", None, 404),
+    ("POST", "/sessions/{s}/artifact-uploads", {"name": "a.txt"}, 404),
+    ("POST", "/sessions/{s}/artifact-uploads/{u}/confirm", {"name": "a.txt"}, 404),
+    ("PUT", "/sessions/{s}/artifacts/a.txt", None, 404),
+    ("GET", "/sessions/{s}/artifacts/a.txt", None, 404),
+    ("GET", "/sessions/{s}/artifacts/a.txt/versions", None, 404),
+    ("DELETE", "/sessions/{s}/artifacts/a.txt", None, 404),
+    ("POST", "/sessions/{s}/traces/{r}", {"events": [{"e": 1}]}, 404),
+    ("GET", "/sessions/{s}/traces", None, 404),
+    ("GET", "/sessions/{s}/trace-runs", None, 404),
+]
+OWNER_ROUTES = [("POST", "/sessions", {}), ("GET", "/sessions", None), ("GET", "/search?q=x", None)]
+
+
+@pytest.fixture
+def api(dyn: Harness) -> Iterator[Harness]:
+    context.use_store(dyn.store)
+    yield dyn
+    context.use_store(None)
+
+
+def alices_session(dyn: Harness) -> dict[str, str]:
+    store = dyn.store
+    sid = store.create_session("alice", title="secret plans").id
+    mid = store.append_messages(sid, [{"role": "user", "content": "secret"}])[0].id
+    store.save_state(sid, {"s": 1})
+    store.save_interrupt(sid, {"i": 1})
+    store.save_records(sid, "runs", [1])
+    store.save_checkpoint("session", sid, {"c": 1})
+    store.put_artifact(sid, "a.txt", b"alice's")
+    store.append_trace_events(sid, "run-1", [{"e": 1}])
+    upload = store.presign_artifact_upload(sid, "a.txt", owner="alice")
+    return {"s": sid, "m": mid, "u": upload.upload_id, "k": "runs", "r": "run-1"}
+
+
+def fill(template: str, ids: dict[str, str]) -> str:
+    return template.format(**ids)
+
+
+def test_the_table_covers_every_route() -> None:
+    doc = json.loads(Path("docs/openapi.json").read_text(encoding="utf-8"))
+    documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    names = {"{s}": "{session_id}", "{m}": "{message_id}", "{u}": "{upload_id}", "{k}": "{kind}", "{r}": "{run_id}"}
+
+    def as_template(path: str) -> str:
+        for short, long in names.items():
+            path = path.replace(short, long)
+        return path.replace("/session/{session_id}", "/{scope}/{key}").replace("a.txt", "{name}").split("?")[0]
+
+    covered = {(m, as_template(p)) for m, p, _, _ in ROUTES} | {(m, as_template(p)) for m, p, _ in OWNER_ROUTES}
+    assert documented - covered == {("GET", "/health")}, documented - covered
+
+
+def test_another_owner_finds_nothing_and_writes_nothing(api: Harness) -> None:
+    ids = alices_session(api)
+    before = api.snapshot()
+    for method, template, body, status in ROUTES:
+        reply = call(method, fill(template, ids), owner="mallory", json_body=body)
+        assert reply.status == status, (method, template, reply.status, reply.body[:200])
+        if status >= 400:
+            assert reply.json()["code"] in ("session_not_found", "not_found"), (method, template, reply.body)
+        assert b"secret" not in reply.body and b"alice" not in reply.body
+    assert call("GET", "/sessions", owner="mallory").json()["items"] == []
+    assert call("GET", "/search", owner="mallory", query={"q": "secret"}).json()["items"] == []
+    assert api.snapshot() == before, "another owner's calls must write nothing"
+
+
+def test_no_identity_is_401_everywhere(api: Harness) -> None:
+    ids = alices_session(api)
+    before = api.snapshot()
+    for method, template, body, _ in ROUTES + [(m, p, b, 0) for m, p, b in OWNER_ROUTES]:
+        path, _, query = fill(template, ids).partition("?")
+        reply = call(method, path, owner=None, json_body=body, query=dict([query.split("=")]) if query else None)
+        assert reply.status == 401 and reply.json()["code"] == "unauthorized", (method, template)
+    assert api.snapshot() == before
+
+
+BAD: list[tuple[str, str, Any]] = [
+    ("POST", "/sessions", {"retention_seconds": 0}),
+    ("POST", "/sessions", {"metadata": "not an object"}),
+    ("GET", "/sessions/bad%20id", None),
+    ("PATCH", "/sessions/{s}", {"title": 5}),
+    ("POST", "/sessions/{s}/messages", {"messages": []}),
+    ("POST", "/sessions/{s}/messages", {"messages": [{"content": "no role"}]}),
+    ("POST", "/sessions/{s}/messages", {"messages": [{"role": "user", "id": "../x"}]}),
+    ("GET", "/sessions/{s}/messages?limit=0", None),
+    ("GET", "/sessions/{s}/messages?cursor=garbage", None),
+    ("GET", "/sessions/{s}/messages?after_seq=-1", None),
+    ("GET", "/sessions/{s}/last-messages?n=100000", None),
+    ("PUT", "/sessions/{s}/messages/{m}/usage", {"usage": {"input_tokens": "many"}}),
+    ("PUT", "/sessions/{s}/state", {}),
+    ("PUT", "/sessions/{s}/state", {"state": 1, "expected_version": -1}),
+    ("POST", "/sessions/{s}/full", {"messages": [], "state": 1}),
+    ("PUT", "/sessions/{s}/interrupt", {"interrupt": [1, 2]}),
+    ("PUT", "/sessions/{s}/records/bad%2Fkind", {"records": [1]}),
+    ("PUT", "/sessions/{s}/records/{k}", {"records": "not a list"}),
+    ("PUT", "/checkpoints/galaxy/k", {"data": 1}),
+    ("PUT", "/checkpoints/run/k", {"data": 1, "ttl_seconds": 0}),
+    ("POST", "/sessions/{s}/artifact-uploads", {"name": "../etc/passwd"}),
+    ("POST", "/sessions/{s}/artifact-uploads", {"name": "a.txt", "expires_in": 7200}),
+    ("POST", "/sessions/{s}/artifact-uploads/not-an-upload/confirm", {"name": "a.txt"}),
+    ("PUT", "/sessions/{s}/artifacts/a%2F..%2Fb", None),
+    ("GET", "/sessions/{s}/artifacts/a.txt?version=0", None),
+    ("POST", "/sessions/{s}/traces/{r}", {"events": []}),
+    ("POST", "/sessions/{s}/traces/bad%20run", {"events": [{"e": 1}]}),
+    ("GET", "/search?q=", None),
+]
+
+
+@pytest.mark.parametrize(("method", "template", "body"), BAD, ids=[f"{m} {p}" for m, p, _ in BAD])
+def test_bad_input_is_a_4xx_with_the_error_shape(api: Harness, method: str, template: str, body: Any) -> None:
+    ids = alices_session(api)
+    before = api.snapshot()
+    path, _, query = fill(template, ids).partition("?")
+    reply = call(method, path, json_body=body, query=dict([query.split("=", 1)]) if query else None)
+    assert 400 <= reply.status < 500, (reply.status, reply.body[:200])
+    payload = reply.json()
+    assert set(payload) == {"code", "message"} and payload["code"] in ("invalid_input", "invalid_request")
+    assert api.snapshot() == before
