@@ -94,3 +94,66 @@ def test_local_bucket_is_created_from_the_template(dynamodb_client: Any, s3_clie
     assert rules[0]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
     block = s3_client.get_public_access_block(Bucket=created.bucket)["PublicAccessBlockConfiguration"]
     assert all(block.values())
+
+
+def _resources() -> dict[str, Any]:
+    resources: dict[str, Any] = transformed()["Resources"]
+    return resources
+
+
+def test_every_route_but_health_and_openapi_needs_the_jwt_authorizer() -> None:
+    resources = _resources()
+    paths = resources["HttpApi"]["Properties"]["Body"]["paths"]
+    public = {"/health", "/openapi.json"}
+    for path, operations in paths.items():
+        for operation in operations.values():
+            expected = [{"NONE": []}] if path in public else [{"JwtAuthorizer": []}]
+            assert operation["security"] == expected, path
+    assert set(paths) == public | {"/{proxy+}"}
+    auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]
+    assert auth["x-amazon-apigateway-authorizer"]["type"] == "jwt"
+    assert auth["x-amazon-apigateway-authorizer"]["jwtConfiguration"]["issuer"] == {"Ref": "JwtIssuer"}
+
+
+def test_stream_mapping_reports_batch_failures_and_has_a_failure_destination() -> None:
+    resources = _resources()
+    mapping = next(r for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping")["Properties"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": "SessionsTable.StreamArn"}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert 0 < mapping["MaximumRetryAttempts"] <= 10
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": "CascadeFailures.Arn"}
+    assert resources["CascadeFailures"]["Type"] == "AWS::SQS::Queue"
+
+
+def test_functions_runtime_tracing_and_least_privilege() -> None:
+    resources = _resources()
+    functions = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
+    assert set(functions) == {"ApiFunction", "CascadeFunction"}
+    for props in functions.values():
+        assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert "POWERTOOLS_SERVICE_NAME" in props["Environment"]["Variables"]
+    for name in ("ApiRole", "CascadeRole"):
+        role = resources[name]["Properties"]
+        assert role["ManagedPolicyArns"] == [{"Ref": "ClientPolicy"}], "no broad AWS managed policies"
+        for policy in role["Policies"]:
+            for statement in policy["PolicyDocument"]["Statement"]:
+                if statement["Resource"] == "*":
+                    assert set(statement["Action"]) <= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+    client = resources["ClientPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert all(s["Resource"] != "*" and "*" not in str(s["Action"]) for s in client)
+
+
+def test_alarms_and_outputs() -> None:
+    doc = transformed()
+    alarms = [r["Properties"] for r in doc["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    metrics = {(a.get("Namespace"), a.get("MetricName")) for a in alarms}
+    assert ("AWS/ApiGateway", "5xx") in metrics
+    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 2
+    assert ("AWS/Lambda", "IteratorAge") in metrics
+    assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in metrics
+    throttles = [a for a in alarms if "Metrics" in a]
+    assert len(throttles) == 2 and all("ThrottleEvents" in str(a["Metrics"]) for a in throttles)
+    assert {"SessionsTableName", "MessagesTableName", "ArtifactsBucketName", "ApiUrl", "ClientPolicyArn"} <= set(
+        doc["Outputs"]
+    )

@@ -18,7 +18,12 @@ class CreateSession(Strict):
     title: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
-    retention_seconds: int | None = Field(default=None, ge=1, description="expire after this long without activity")
+    retention_seconds: int | None = Field(
+        default=None,
+        ge=0,
+        description="expire after this long without activity; 0 keeps the session until deleted; "
+        "absent uses the deployment's default (DefaultRetentionDays)",
+    )
 
 
 class UpdateSession(Strict):

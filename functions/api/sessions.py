@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import Annotated
 
@@ -18,6 +19,15 @@ from store.models import Page, Session
 router = APIGatewayHttpRouter()
 
 
+def retention(requested: int | None) -> int | None:
+    """Seconds of inactivity before a new session expires: as requested (0 = never), else the deployment's
+    DEFAULT_RETENTION_DAYS (0 or unset = never)."""
+    if requested is not None:
+        return requested or None
+    days = int(os.environ.get("DEFAULT_RETENTION_DAYS") or 0)
+    return days * 86400 or None
+
+
 @router.post("/sessions", tags=["sessions"], summary="Create a session")
 def create_session(body: CreateSession) -> Response[Session]:
     session = store().create_session(
@@ -26,7 +36,7 @@ def create_session(body: CreateSession) -> Response[Session]:
         title=body.title,
         model=body.model,
         metadata=body.metadata,
-        retention=body.retention_seconds,
+        retention=retention(body.retention_seconds),
     )
     return Response(201, body=session, content_type="application/json")
 
