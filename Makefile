@@ -1,11 +1,11 @@
-# agent-session-store: `make test` (lint, types, tests) and `make run` (the demo).
+# agent-session-store: `make test` (lint, types, tests), `make run` (the local stack), `make bundle`.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit run lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check store infra tests bench
-	$(VENV)/bin/ruff format --check store infra tests bench
+	$(VENV)/bin/ruff check store functions infra tests bench
+	$(VENV)/bin/ruff format --check store functions infra tests bench
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -29,7 +29,16 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 run: $(STAMP)
+	$(PY) -m infra.cli local
+
+demo: $(STAMP)
 	$(PY) -m infra.demo
+
+openapi: $(STAMP)
+	$(PY) -m infra.openapi
+
+bundle: $(STAMP)
+	$(PY) -m infra.bundle
 
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)

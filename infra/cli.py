@@ -3,18 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agent-store", description="agent-session-store tools")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="run the demo conversation on an embedded AWS (what `make run` does)")
+    local = sub.add_parser("local", help="the local stack: moto, tables and bucket, the HTTP API on :8000 (`make run`)")
+    local.add_argument("--port", type=int, default=8000, help="the API's port on 127.0.0.1 (0: any free port)")
+    local.add_argument("--sub", default="dev-user", help="the owner the printed development token stands for")
+    sub.add_parser("demo", help="a scripted agent conversation on an embedded AWS, with request counts")
     sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
+    sub.add_parser("openapi", help="write docs/openapi.json from the API's routes")
     args = parser.parse_args(argv)
+    if args.command == "local":
+        for name, value in (
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+            ("AWS_DEFAULT_REGION", "us-east-1"),
+            ("POWERTOOLS_TRACE_DISABLED", "true"),
+            ("POWERTOOLS_METRICS_DISABLED", "true"),
+            ("POWERTOOLS_LOG_LEVEL", "WARNING"),
+        ):
+            os.environ.setdefault(name, value)
+        from infra.local_api import serve
+
+        serve(args.port, args.sub)
+        return 0
     if args.command == "demo":
         from infra.demo import run
 
         run()
+        return 0
+    if args.command == "openapi":
+        from infra.openapi import main as write_openapi
+
+        write_openapi()
         return 0
     from infra.validate import main as validate
 

@@ -52,7 +52,11 @@ ROUTES: list[tuple[str, str, Any, int]] = [
     ("GET", "/sessions/{s}/traces", None, 404),
     ("GET", "/sessions/{s}/trace-runs", None, 404),
 ]
-OWNER_ROUTES = [("POST", "/sessions", {}), ("GET", "/sessions", None), ("GET", "/search?q=x", None)]
+OWNER_ROUTES: list[tuple[str, str, Any]] = [
+    ("POST", "/sessions", {}),
+    ("GET", "/sessions", None),
+    ("GET", "/search?q=x", None),
+]
 
 
 @pytest.fixture

@@ -69,7 +69,8 @@ def remove_like_ttl(dyn: Harness, inspector: Any, pk: str, sk: str) -> dict[str,
 def handle(records: list[dict[str, Any]]) -> dict[str, Any]:
     from functions.cascade.app import lambda_handler
 
-    return lambda_handler({"Records": records}, LambdaContext())
+    result: dict[str, Any] = lambda_handler({"Records": records}, LambdaContext())
+    return result
 
 
 def test_an_expired_session_is_purged(cascade: Harness, inspector_client: Any) -> None:

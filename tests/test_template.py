@@ -107,7 +107,7 @@ def test_every_route_but_health_and_openapi_needs_the_jwt_authorizer() -> None:
     public = {"/health", "/openapi.json"}
     for path, operations in paths.items():
         for operation in operations.values():
-            expected = [{"NONE": []}] if path in public else [{"JwtAuthorizer": []}]
+            expected: list[dict[str, list[str]]] = [{"NONE": []}] if path in public else [{"JwtAuthorizer": []}]
             assert operation["security"] == expected, path
     assert set(paths) == public | {"/{proxy+}"}
     auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -39,6 +40,7 @@ PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"))
 tracer = Tracer()
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 app = APIGatewayHttpResolver(enable_validation=True)
 for module in (sessions, messages, state, artifacts, traces):

@@ -72,12 +72,12 @@ def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
     tags=["artifacts"],
     summary="Download a version: a redirect to a presigned URL, or the bytes inline (at most 4 MB)",
 )
-def get_artifact(
+def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools must not re-serialize the bytes
     session_id: str,
     name: str,
     version: Annotated[int | None, Query(ge=1)] = None,
     inline: Annotated[bool, Query()] = False,
-):  # type: ignore[no-untyped-def]  # no return annotation: Powertools must not re-serialize the bytes
+):
 
     owner, artifact = owner_of(router.current_event), unquote(name)
     if not inline:

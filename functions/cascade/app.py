@@ -8,6 +8,7 @@ sends the batch's description to the SQS failure destination."""
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -20,6 +21,7 @@ from functions.runtime import store
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
 tracer = Tracer()
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -36,7 +38,6 @@ def handle_record(record: DynamoDBRecord) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    result: dict[str, Any] = process_partial_response(
-        event=event, record_handler=handle_record, processor=processor, context=context
+    return dict(
+        process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
     )
-    return result

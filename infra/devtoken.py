@@ -1,0 +1,70 @@
+"""Development tokens for the local stack: HS256 JWTs signed with a secret that exists only in the
+running local stack. Only the local HTTP adapter (infra/local_api.py) verifies them; the deployed API
+trusts nothing but the claims API Gateway's JWT authorizer verified, and this module is not in the
+Lambda bundle, so a development token cannot be enabled there."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import Any
+
+ISSUER = "agent-store-local"
+AUDIENCE = "agent-store"
+
+
+class TokenError(Exception):
+    """The token is missing, malformed, wrongly signed, expired, or for another issuer or audience."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def new_secret() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def issue(secret: bytes, subject: str, *, ttl: int = 12 * 3600, now: float | None = None) -> str:
+    """A token for `subject`, valid for `ttl` seconds."""
+    issued = int(time.time() if now is None else now)
+    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    claims = {"sub": subject, "iss": ISSUER, "aud": AUDIENCE, "iat": issued, "exp": issued + ttl}
+    payload = _b64(json.dumps(claims).encode())
+    signature = _b64(hmac.new(secret, f"{header}.{payload}".encode(), hashlib.sha256).digest())
+    return f"{header}.{payload}.{signature}"
+
+
+def verify(secret: bytes, token: str, *, now: float | None = None) -> dict[str, Any]:
+    """The token's claims; TokenError unless it is a well-formed HS256 token signed with `secret`, for
+    this issuer and audience, unexpired, with a subject."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise TokenError("malformed token")
+    try:
+        header = json.loads(_unb64(parts[0]))
+        claims = json.loads(_unb64(parts[1]))
+        signature = _unb64(parts[2])
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TokenError("malformed token") from exc
+    if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
+        raise TokenError("unsupported token")
+    expected = hmac.new(secret, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
+    if not hmac.compare_digest(signature, expected):
+        raise TokenError("bad signature")
+    current = time.time() if now is None else now
+    if not isinstance(claims.get("exp"), int | float) or claims["exp"] <= current:
+        raise TokenError("token expired")
+    if claims.get("iss") != ISSUER or claims.get("aud") != AUDIENCE:
+        raise TokenError("token is for another issuer or audience")
+    if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+        raise TokenError("token has no subject")
+    return claims

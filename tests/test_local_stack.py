@@ -1,0 +1,150 @@
+"""End to end over real HTTP: the local stack (moto's server, the API adapter, the cascade poller), as
+`make run` starts it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from infra import devtoken
+from infra.local_api import LocalStack, local_stack
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with local_stack(port=0) as running:
+        yield running
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def http(
+    method: str, url: str, *, token: str | None = None, body: Any = None, raw: bytes | None = None, headers: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    hdrs = dict(headers or {})
+    data = raw
+    if body is not None:
+        data = json.dumps(body).encode()
+        hdrs["Content-Type"] = "application/json"
+    if token is not None:
+        hdrs["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, method=method, headers=hdrs)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def test_a_session_over_http(stack: LocalStack) -> None:
+    api, token = stack.api_url, stack.token("alice")
+    status, _, body = http("POST", f"{api}/sessions", token=token, body={"title": "over HTTP"})
+    assert status == 201
+    sid = json.loads(body)["id"]
+    msgs = {"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi!"}]}
+    first = http("POST", f"{api}/sessions/{sid}/messages", token=token, body=msgs, headers={"Idempotency-Key": "t1"})
+    again = http("POST", f"{api}/sessions/{sid}/messages", token=token, body=msgs, headers={"Idempotency-Key": "t1"})
+    assert first[0] == again[0] == 201 and json.loads(first[2]) == json.loads(again[2])
+    status, _, body = http("GET", f"{api}/sessions/{sid}/messages?limit=10", token=token)
+    assert status == 200 and [m["content"] for m in json.loads(body)["items"]] == ["hello", "hi!"]
+    # an artifact through a presigned PUT, confirmed, then downloaded through the presigned redirect
+    status, _, body = http(
+        "POST",
+        f"{api}/sessions/{sid}/artifact-uploads",
+        token=token,
+        body={"name": "notes/a.txt", "content_type": "text/plain"},
+    )
+    upload = json.loads(body)
+    assert status == 201 and upload["url"].startswith(stack.aws_endpoint)
+    assert http("PUT", upload["url"], raw=b"uploaded bytes", headers=upload["headers"])[0] == 200
+    status, _, body = http(
+        "POST",
+        f"{api}/sessions/{sid}/artifact-uploads/{upload['upload_id']}/confirm",
+        token=token,
+        body={"name": "notes/a.txt"},
+    )
+    assert status == 201 and json.loads(body)["version"] == 1
+    path = f"{api}/sessions/{sid}/artifacts/{quote('notes/a.txt', safe='')}"
+    status, headers, _ = http("GET", path, token=token)
+    assert status == 302
+    assert http("GET", headers["Location"])[2] == b"uploaded bytes"
+    status, headers, body = http("GET", f"{path}?inline=true", token=token)
+    assert (status, body) == (200, b"uploaded bytes") and headers["Content-Type"] == "text/plain"
+    binary = os.urandom(3000)
+    status, _, body = http(
+        "PUT",
+        f"{api}/sessions/{sid}/artifacts/raw.bin",
+        token=token,
+        raw=binary,
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert (
+        status == 201 and http("GET", f"{api}/sessions/{sid}/artifacts/raw.bin?inline=true", token=token)[2] == binary
+    )
+    assert http("DELETE", f"{api}/sessions/{sid}", token=token)[0] == 204
+    assert http("GET", f"{api}/sessions/{sid}", token=token)[0] == 404
+
+
+@pytest.mark.parametrize(
+    "make_token",
+    [
+        lambda stack: None,
+        lambda stack: "not-a-jwt",
+        lambda stack: "a.b.c",
+        lambda stack: devtoken.issue(devtoken.new_secret(), "alice"),  # signed by someone else
+        lambda stack: devtoken.issue(stack.secret, "alice", now=time.time() - 7200, ttl=60),  # expired
+        lambda stack: stack.token("alice").rsplit(".", 1)[0] + ".",  # signature stripped
+    ],
+    ids=["none", "garbage", "malformed", "wrong-signature", "expired", "unsigned"],
+)
+def test_bad_tokens_are_refused(stack: LocalStack, make_token: Any) -> None:
+    token = make_token(stack)
+    for method, path in (("GET", "/sessions"), ("POST", "/sessions"), ("GET", "/search?q=x")):
+        status, _, body = http(method, stack.api_url + path, token=token, body={} if method == "POST" else None)
+        assert status == 401 and json.loads(body)["code"] == "unauthorized"
+    assert http("GET", f"{stack.api_url}/health")[0] == 200
+    assert json.loads(http("GET", f"{stack.api_url}/openapi.json")[2])["info"]["title"] == "agent-session-store"
+
+
+def test_another_owner_sees_nothing_over_http(stack: LocalStack) -> None:
+    api = stack.api_url
+    sid = json.loads(http("POST", f"{api}/sessions", token=stack.token("alice"), body={})[2])["id"]
+    bob = stack.token("bob")
+    for method, path in (("GET", ""), ("GET", "/messages"), ("GET", "/state"), ("GET", "/artifacts"), ("PATCH", "")):
+        status, _, body = http(method, f"{api}/sessions/{sid}{path}", token=bob, body={} if method == "PATCH" else None)
+        assert status == 404 and json.loads(body)["code"] == "session_not_found"
+
+
+def test_the_cascade_reclaims_a_replaced_state(stack: LocalStack) -> None:
+    """The stream poller feeds the cascade function: a replaced spilled state's object is deleted."""
+    from infra.local import local_client
+
+    api, token = stack.api_url, stack.token("carol")
+    sid = json.loads(http("POST", f"{api}/sessions", token=token, body={})[2])["id"]
+    s3 = local_client("s3", endpoint_url=stack.aws_endpoint)
+
+    def objects() -> list[str]:
+        listed = s3.list_objects_v2(Bucket=stack.tables.bucket, Prefix="sessions/")
+        return [o["Key"] for o in listed.get("Contents", []) if sid in o["Key"]]
+
+    for _ in range(2):
+        big = base64.b64encode(os.urandom(600_000)).decode()
+        assert http("PUT", f"{api}/sessions/{sid}/state", token=token, body={"state": big})[0] == 200
+    deadline = time.time() + 20
+    while len(objects()) != 1 and time.time() < deadline:
+        time.sleep(0.5)
+    assert len(objects()) == 1, objects()
+    assert stack.cascade.processed > 0
