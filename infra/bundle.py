@@ -77,9 +77,8 @@ def build() -> tuple[int, int]:
 def main() -> int:
     unzipped, zipped = build()
     mb = 1024 * 1024
-    print(
-        f"bundle: {TARGET.relative_to(ROOT)}/ {unzipped / mb:.1f} MB unzipped; {ZIP.relative_to(ROOT)} {zipped / mb:.1f} MB"
-    )
+    where = f"{TARGET.relative_to(ROOT)}/ {unzipped / mb:.1f} MB unzipped"
+    print(f"bundle: {where}; {ZIP.relative_to(ROOT)} {zipped / mb:.1f} MB zipped")
     print(f"target: python{PYTHON_VERSION} on arm64 ({PLATFORM}); Lambda's limit is 250 MB unzipped")
     return 0 if unzipped < LAMBDA_UNZIPPED_LIMIT else 1
 
