@@ -148,3 +148,38 @@ def test_the_cascade_reclaims_a_replaced_state(stack: LocalStack) -> None:
         time.sleep(0.5)
     assert len(objects()) == 1, objects()
     assert stack.cascade.processed > 0
+
+
+def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
+    """`agent-store local` (what `make run` runs): prints the URL, a token and a curl that works; SIGINT
+    stops everything and the process exits cleanly."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infra.cli", "local", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "Press Ctrl-C" in line or not line:
+                break
+        text = "".join(lines)
+        url = re.search(r"API:\s+(http://127\.0\.0\.1:\d+)", text)
+        token = re.search(r"export TOKEN=(\S+)", text)
+        assert url and token, text
+        status, _, body = http("POST", f"{url.group(1)}/sessions", token=token.group(1), body={"title": "first"})
+        assert status == 201 and json.loads(body)["owner"] == "dev-user"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped." in out
