@@ -1,4 +1,4 @@
-"""`make run`: a short agent conversation against an embedded AWS (moto), with the tables created from
+"""`make demo`: a short agent conversation against an embedded AWS (moto), with the tables created from
 template.yaml. An invocation is cut off mid-loop, as a Lambda timeout would, and a fresh store resumes it.
 It prints what was stored and how many AWS requests each step took."""
 

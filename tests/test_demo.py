@@ -1,4 +1,4 @@
-"""`make run` works as the README says: the demo runs on an embedded AWS and shows the resume."""
+"""`make demo` works as the README says: the demo runs on an embedded AWS and shows the resume."""
 
 from __future__ import annotations
 
