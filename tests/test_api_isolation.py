@@ -123,7 +123,7 @@ def test_no_identity_is_401_everywhere(api: Harness) -> None:
 
 
 BAD: list[tuple[str, str, Any]] = [
-    ("POST", "/sessions", {"retention_seconds": 0}),
+    ("POST", "/sessions", {"retention_seconds": -1}),
     ("POST", "/sessions", {"metadata": "not an object"}),
     ("GET", "/sessions/bad%20id", None),
     ("PATCH", "/sessions/{s}", {"title": 5}),
