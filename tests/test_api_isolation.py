@@ -164,3 +164,23 @@ def test_bad_input_is_a_4xx_with_the_error_shape(api: Harness, method: str, temp
     payload = reply.json()
     assert set(payload) == {"code", "message"} and payload["code"] in ("invalid_input", "invalid_request")
     assert api.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("method", "template", "body"), [(m, p, b) for m, p, b, _ in ROUTES], ids=[f"{m} {p}" for m, p, _, _ in ROUTES]
+)
+def test_every_route_refuses_a_bad_id(api: Harness, method: str, template: str, body: Any) -> None:
+    """Each route with its id replaced by one that breaks the id rules: a 4xx, the error shape, no write."""
+    ids = alices_session(api)
+    before = api.snapshot()
+    bad = {**ids, "s": "bad%20id!", "m": "bad%20id!", "k": "bad%20id!", "r": "bad%20id!"}
+    if "{" not in template.replace("{s}", ""):  # routes with the session id only
+        path = fill(template, bad)
+    else:
+        path = fill(template, {**ids, "m": "bad%20id!", "k": "bad%20id!", "r": "bad%20id!", "u": "bad%20id!"})
+    if "/checkpoints/" in template:
+        path = fill(template, bad)
+    reply = call(method, path, json_body=body)
+    assert 400 <= reply.status < 500, (path, reply.status, reply.body[:200])
+    assert set(reply.json()) == {"code", "message"}
+    assert api.snapshot() == before

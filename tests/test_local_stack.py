@@ -183,3 +183,19 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped." in out
+
+
+def test_every_route_refuses_missing_malformed_and_expired_tokens(stack: LocalStack) -> None:
+    from tests.test_api_isolation import OWNER_ROUTES, ROUTES
+
+    ids = {"s": "s-1", "m": "m-1", "u": "0" * 32, "k": "runs", "r": "run-1"}
+    tokens = {
+        "none": None,
+        "malformed": "x.y",
+        "expired": devtoken.issue(stack.secret, "alice", now=time.time() - 7200, ttl=60),
+    }
+    routes = [(m, p, b) for m, p, b, _ in ROUTES] + OWNER_ROUTES
+    for name, token in tokens.items():
+        for method, template, body in routes:
+            status, _, raw = http(method, stack.api_url + template.format(**ids), token=token, body=body)
+            assert status == 401 and json.loads(raw)["code"] == "unauthorized", (name, method, template)
