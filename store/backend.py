@@ -152,10 +152,18 @@ class Backend(ABC):
     def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None: ...
 
     @abstractmethod
-    def presign_get(
-        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
-    ) -> str | None:
-        """A download URL for the version, or None when it does not exist."""
+    def presign_artifact(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        version: int | None,
+        method: str,
+        expires_in: int,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> str:
+        """A GET URL of a version (ArtifactNotFound when absent), or the PUT URL of a new upload."""
 
     @abstractmethod
     def presign_put(
@@ -195,6 +203,6 @@ class Backend(ABC):
     @abstractmethod
     def health_check(self) -> None: ...
 
-    def close(self) -> None:
+    def close(self) -> Any:
         """Release clients and connections (nothing to do by default)."""
         return None

@@ -17,7 +17,7 @@ from store import codec
 from store import cursor as cursors
 from store.artifact_reader import CHUNK, ArtifactReader
 from store.backend import UNSET, Backend
-from store.errors import Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
+from store.errors import ArtifactNotFound, Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
 from store.models import (
     ArtifactVersion,
     Checkpoint,
@@ -528,13 +528,23 @@ class MemoryBackend(Backend):
             art.live, art.deleted_through, art.versions = False, art.latest, {}
             self._touch(entry)
 
-    def presign_get(
-        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
-    ) -> str | None:
+    def presign_artifact(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        version: int | None,
+        method: str,
+        expires_in: int,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> str:
+        if method == "PUT":
+            return self.presign_put(session_id, owner, name, content_type, metadata, expires_in).url
         with self._lock:
             found = self._find_version(session_id, owner, name, version)
         if found is None:
-            return None
+            raise ArtifactNotFound(session_id, name, version)
         av = found[0]
         return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={expires_in}"
 

@@ -12,7 +12,7 @@ from typing import Any
 from store import validation as v
 from store.artifact_reader import ArtifactReader
 from store.backend import INTERRUPT_SLOT, UNSET, Backend, records_slot
-from store.errors import ArtifactNotFound, InvalidInput
+from store.errors import InvalidInput
 from store.memory import MemoryBackend
 from store.models import (
     ArtifactVersion,
@@ -151,7 +151,7 @@ class SessionStore:
 
     def close(self) -> None:
         """Release the store's clients."""
-        return self._backend.close()
+        self._backend.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -484,18 +484,18 @@ class SessionStore:
         default; ArtifactNotFound if absent). PUT uploads a new version's bytes (send the same
         Content-Type), which become a version only when `confirm_artifact_upload` is called with this URL."""
         method = v.presign_method(method)
-        seconds = v.presign_expiry(expires_in)
-        if method == "PUT":
-            if version is not None:
-                raise InvalidInput("a PUT URL uploads a new version; version must be None")
-            return self.presign_artifact_upload(
-                session_id, name, expires_in=seconds, content_type=content_type, metadata=metadata, owner=owner
-            ).url
-        sid, wanted = v.ident(session_id, "session_id"), v.version(version)
-        url = self._backend.presign_get(sid, v.optional_owner(owner), v.artifact_name(name), wanted, seconds)
-        if url is None:
-            raise ArtifactNotFound(sid, name, wanted)
-        return url
+        if method == "PUT" and version is not None:
+            raise InvalidInput("a PUT URL uploads a new version; version must be None")
+        return self._backend.presign_artifact(
+            v.ident(session_id, "session_id"),
+            v.optional_owner(owner),
+            v.artifact_name(name),
+            v.version(version),
+            method,
+            v.presign_expiry(expires_in),
+            v.content_type(content_type),
+            v.artifact_metadata(metadata),
+        )
 
     def presign_artifact_upload(
         self,

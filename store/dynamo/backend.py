@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader
 from store.backend import INTERRUPT_SLOT, Backend
@@ -42,13 +42,21 @@ class DynamoBackend(Backend):
 
     name = "dynamodb"
 
-    def __init__(self, ctx: Context, run: Callable[[Plan[Any]], Any], close: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        run: Callable[[Plan[Any], Callable[[Any], Any] | None], Any],
+        close: Callable[[], Any] | None = None,
+        reader: Callable[[ArtifactVersion, Any], Any] = lambda av, body: ArtifactReader(av, body.read, body.close),
+    ) -> None:
         self.ctx = ctx
         self._run = run
         self._close = close
+        self._reader = reader
 
-    def run(self, plan: Plan[T]) -> T:
-        result: T = self._run(plan)
+    def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
+        """The plan's result, through `then` if given (with an async driver: an awaitable of it)."""
+        result: T = self._run(plan, then)
         return result
 
     def create_session(
@@ -72,7 +80,7 @@ class DynamoBackend(Backend):
         return self.run(sessions.update_session(self.ctx, session_id, owner, title, model, metadata))
 
     def delete_session(self, session_id: str, owner: str | None) -> None:
-        self.run(sessions.delete_session(self.ctx, session_id, owner))
+        return self.run(sessions.delete_session(self.ctx, session_id, owner))
 
     def append_messages(
         self,
@@ -117,7 +125,7 @@ class DynamoBackend(Backend):
         return self.run(state.load_full(self.ctx, session_id, owner, since_compaction))
 
     def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
-        self.run(state.put_child(self.ctx, session_id, owner, slot_sk(slot), value, slot))
+        return self.run(state.put_child(self.ctx, session_id, owner, slot_sk(slot), value, slot))
 
     def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
         return self.run(state.load_value(self.ctx, session_id, owner, slot_sk(slot), default))
@@ -129,7 +137,7 @@ class DynamoBackend(Backend):
         return self.run(checkpoints.load_checkpoint(self.ctx, scope, key, owner))
 
     def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None:
-        self.run(checkpoints.delete_checkpoint(self.ctx, scope, key, owner))
+        return self.run(checkpoints.delete_checkpoint(self.ctx, scope, key, owner))
 
     def put_artifact(
         self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
@@ -142,11 +150,9 @@ class DynamoBackend(Backend):
     def open_artifact(
         self, session_id: str, owner: str | None, name: str, version: int | None
     ) -> ArtifactReader | None:
-        found = self.run(artifacts.open_artifact(self.ctx, session_id, owner, name, version))
-        if found is None:
-            return None
-        av, body = found
-        return ArtifactReader(av, body.read, body.close)
+        plan = artifacts.open_artifact(self.ctx, session_id, owner, name, version)
+        reader = self.run(plan, lambda found: None if found is None else self._reader(*found))
+        return cast("ArtifactReader | None", reader)
 
     def list_artifacts(self, session_id: str, owner: str | None) -> list[ArtifactVersion]:
         return self.run(artifacts.list_artifacts(self.ctx, session_id, owner))
@@ -155,12 +161,24 @@ class DynamoBackend(Backend):
         return self.run(artifacts.list_versions(self.ctx, session_id, owner, name))
 
     def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
-        self.run(artifacts.delete_artifact(self.ctx, session_id, owner, name))
+        return self.run(artifacts.delete_artifact(self.ctx, session_id, owner, name))
 
-    def presign_get(
-        self, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
-    ) -> str | None:
-        return self.run(artifacts.presign_get(self.ctx, session_id, owner, name, version, expires_in))
+    def presign_artifact(
+        self,
+        session_id: str,
+        owner: str | None,
+        name: str,
+        version: int | None,
+        method: str,
+        expires_in: int,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> str:
+        return self.run(
+            artifacts.presign_url(
+                self.ctx, session_id, owner, name, version, method, expires_in, content_type, metadata
+            )
+        )
 
     def presign_put(
         self,
@@ -186,14 +204,14 @@ class DynamoBackend(Backend):
         return self.run(traces.list_trace_runs(self.ctx, session_id, owner))
 
     def reclaim(self, records: list[dict[str, Any]]) -> int:
-        return sum(self.run(reclaim.reclaim_record(self.ctx, r)) for r in records)
+        return self.run(reclaim.reclaim_records(self.ctx, records))
 
     def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:
         return self.run(search.search(self.ctx, owner, query, limit))
 
     def health_check(self) -> None:
-        self.run(health.health_check(self.ctx))
+        return self.run(health.health_check(self.ctx))
 
-    def close(self) -> None:
-        if self._close is not None:
-            self._close()
+    def close(self) -> Any:
+        """Release the driver (with an async driver: an awaitable)."""
+        return self._close() if self._close is not None else None

@@ -33,8 +33,13 @@ class SyncDriver:
     def client(self, service: str) -> Any:
         return self._clients[service]
 
-    def run(self, plan: Plan[T]) -> T:
-        """Drive `plan` to completion and return its result; AWS errors it does not handle become StoreErrors."""
+    def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
+        """Drive `plan` to completion and return its result (passed through `then`, if given); AWS errors
+        it does not handle become StoreErrors."""
+        result = self._drive(plan)
+        return then(result) if then is not None else result
+
+    def _drive(self, plan: Plan[T]) -> T:
         try:
             step = next(plan)
             while True:

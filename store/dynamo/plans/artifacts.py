@@ -51,7 +51,7 @@ from store.dynamo.plans.objects import (
     session_owner,
 )
 from store.dynamo.plans.uploads import Uploaded, digest_object, upload
-from store.errors import InvalidInput, StoreError
+from store.errors import ArtifactNotFound, InvalidInput, StoreError
 from store.models import ArtifactVersion, PresignedUpload
 from store.timeutil import from_epoch, iso, parse_iso
 from store.validation import new_id
@@ -457,6 +457,27 @@ def presign_put(
         expires_at=from_epoch(int(ctx.now().timestamp()) + expires_in),
         headers={"Content-Type": content_type},
     )
+
+
+def presign_url(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    name: str,
+    version: int | None,
+    method: str,
+    expires_in: int,
+    content_type: str,
+    metadata: dict[str, str],
+) -> Plan[str]:
+    """`presign_artifact`: a GET URL of a version (ArtifactNotFound if absent) or a PUT URL of a new upload."""
+    if method == "PUT":
+        upload = yield from presign_put(ctx, session_id, owner, name, content_type, metadata, expires_in)
+        return upload.url
+    url = yield from presign_get(ctx, session_id, owner, name, version, expires_in)
+    if url is None:
+        raise ArtifactNotFound(session_id, name, version)
+    return url
 
 
 def upload_id_of(upload: str) -> str:

@@ -95,3 +95,11 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)
+
+
+def reclaim_records(ctx: Context, records: list[dict[str, Any]]) -> Plan[int]:
+    """`reclaim_record` for each record in order; the total released."""
+    total = 0
+    for record in records:
+        total += yield from reclaim_record(ctx, record)
+    return total
