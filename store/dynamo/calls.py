@@ -86,3 +86,34 @@ class AwsError(Exception):
         """For a cancelled transaction: one reason dict per item, in request order."""
         reasons = self.response.get("CancellationReasons")
         return list(reasons) if isinstance(reasons, list) else []
+
+
+class Stepper:
+    """Advances a plan on behalf of a driver, so that both drivers share everything but the I/O: a driver
+    performs `step` and hands the outcome to `advance` (a response, a list of them, bytes, None after a
+    Sleep, or an exception, which is thrown into the plan) until `done`; then `result` holds the plan's
+    value. An AWS error the plan did not handle propagates from `advance`."""
+
+    def __init__(self, plan: Plan[Any]) -> None:
+        self._plan = plan
+        self.done = False
+        self.result: Any = None
+        self.step: Step | None = None
+        self._advance(lambda: next(plan))
+
+    def advance(self, outcome: Any) -> None:
+        step = self.step
+        if isinstance(step, Parallel) and not isinstance(outcome, BaseException):
+            failure = next((r for r in outcome if isinstance(r, AwsError)), None)
+            if failure is not None and not step.return_errors:
+                outcome = failure
+        if isinstance(outcome, BaseException):
+            self._advance(lambda: self._plan.throw(outcome))
+        else:
+            self._advance(lambda: self._plan.send(outcome))
+
+    def _advance(self, move: Any) -> None:
+        try:
+            self.step = move()
+        except StopIteration as stop:
+            self.done, self.result, self.step = True, stop.value, None

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from store.dynamo.calls import AwsError, Call, Parallel, Plan, Read, Sleep
+from store.dynamo.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
 from store.dynamo.errors import from_client_error, from_transport_error, to_store_error
 from store.errors import StoreError
 from store.streams import read_chunk
@@ -36,26 +36,14 @@ class SyncDriver:
     def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
         """Drive `plan` to completion and return its result (passed through `then`, if given); AWS errors
         it does not handle become StoreErrors."""
-        result = self._drive(plan)
-        return then(result) if then is not None else result
-
-    def _drive(self, plan: Plan[T]) -> T:
+        stepper = Stepper(plan)
         try:
-            step = next(plan)
-            while True:
-                if isinstance(step, Sleep):
-                    self._sleep(step.seconds)
-                    step = plan.send(None)
-                elif isinstance(step, Read):
-                    step = self._read(plan, step)
-                elif isinstance(step, Parallel):
-                    step = self._parallel(plan, step)
-                else:
-                    step = self._execute(plan, step)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            while not stepper.done:
+                assert stepper.step is not None
+                stepper.advance(self._perform(stepper.step))
         except AwsError as err:
             raise to_store_error(err) from None
+        return then(stepper.result) if then is not None else stepper.result  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop the thread pool (clients are left to their owner)."""
@@ -63,6 +51,20 @@ class SyncDriver:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
+
+    def _perform(self, step: Step) -> Any:
+        """The outcome of one step: what the plan receives, or the error it is thrown."""
+        if isinstance(step, Sleep):
+            self._sleep(step.seconds)
+            return None
+        if isinstance(step, Read):
+            try:
+                return read_chunk(step.source, step.size)
+            except StoreError as exc:
+                return exc
+        if isinstance(step, Parallel):
+            return self._parallel(step.calls)
+        return self._call(step)
 
     def _call(self, call: Call) -> Any:
         """The response of one call, or the AwsError it failed with (returned, not raised)."""
@@ -82,31 +84,11 @@ class SyncDriver:
                 body.close()
         return response
 
-    def _read(self, plan: Plan[Any], step: Read) -> Any:
-        """Feed the plan the next chunk of a stream; a failing stream is thrown into the plan (so that
-        it can undo what it started) as the InvalidInput `read_chunk` raises."""
-        try:
-            data = read_chunk(step.source, step.size)
-        except StoreError as exc:
-            return plan.throw(exc)
-        return plan.send(data)
-
-    def _execute(self, plan: Plan[Any], call: Call) -> Any:
-        result = self._call(call)
-        if isinstance(result, AwsError):
-            return plan.throw(result)
-        return plan.send(result)
-
-    def _parallel(self, plan: Plan[Any], step: Parallel) -> Any:
-        if len(step.calls) <= 1:
-            results = [self._call(c) for c in step.calls]
-        else:
-            with self._pool_lock:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(PARALLEL_WORKERS, thread_name_prefix="agent-store")
-                pool = self._pool
-            results = list(pool.map(self._call, step.calls))
-        failure = next((r for r in results if isinstance(r, AwsError)), None)
-        if failure is not None and not step.return_errors:
-            return plan.throw(failure)
-        return plan.send(results)
+    def _parallel(self, calls: tuple[Call, ...]) -> list[Any]:
+        if len(calls) <= 1:
+            return [self._call(c) for c in calls]
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(PARALLEL_WORKERS, thread_name_prefix="agent-store")
+            pool = self._pool
+        return list(pool.map(self._call, calls))

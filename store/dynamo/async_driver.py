@@ -1,0 +1,118 @@
+"""The asynchronous driver: runs the same plans as the sync driver with aioboto3 clients.
+
+It only executes steps: a `Call` on a long-lived aiobotocore client (created on first use, closed by
+`aclose`), `Parallel` calls with `asyncio.gather`, `Read` from a caller's sync or async stream, `Sleep`
+with `asyncio.sleep`. Plans, key layout, conditions, retries and error mapping are shared."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from store.dynamo.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
+from store.dynamo.errors import from_client_error, from_transport_error, to_store_error
+from store.errors import StoreError
+from store.streams import aread_chunk
+
+T = TypeVar("T")
+
+PARALLEL_LIMIT = 16
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """What aiohttp and asyncio raise when a request gets no response."""
+    import aiohttp
+
+    return (BotoCoreError, aiohttp.ClientError, asyncio.TimeoutError, ConnectionError)
+
+
+class AsyncClients:
+    """One aioboto3 session's clients, created on first use and kept until `aclose`."""
+
+    def __init__(self, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any] | None = None) -> None:
+        self._session = session
+        self._configs = configs
+        self._clients: dict[str, Any] = dict(given or {})
+        self._stack = contextlib.AsyncExitStack()
+        self._lock = asyncio.Lock()
+
+    async def get(self, service: str) -> Any:
+        client = self._clients.get(service)
+        if client is not None:
+            return client
+        async with self._lock:
+            if service not in self._clients:
+                try:
+                    made = self._session.client(service, **self._configs.get(service, {}))
+                    self._clients[service] = await self._stack.enter_async_context(made)
+                except BotoCoreError as exc:  # no region, a bad endpoint
+                    from store.errors import InvalidInput
+
+                    raise InvalidInput(f"cannot create the {service} client: {exc}") from None
+            return self._clients[service]
+
+    async def aclose(self) -> None:
+        """Close the clients this object created (given ones belong to their owner)."""
+        await self._stack.aclose()
+        self._clients.clear()
+
+
+class AsyncDriver:
+    """Executes the steps a plan yields with aiobotocore clients; `run` returns a coroutine."""
+
+    def __init__(self, clients: AsyncClients) -> None:
+        self._clients = clients
+        self._limit = asyncio.Semaphore(PARALLEL_LIMIT)
+        self._transport = _transport_errors()
+
+    async def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
+        """Drive `plan` to completion; its result (through `then`, if given). AWS errors the plan does
+        not handle become StoreErrors."""
+        stepper = Stepper(plan)
+        try:
+            while not stepper.done:
+                assert stepper.step is not None
+                stepper.advance(await self._perform(stepper.step))
+        except AwsError as err:
+            raise to_store_error(err) from None
+        return then(stepper.result) if then is not None else stepper.result  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        await self._clients.aclose()
+
+    async def _perform(self, step: Step) -> Any:
+        """The outcome of one step: what the plan receives, or the error it is thrown."""
+        if isinstance(step, Sleep):
+            await asyncio.sleep(step.seconds)
+            return None
+        if isinstance(step, Read):
+            try:
+                return await aread_chunk(step.source, step.size)
+            except StoreError as exc:
+                return exc
+        if isinstance(step, Parallel):
+            return list(await asyncio.gather(*(self._call(c) for c in step.calls)))
+        return await self._call(step)
+
+    async def _call(self, call: Call) -> Any:
+        """The response of one call, or the AwsError it failed with (returned, not raised)."""
+        async with self._limit:
+            client = await self._clients.get(call.service)
+            try:
+                response = getattr(client, call.op)(**call.params)
+                if inspect.isawaitable(response):
+                    response = await response
+                if not call.stream and isinstance(response, dict) and hasattr(response.get("Body"), "read"):
+                    body = response["Body"]
+                    async with body:
+                        response["Body"] = await body.read()
+            except ClientError as exc:
+                return from_client_error(exc.response, call)  # type: ignore[arg-type]
+            except self._transport as exc:
+                return from_transport_error(exc, call)
+            return response
