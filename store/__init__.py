@@ -1,6 +1,7 @@
 """agent-session-store: persistence for AI agents on AWS Lambda."""
 
-from store.artifact_reader import ArtifactReader
+from store.artifact_reader import ArtifactReader, AsyncArtifactReader
+from store.async_session_store import AsyncSessionStore
 from store.checkpointer import Checkpointer
 from store.errors import (
     ArtifactNotFound,
@@ -33,6 +34,8 @@ __all__ = [
     "ArtifactNotFound",
     "ArtifactReader",
     "ArtifactVersion",
+    "AsyncArtifactReader",
+    "AsyncSessionStore",
     "Checkpoint",
     "Checkpointer",
     "Conflict",

@@ -34,7 +34,7 @@ from store.models import (
 from store.paging import MessageQuery, SessionQuery
 from store.search import Ranked, rank, session_hits
 from store.settings import Settings
-from store.streams import read_chunk
+from store.streams import adrain, is_async_source, read_chunk
 from store.timeutil import expiry, is_expired, iso
 from store.validation import matches_metadata, new_id
 
@@ -488,10 +488,17 @@ class MemoryBackend(Backend):
     ) -> ArtifactVersion:
         with self._lock:
             self._need(session_id, owner)
+        if is_async_source(data):  # the async store's callers: drained on their event loop
+            return self._put_drained(session_id, owner, name, data, content_type, metadata)  # type: ignore[return-value]
         content = _read_all(data)
         with self._lock:
             self._need(session_id, owner)
             return self._version(session_id, name, content, content_type, metadata)
+
+    async def _put_drained(
+        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
+    ) -> ArtifactVersion:
+        return self.put_artifact(session_id, owner, name, await adrain(data), content_type, metadata)
 
     def get_artifact(self, session_id: str, owner: str | None, name: str, version: int | None) -> bytes | None:
         with self._lock:

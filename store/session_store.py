@@ -51,6 +51,14 @@ def default_boto3_session() -> Any:
         return _default_session
 
 
+def env_resources() -> tuple[str, str, str | None]:
+    """(sessions table, messages table, bucket) from SESSIONS_TABLE, MESSAGES_TABLE and ARTIFACTS_BUCKET."""
+    missing = [name for name in ("SESSIONS_TABLE", "MESSAGES_TABLE") if not os.environ.get(name)]
+    if missing:
+        raise InvalidInput(f"environment variable(s) not set: {', '.join(missing)}")
+    return os.environ["SESSIONS_TABLE"], os.environ["MESSAGES_TABLE"], os.environ.get("ARTIFACTS_BUCKET") or None
+
+
 def retry_config(config: Any = None) -> Any:
     """botocore Config with standard retry mode (throttling and 5xx retried with backoff), merged into `config`."""
     from botocore.config import Config
@@ -128,15 +136,8 @@ class SessionStore:
     def from_env(cls, **kwargs: Any) -> SessionStore:
         """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET and the standard
         AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
-        missing = [name for name in ("SESSIONS_TABLE", "MESSAGES_TABLE") if not os.environ.get(name)]
-        if missing:
-            raise InvalidInput(f"environment variable(s) not set: {', '.join(missing)}")
-        return cls(
-            os.environ["SESSIONS_TABLE"],
-            os.environ["MESSAGES_TABLE"],
-            bucket=os.environ.get("ARTIFACTS_BUCKET") or None,
-            **kwargs,
-        )
+        sessions, messages, bucket = env_resources()
+        return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod
     def memory(cls, settings: Settings | None = None) -> SessionStore:

@@ -27,7 +27,7 @@ class Settings:
     upload_grace: how long an object written before its pointer may wait for the commit; an intent
         record with this TTL makes it reclaimable if the commit never comes.
     multipart_threshold / part_size: artifacts above the threshold are uploaded in parts of `part_size`
-        bytes (at most 10,000 parts), never holding more than one part in memory.
+        bytes (at most 10,000 parts); `part_concurrency` parts are uploaded at once (and held in memory).
     """
 
     clock: Clock = field(default=utcnow)
@@ -44,3 +44,4 @@ class Settings:
     upload_grace: timedelta = timedelta(days=1)
     multipart_threshold: int = 8 * 1024 * 1024
     part_size: int = 8 * 1024 * 1024
+    part_concurrency: int = 2

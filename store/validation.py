@@ -276,16 +276,18 @@ def trace_events(value: Any) -> list[dict[str, Any]]:
 
 
 def data_source(value: Any) -> bytes | Any:
-    """Artifact content: bytes (or bytearray/memoryview, copied), a readable binary stream (`read(n)`),
-    or an iterable of bytes chunks (returned as an iterator)."""
+    """Artifact content: bytes (or bytearray/memoryview, copied), a readable binary stream (`read(n)`,
+    sync or async), or an iterable or async iterable of bytes chunks (returned as an iterator)."""
     if isinstance(value, bytes):
         return value
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     if isinstance(value, str):
         raise InvalidInput("artifact data must be bytes or a binary stream, not str")
-    if hasattr(value, "read"):
+    if hasattr(value, "read") or hasattr(value, "__anext__"):
         return value
+    if hasattr(value, "__aiter__"):
+        return value.__aiter__()
     if isinstance(value, Iterable):
         return iter(value)
     raise InvalidInput(

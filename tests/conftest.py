@@ -19,7 +19,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
 for _name, _value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
     os.environ.setdefault(_name, _value)
 
-BACKENDS = ["memory", "dynamodb"]
+BACKENDS = ["memory", "dynamodb", "async"]
 _table_prefixes = itertools.count()
 
 
@@ -172,8 +172,90 @@ def make_harness(
     return harness
 
 
+@pytest.fixture(scope="session")
+def event_loop_thread() -> Iterator[Any]:
+    from tests.async_support import LoopThread
+
+    loop = LoopThread()
+    yield loop
+    loop.stop()
+
+
+@pytest.fixture(scope="session")
+def server_inspectors(moto_endpoint: str) -> tuple[Any, Any]:
+    """Sync DynamoDB and S3 clients on moto's server, for creating tables and looking into them."""
+    from store.session_store import s3_config
+
+    return local_client(endpoint_url=moto_endpoint), local_client(
+        "s3", endpoint_url=moto_endpoint, config=s3_config(path_style=True)
+    )
+
+
+@pytest.fixture(scope="session")
+def async_clients(moto_endpoint: str, event_loop_thread: Any) -> Iterator[tuple[Any, Any]]:
+    """aiobotocore clients on moto's server, shared by every async store of the run (made once)."""
+    import contextlib
+
+    from store.async_session_store import default_aioboto3_session
+    from store.session_store import retry_config, s3_config
+
+    stack = contextlib.AsyncExitStack()
+
+    async def make() -> tuple[Any, Any]:
+        session = default_aioboto3_session()
+        where = {"endpoint_url": moto_endpoint, "region_name": REGION}
+        dynamodb = await stack.enter_async_context(session.client("dynamodb", config=retry_config(), **where))
+        s3 = await stack.enter_async_context(session.client("s3", config=s3_config(path_style=True), **where))
+        return dynamodb, s3
+
+    clients = event_loop_thread.run(make())
+    yield clients
+    event_loop_thread.run(stack.aclose())
+
+
+def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **settings: Any) -> Harness:
+    from store import AsyncSessionStore
+    from tests.async_support import SyncOverAsync
+
+    loop = request.getfixturevalue("event_loop_thread")
+    dynamodb, s3 = request.getfixturevalue("async_clients")
+    inspect_dynamodb, inspect_s3 = request.getfixturevalue("server_inspectors")
+    tables = create_tables(inspect_dynamodb, prefix=f"a{next(_table_prefixes)}", s3=inspect_s3)
+    cfg = Settings(clock=clock, **settings)
+
+    def twin() -> SessionStore:
+        made = AsyncSessionStore(
+            tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3, settings=cfg
+        )
+        return SyncOverAsync(made, loop)  # type: ignore[return-value]
+
+    requests = Requests()
+    dynamodb.meta.events.register("before-call.dynamodb.*", requests)
+    s3.meta.events.register("before-call.s3.*", requests)
+    harness = Harness(twin(), clock, lambda: None, requests, twin, tables, inspect_s3)
+
+    def snapshot() -> Any:
+        return (
+            _scan_all(inspect_dynamodb, tables.sessions),
+            _scan_all(inspect_dynamodb, tables.messages),
+            harness.objects(),
+        )
+
+    harness.snapshot = snapshot
+    return harness
+
+
 @pytest.fixture(params=BACKENDS)
 def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harness]:
+    if request.param == "async":
+        marker = request.node.get_closest_marker("settings")
+        h = make_async_harness(request, clock, **(marker.kwargs if marker else {}))
+        yield h
+        dynamodb, s3 = request.getfixturevalue("async_clients")
+        dynamodb.meta.events.unregister("before-call.dynamodb.*", h.requests)
+        s3.meta.events.unregister("before-call.s3.*", h.requests)
+        assert h.requests is not None and h.requests.count("Scan") == 0, "the store must never scan"
+        return
     client = inspector = s3 = None
     if request.param == "dynamodb":
         client = request.getfixturevalue("dynamodb_client")

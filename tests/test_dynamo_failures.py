@@ -200,22 +200,22 @@ def _run_with_stub(stubber_setup: Any, plan: Any) -> Any:
 
 
 def test_batch_write_retries_unprocessed_items() -> None:
+    """Driven by hand (the plan is sans-IO): 30 keys go out as two requests at once; the one item left
+    unprocessed is resubmitted alone after a backoff."""
+    from store.dynamo.calls import Parallel, Sleep
+
     ctx = Context("sessions", "messages")
     keys = [{"sid": {"S": "s"}, "seq": {"N": str(i)}} for i in range(30)]
-    leftover = {"messages": [{"DeleteRequest": {"Key": keys[3]}}]}
-
-    def setup(stub: Stubber) -> None:
-        stub.add_response(
-            "batch_write_item",
-            {"UnprocessedItems": leftover},
-            {"RequestItems": {"messages": [{"DeleteRequest": {"Key": k}} for k in keys[:25]]}},
-        )
-        stub.add_response("batch_write_item", {"UnprocessedItems": {}}, {"RequestItems": leftover})
-        stub.add_response(
-            "batch_write_item", {}, {"RequestItems": {"messages": [{"DeleteRequest": {"Key": k}} for k in keys[25:]]}}
-        )
-
-    _run_with_stub(setup, batch_delete(ctx, "messages", keys))
+    plan = batch_delete(ctx, "messages", keys)
+    first = next(plan)
+    assert isinstance(first, Parallel)
+    assert [len(c.params["RequestItems"]["messages"]) for c in first.calls] == [25, 5]
+    leftover = [{"DeleteRequest": {"Key": keys[3]}}]
+    assert isinstance(plan.send([{"UnprocessedItems": {"messages": leftover}}, {}]), Sleep)
+    retry = plan.send(None)
+    assert isinstance(retry, Parallel) and [c.params["RequestItems"]["messages"] for c in retry.calls] == [leftover]
+    with pytest.raises(StopIteration):
+        plan.send([{"UnprocessedItems": {}}])
 
 
 def test_batch_get_retries_unprocessed_keys() -> None:

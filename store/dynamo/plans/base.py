@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, item_size, n, s
-from store.dynamo.calls import AwsError, Call, Plan, Sleep
+from store.dynamo.calls import AwsError, Call, Parallel, Plan, Sleep
 from store.dynamo.items import Head, head_from_item
 from store.dynamo.keys import PK, SK
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
@@ -25,6 +25,7 @@ V = TypeVar("V")
 
 BATCH_GET_MAX = 100
 BATCH_WRITE_MAX = 25
+PARALLEL_REQUESTS = 8  # independent requests of one operation in flight at once
 
 
 @dataclass(frozen=True)
@@ -404,17 +405,23 @@ def write_session(
 
 
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
-    """Delete any number of items with BatchWriteItem (25 a request), retrying unprocessed items."""
-    for start in range(0, len(item_keys), BATCH_WRITE_MAX):
-        pending: dict[str, Any] = {
-            table: [{"DeleteRequest": {"Key": k}} for k in item_keys[start : start + BATCH_WRITE_MAX]]
-        }
-        attempt = 0
-        while pending:
-            resp = yield Call("batch_write_item", {"RequestItems": pending})
-            pending = resp.get("UnprocessedItems") or {}
-            if pending:
-                attempt = yield from backoff(ctx, attempt, "BatchWriteItem kept returning unprocessed items")
+    """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
+    at once; unprocessed items are resubmitted, with backoff, until none is left."""
+    pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
+    attempt = 0
+    while pending:
+        chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]
+        pending = []
+        for start in range(0, len(chunks), PARALLEL_REQUESTS):
+            calls = tuple(
+                Call("batch_write_item", {"RequestItems": {table: chunk}})
+                for chunk in chunks[start : start + PARALLEL_REQUESTS]
+            )
+            responses = yield Parallel(calls)
+            for resp in responses:
+                pending.extend((resp.get("UnprocessedItems") or {}).get(table, []))
+        if pending:
+            attempt = yield from backoff(ctx, attempt, "BatchWriteItem kept returning unprocessed items")
 
 
 def query(

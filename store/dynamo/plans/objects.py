@@ -15,7 +15,16 @@ from typing import Any
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import AwsError, Call, Parallel, Plan
-from store.dynamo.plans.base import Context, cancelled, get_item, guard, read_head, stale_head, transact
+from store.dynamo.plans.base import (
+    PARALLEL_REQUESTS,
+    Context,
+    cancelled,
+    get_item,
+    guard,
+    read_head,
+    stale_head,
+    transact,
+)
 from store.errors import StoreError
 from store.timeutil import epoch, expiry, iso, now_epoch
 from store.validation import new_id
@@ -153,11 +162,16 @@ def get_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[list[bytes]]:
 
 
 def delete_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[None]:
-    """Delete objects by key, 1,000 a request; deleting what is already gone succeeds."""
-    for start in range(0, len(object_keys), DELETE_OBJECTS_MAX):
-        chunk = object_keys[start : start + DELETE_OBJECTS_MAX]
-        resp = yield s3("delete_objects", ctx, Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True})
-        errors = [e for e in resp.get("Errors", []) if e.get("Code") != "NoSuchKey"]
+    """Delete objects by key, 1,000 a request, up to PARALLEL_REQUESTS requests at once; deleting what is
+    already gone succeeds."""
+    chunks = [object_keys[i : i + DELETE_OBJECTS_MAX] for i in range(0, len(object_keys), DELETE_OBJECTS_MAX)]
+    for start in range(0, len(chunks), PARALLEL_REQUESTS):
+        calls = tuple(
+            s3("delete_objects", ctx, Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True})
+            for chunk in chunks[start : start + PARALLEL_REQUESTS]
+        )
+        responses = yield Parallel(calls)
+        errors = [e for resp in responses for e in resp.get("Errors", []) if e.get("Code") != "NoSuchKey"]
         if errors:
             first = errors[0]
             raise AwsError(str(first.get("Code")), str(first.get("Message")), "delete_objects", "s3")

@@ -142,17 +142,19 @@ def load_trace_events(
     """Events of one run (or of every run, runs in order of their first batch), batches in order."""
     owner_of, runs = yield from _runs(ctx, session_id, owner, run_id)
     prefix = object_keys.session_prefix(owner_of, session_id)
+    wanted = [
+        object_keys.trace_key(prefix, get_s(run, "run_id") or "", batch)
+        for run in runs
+        for batch in range(1, get_int(run, "batches") + 1)
+    ]
     events: list[dict[str, Any]] = []
-    for run in runs:
-        rid, count = get_s(run, "run_id") or "", get_int(run, "batches")
-        for start in range(1, count + 1, LOAD_CONCURRENCY):
-            numbers = range(start, min(count, start + LOAD_CONCURRENCY - 1) + 1)
-            calls = tuple(s3("get_object", ctx, Key=object_keys.trace_key(prefix, rid, b)) for b in numbers)
-            responses = yield Parallel(calls, return_errors=True)
-            for resp in responses:
-                if isinstance(resp, AwsError):
-                    if resp.code in ("NoSuchKey", "404"):
-                        continue  # a batch whose upload failed after its number was allocated
-                    raise resp
-                events.extend(decode_batch(bytes(resp["Body"])))
+    for start in range(0, len(wanted), LOAD_CONCURRENCY):  # every run's batches, LOAD_CONCURRENCY at once
+        calls = tuple(s3("get_object", ctx, Key=key) for key in wanted[start : start + LOAD_CONCURRENCY])
+        responses = yield Parallel(calls, return_errors=True)
+        for resp in responses:
+            if isinstance(resp, AwsError):
+                if resp.code in ("NoSuchKey", "404"):
+                    continue  # a batch whose upload failed after its number was allocated
+                raise resp
+            events.extend(decode_batch(bytes(resp["Body"])))
     return events

@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.dynamo.calls import AwsError, Plan, Read
+from store.dynamo.calls import AwsError, Parallel, Plan, Read
 from store.dynamo.plans.base import Context
 from store.dynamo.plans.objects import s3
 from store.errors import PayloadTooLarge, StoreError
@@ -95,22 +95,28 @@ def upload(ctx: Context, key: str, data: Any, content_type: str) -> Plan[Uploade
 
 
 def _parts(ctx: Context, key: str, upload_id: str, source: Source, sent: Hashed) -> Plan[list[dict[str, Any]]]:
+    """Upload the parts, `settings.part_concurrency` at a time (so at most that many are held)."""
     part_size = ctx.settings.part_size
     parts: list[dict[str, Any]] = []
-    while True:
-        part = yield from source.take(part_size)
-        if not part:
-            return parts
-        number = len(parts) + 1
-        if number > MAX_PARTS:
+    last = False
+    while not last:
+        batch: list[tuple[int, bytes | bytearray]] = []
+        while len(batch) < ctx.settings.part_concurrency and not last:
+            part = yield from source.take(part_size)
+            last = len(part) < part_size
+            if part or (not parts and not batch):
+                batch.append((len(parts) + len(batch) + 1, sent.add(part)))
+        if not batch:
+            break
+        if batch[-1][0] > MAX_PARTS:
             raise PayloadTooLarge(f"an artifact may have at most {MAX_PARTS} parts of {part_size} bytes")
-        body = sent.add(part)
-        resp = yield s3("upload_part", ctx, Key=key, UploadId=upload_id, PartNumber=number, Body=body)
-        parts.append({"PartNumber": number, "ETag": resp["ETag"]})
-        last = len(part) < part_size
-        del part, body  # hold one part at a time
-        if last:
-            return parts
+        calls = tuple(
+            s3("upload_part", ctx, Key=key, UploadId=upload_id, PartNumber=number, Body=body) for number, body in batch
+        )
+        responses = yield Parallel(calls)
+        parts.extend({"PartNumber": n, "ETag": r["ETag"]} for (n, _), r in zip(batch, responses, strict=True))
+        del batch, calls  # hold one batch of parts at a time
+    return parts
 
 
 def digest_object(ctx: Context, key: str) -> Plan[Uploaded | None]:
