@@ -6,6 +6,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -82,23 +83,26 @@ class _OneRequestAtATime:
     requests (a transaction can be half-applied, or fail on a dict changed mid-iteration); DynamoDB
     executes each request atomically. Clients still connect and interleave their requests freely."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, latency: float = 0.0) -> None:
         self.app = app
         self.lock = threading.Lock()
+        self.latency = latency
 
     def __call__(self, environ: Any, start_response: Any) -> list[bytes]:
+        if self.latency:  # a network's round trip: concurrent requests wait for it side by side
+            time.sleep(self.latency)
         with self.lock:
             return list(self.app(environ, start_response))
 
 
-def _serialized_server_class() -> Any:
+def _serialized_server_class(latency: float = 0.0) -> Any:
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
     from werkzeug.serving import make_server
 
     class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
-            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app), latency)
             self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
             self._server_ready_event.set()
             self._server.serve_forever()
@@ -107,14 +111,56 @@ def _serialized_server_class() -> Any:
 
 
 @contextlib.contextmanager
-def moto_server(port: int | None = None) -> Iterator[str]:
+def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
     """moto's server on 127.0.0.1 only (a thread, stopped on exit), executing one request at a time;
-    yields its endpoint URL."""
+    yields its endpoint URL. `latency` adds that many seconds to every request before it is executed
+    (a network's round trip; concurrent requests wait side by side), for benchmarks."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     port = port or free_port()
-    server = _serialized_server_class()(ip_address="127.0.0.1", port=port, verbose=False)
+    server = _serialized_server_class(latency)(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+def skip_transaction_backups() -> None:
+    """For benchmarks only: moto deep-copies every table a TransactWriteItems touches (to roll back one
+    that fails), so each transaction costs O(table size) and a 2,000-append run slows to minutes.
+    Benchmarks whose transactions never fail skip that copy (their end-state checks would show a
+    half-applied transaction); nothing else changes."""
+    import moto.dynamodb.models as models
+    from moto.dynamodb.models.table import Table
+
+    real = models.copy.deepcopy  # type: ignore[attr-defined]
+
+    class _Copy:
+        @staticmethod
+        def deepcopy(value: Any, memo: Any = None) -> Any:
+            return value if isinstance(value, Table) else real(value, memo)
+
+    models.copy = _Copy  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    """Run moto's server (one request at a time) on 127.0.0.1 until interrupted:
+    `python -m infra.local PORT [LATENCY_SECONDS] [--skip-transaction-backups]`."""
+    import sys
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    port = int(args[0]) if args else free_port()
+    latency = float(args[1]) if len(args) > 1 else 0.0
+    if "--skip-transaction-backups" in sys.argv:
+        skip_transaction_backups()
+    with moto_server(port, latency) as url:
+        print(url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return
+
+
+if __name__ == "__main__":
+    main()
