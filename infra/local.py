@@ -140,7 +140,7 @@ def skip_transaction_backups() -> None:
         def deepcopy(value: Any, memo: Any = None) -> Any:
             return value if isinstance(value, Table) else real(value, memo)
 
-    models.copy = _Copy  # type: ignore[attr-defined]
+    models.copy = _Copy  # type: ignore[attr-defined,assignment]
 
 
 def main() -> None:
