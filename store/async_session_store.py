@@ -21,10 +21,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader, AsyncArtifactReader
 from store.backend import Backend
-from store.errors import InvalidInput
-from store.memory import MemoryBackend
-from store.session_store import SessionStore, env_resources, retry_config, s3_config
-from store.settings import Settings
+from store.session_store import SessionStore, StoreFront
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,69 +56,27 @@ def awaited(
     return call
 
 
-class AsyncSessionStore:
+class AsyncSessionStore(StoreFront):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces, awaitable.
 
     One per process (or per event loop); it keeps one aioboto3 session and long-lived clients, created on
-    first use. Close it with `await store.aclose()` or use `async with`."""
+    first use. Close it with `await store.aclose()` or use `async with`. Built like `SessionStore`
+    (`AsyncSessionStore.from_env()`, `AsyncSessionStore(tables..., bucket=...)`, `.memory()`), with an
+    aioboto3 session or aiobotocore clients in place of boto3's."""
 
-    def __init__(
-        self,
-        sessions_table: str | None = None,
-        messages_table: str | None = None,
-        *,
-        bucket: str | None = None,
-        session: Any = None,
-        client: Any = None,
-        s3_client: Any = None,
-        config: Any = None,
-        endpoint_url: str | None = None,
-        region_name: str | None = None,
-        settings: Settings | None = None,
-        backend: Backend | None = None,
-    ) -> None:
-        self.settings = settings or Settings()
-        self.bucket = bucket
-        if backend is not None:
-            self._backend = backend
-            return
-        if not sessions_table or not messages_table:
-            raise InvalidInput("sessions_table and messages_table are required")
+    def _dynamo_backend(
+        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+    ) -> Backend:
         from store.dynamo.async_driver import AsyncClients, AsyncDriver
         from store.dynamo.backend import DynamoBackend
-        from store.dynamo.plans.base import Context
 
-        where = {"endpoint_url": endpoint_url, "region_name": region_name}
-        configs = {
-            "dynamodb": {"config": retry_config(config), **where},
-            "s3": {"config": s3_config(config, path_style=endpoint_url is not None), **where},
-        }
-        given = {name: c for name, c in (("dynamodb", client), ("s3", s3_client)) if c is not None}
         driver = AsyncDriver(AsyncClients(session or default_aioboto3_session(), configs, given))
-        self._backend = DynamoBackend(
-            Context(sessions_table, messages_table, self.settings, bucket=bucket),
+        return DynamoBackend(
+            context,
             driver.run,
             driver.aclose,
             reader=lambda version, body: AsyncArtifactReader(version, body.read, body.close),
         )
-
-    @classmethod
-    def from_env(cls, **kwargs: Any) -> AsyncSessionStore:
-        """Configured like `SessionStore.from_env()`: SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET and
-        the standard AWS variables."""
-        sessions, messages, bucket = env_resources()
-        return cls(sessions, messages, bucket=bucket, **kwargs)
-
-    @classmethod
-    def memory(cls, settings: Settings | None = None) -> AsyncSessionStore:
-        """An in-memory store with the same behaviour, for tests."""
-        settings = settings or Settings()
-        return cls(backend=MemoryBackend(settings), settings=settings)
-
-    @property
-    def backend_name(self) -> str:
-        """ "memory" or "dynamodb"."""
-        return self._backend.name
 
     async def aclose(self) -> None:
         """Close the store's clients."""

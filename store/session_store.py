@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 from store import validation as v
 from store.artifact_reader import ArtifactReader
@@ -76,11 +76,9 @@ def s3_config(config: Any = None, *, path_style: bool = False) -> Any:
     return retry_config(config).merge(extra)
 
 
-class SessionStore:
-    """Sessions, transcripts, state, interrupts, checkpoints and records for AI agents.
-
-    Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,
-    `SessionStore(sessions_table, messages_table, ...)`, or `SessionStore.memory()` for tests."""
+class StoreFront:
+    """What both fronts share: configuration, and the choice of backend. `SessionStore` builds its DynamoDB
+    backend on boto3 and the sync driver, `AsyncSessionStore` on aioboto3 and the async driver."""
 
     def __init__(
         self,
@@ -97,6 +95,9 @@ class SessionStore:
         settings: Settings | None = None,
         backend: Backend | None = None,
     ) -> None:
+        """Tables and bucket by name (the bucket is needed for artifacts, traces and large payloads), with
+        an SDK session or ready clients, a botocore `config` merged into the store's retry policy, an
+        endpoint and region; or a ready `backend`."""
         self.settings = settings or Settings()
         self.bucket = bucket
         if backend is not None:
@@ -104,43 +105,31 @@ class SessionStore:
             return
         if not sessions_table or not messages_table:
             raise InvalidInput("sessions_table and messages_table are required")
-        from store.dynamo.backend import DynamoBackend
-        from store.dynamo.driver import SyncDriver
         from store.dynamo.plans.base import Context
 
-        boto_session = session if session is not None else None
-        try:
-            if client is None:
-                boto_session = boto_session or default_boto3_session()
-                client = boto_session.client(
-                    "dynamodb", config=retry_config(config), endpoint_url=endpoint_url, region_name=region_name
-                )
-            clients = {"dynamodb": client}
-            if bucket is not None:
-                if s3_client is None:
-                    boto_session = boto_session or default_boto3_session()
-                    s3_client = boto_session.client(
-                        "s3",
-                        config=s3_config(config, path_style=endpoint_url is not None),
-                        endpoint_url=endpoint_url,
-                        region_name=region_name,
-                    )
-                clients["s3"] = s3_client
-        except Exception as exc:  # botocore's errors (no region, bad endpoint) must not escape
-            raise InvalidInput(f"cannot create AWS clients: {exc}") from None
-        driver = SyncDriver(clients)
+        where = {"endpoint_url": endpoint_url, "region_name": region_name}
+        configs = {
+            "dynamodb": {"config": retry_config(config), **where},
+            "s3": {"config": s3_config(config, path_style=endpoint_url is not None), **where},
+        }
+        given = {name: c for name, c in (("dynamodb", client), ("s3", s3_client)) if c is not None}
         context = Context(sessions_table, messages_table, self.settings, bucket=bucket)
-        self._backend = DynamoBackend(context, driver.run, driver.close)
+        self._backend = self._dynamo_backend(context, session, configs, given)
+
+    def _dynamo_backend(
+        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+    ) -> Backend:
+        raise NotImplementedError
 
     @classmethod
-    def from_env(cls, **kwargs: Any) -> SessionStore:
+    def from_env(cls, **kwargs: Any) -> Self:
         """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET and the standard
         AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
         sessions, messages, bucket = env_resources()
         return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod
-    def memory(cls, settings: Settings | None = None) -> SessionStore:
+    def memory(cls, settings: Settings | None = None) -> Self:
         """An in-memory store with the same behaviour, for tests and demos."""
         settings = settings or Settings()
         return cls(backend=MemoryBackend(settings), settings=settings)
@@ -149,6 +138,30 @@ class SessionStore:
     def backend_name(self) -> str:
         """ "memory" or "dynamodb"."""
         return self._backend.name
+
+
+class SessionStore(StoreFront):
+    """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
+
+    Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,
+    `SessionStore(sessions_table, messages_table, bucket=...)`, or `SessionStore.memory()` for tests."""
+
+    def _dynamo_backend(
+        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+    ) -> Backend:
+        from store.dynamo.backend import DynamoBackend
+        from store.dynamo.driver import SyncDriver
+
+        clients = dict(given)
+        wanted = ("dynamodb", "s3") if context.bucket is not None else ("dynamodb",)
+        try:
+            for service in wanted:
+                if service not in clients:
+                    clients[service] = (session or default_boto3_session()).client(service, **configs[service])
+        except Exception as exc:  # botocore's errors (no region, bad endpoint) must not escape
+            raise InvalidInput(f"cannot create AWS clients: {exc}") from None
+        driver = SyncDriver(clients)
+        return DynamoBackend(context, driver.run, driver.close)
 
     def close(self) -> None:
         """Release the store's clients."""
