@@ -15,30 +15,20 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader, AsyncArtifactReader
 from store.backend import Backend
-from store.session_store import SessionStore, StoreFront
+from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_default_session: Any = None
-_default_session_lock = threading.Lock()
-
 
 def default_aioboto3_session() -> Any:
-    """One aioboto3 Session per process, shared by async stores that are not given one."""
-    global _default_session
-    with _default_session_lock:
-        if _default_session is None:
-            import aioboto3
-
-            _default_session = aioboto3.Session()
-        return _default_session
+    """The process's shared aioboto3 Session."""
+    return shared_sdk_session("aioboto3")
 
 
 def awaited(

@@ -3,6 +3,7 @@ then hands the operation to its backend (memory, or DynamoDB through the sync dr
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Iterable
@@ -36,19 +37,22 @@ SAVE_FULL_MAX = 97  # the head, the state, an upload intent, and the messages
 DEFAULT_PRESIGN = timedelta(minutes=15)
 MAX_QUERY = 256
 
-_default_session: Any = None
-_default_session_lock = threading.Lock()
+_sdk_sessions: dict[str, Any] = {}
+_sdk_sessions_lock = threading.Lock()
+
+
+def shared_sdk_session(sdk: str) -> Any:
+    """One Session per process of the SDK named ("boto3" or "aioboto3"; creating one costs ~80 ms), shared
+    by the stores that are not given one. The SDK is imported on first use."""
+    with _sdk_sessions_lock:
+        if sdk not in _sdk_sessions:
+            _sdk_sessions[sdk] = importlib.import_module(sdk).Session()
+        return _sdk_sessions[sdk]
 
 
 def default_boto3_session() -> Any:
-    """One boto3 Session per process (creating one costs ~80 ms), shared by stores that are not given one."""
-    global _default_session
-    with _default_session_lock:
-        if _default_session is None:
-            import boto3
-
-            _default_session = boto3.Session()
-        return _default_session
+    """The process's shared boto3 Session."""
+    return shared_sdk_session("boto3")
 
 
 def env_resources() -> tuple[str, str, str | None]:
