@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from store.errors import StoreError, StoreUnavailable
+from store.lifecycle import AsyncClosing
 from store.models import ArtifactVersion
 
 CHUNK = 1024 * 1024
@@ -93,7 +94,7 @@ class ArtifactReader(_Checked):
         self.close()
 
 
-class AsyncArtifactReader(_Checked):
+class AsyncArtifactReader(_Checked, AsyncClosing):
     """`ArtifactReader` for the async store: `await read(n)`, `async for`, `async with`."""
 
     def __init__(self, version: ArtifactVersion, read: Callable[[int], Any], close: Callable[[], Any]) -> None:
@@ -134,9 +135,3 @@ class AsyncArtifactReader(_Checked):
             done = self._close()
             if inspect.isawaitable(done):
                 await done
-
-    async def __aenter__(self) -> AsyncArtifactReader:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -20,6 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader, AsyncArtifactReader
 from store.backend import Backend
+from store.lifecycle import AsyncClosing
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
 P = ParamSpec("P")
@@ -46,7 +47,7 @@ def awaited(
     return call
 
 
-class AsyncSessionStore(StoreFront):
+class AsyncSessionStore(StoreFront, AsyncClosing):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces, awaitable.
 
     One per process (or per event loop); it keeps one aioboto3 session and long-lived clients, created on
@@ -73,12 +74,6 @@ class AsyncSessionStore(StoreFront):
         done = self._backend.close()
         if inspect.isawaitable(done):
             await done
-
-    async def __aenter__(self) -> AsyncSessionStore:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     create_session = awaited(SessionStore.create_session)
     get_session = awaited(SessionStore.get_session)
