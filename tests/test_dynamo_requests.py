@@ -109,7 +109,7 @@ def test_stores_share_one_boto3_session(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setenv("SESSIONS_TABLE", "s")
     monkeypatch.setenv("MESSAGES_TABLE", "m")
-    monkeypatch.setattr(session_store, "_default_session", None)
+    monkeypatch.setattr(session_store, "_sdk_sessions", {})
     created: list[object] = []
     import boto3
 
