@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle security lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ openapi: $(STAMP)
 
 bundle: $(STAMP)
 	$(PY) -m infra.bundle
+
+security: $(STAMP)
+	$(PY) -m infra.static_checks
 
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)

@@ -101,6 +101,13 @@ class Stepper:
         self.step: Step | None = None
         self._advance(lambda: next(plan))
 
+    @property
+    def current(self) -> Step:
+        """The step to perform next (only while not `done`)."""
+        if self.step is None:
+            raise RuntimeError("the plan has finished")
+        return self.step
+
     def advance(self, outcome: Any) -> None:
         step = self.step
         if isinstance(step, Parallel) and not isinstance(outcome, BaseException):

@@ -39,8 +39,7 @@ class SyncDriver:
         stepper = Stepper(plan)
         try:
             while not stepper.done:
-                assert stepper.step is not None
-                stepper.advance(self._perform(stepper.step))
+                stepper.advance(self._perform(stepper.current))
         except AwsError as err:
             raise to_store_error(err) from None
         return then(stepper.result) if then is not None else stepper.result  # type: ignore[no-any-return]

@@ -115,9 +115,8 @@ def read_index(
     by_sk = {i[keys.SK]["S"]: i for i in items}
     index = by_sk.get(keys.artifact_sk(d))
     if version is None:
-        if not index_live(index):
+        if index is None or not index_live(index):
             return index, None
-        assert index is not None
         return index, {**index, OBJECT: index[LATEST_KEY]}
     item = by_sk.get(keys.artifact_version_sk(d, version))
     return index, item if item is not None and visible(index, version) else None
@@ -175,9 +174,8 @@ def list_artifacts(ctx: Context, session_id: str, owner: str | None) -> Plan[lis
 def list_versions(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[list[ArtifactVersion]]:
     """Every live version of a name, oldest first."""
     index, _ = yield from read_index(ctx, session_id, owner, name, None)
-    if not index_live(index):
+    if index is None or not index_live(index):
         return []
-    assert index is not None
     d = object_keys.digest(name)
     lo = get_int(index, "deleted_through") + 1
     items = yield from _version_range(ctx, session_id, d, lo, get_int(index, "latest"))

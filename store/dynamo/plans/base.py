@@ -313,7 +313,8 @@ def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
     if attempt >= ctx.settings.conflict_retries:
         raise Conflict(f"{what}: gave up after {attempt} retries under contention")
     cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
-    yield Sleep(random.uniform(0, cap))
+    # backoff jitter, not a secret:
+    yield Sleep(random.uniform(0, cap))  # nosec B311
     return attempt + 1
 
 

@@ -109,7 +109,8 @@ def stage(
             session_id, owner = session
             owner_of = yield from session_owner(ctx, session_id, owner)
             prefix = object_keys.session_prefix(owner_of, session_id)
-        assert prefix is not None
+        if prefix is None:
+            raise TypeError("stage() needs a session or a prefix")
         out, objects = spill(ctx, [*fixed, *items], prefix, write_id) if ctx.bucket else ([*fixed, *items], [])
         check_sizes(ctx, out, what)
         out = out[len(fixed) :]
