@@ -15,6 +15,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="a scripted agent conversation on an embedded AWS, with request counts")
     sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
     sub.add_parser("openapi", help="write docs/openapi.json from the API's routes")
+    faults = sub.add_parser("faults", help="the contract workflows under injected faults, on a fresh moto server")
+    faults.add_argument("--rate", type=float, default=0.1, help="share of requests that fail (0.1 = 10%%)")
+    faults.add_argument("--sessions", type=int, default=5)
+    faults.add_argument("--turns", type=int, default=10)
+    faults.add_argument("--seed", type=int, default=1)
+    sub.add_parser("check", help="check the invariants of the tables and bucket named by the environment")
     args = parser.parse_args(argv)
     if args.command == "local":
         for name, value in (
@@ -35,6 +41,17 @@ def main(argv: list[str] | None = None) -> int:
 
         run()
         return 0
+    if args.command in ("faults", "check"):
+        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+            os.environ.setdefault(name, value)
+        os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        if args.command == "check":
+            from infra.invariants import main as check
+
+            return check()
+        from infra.chaos import main as chaos
+
+        return chaos(args.rate, args.sessions, args.turns, args.seed)
     if args.command == "openapi":
         from infra.openapi import main as write_openapi
 
