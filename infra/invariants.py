@@ -177,6 +177,6 @@ def main() -> int:
 
 
 def _aws(service: str) -> Any:
-    import boto3
+    from store.session_store import default_boto3_session
 
-    return boto3.client(service)
+    return default_boto3_session().client(service)
