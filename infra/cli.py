@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     faults.add_argument("--turns", type=int, default=10)
     faults.add_argument("--seed", type=int, default=1)
     sub.add_parser("check", help="check the invariants of the tables and bucket named by the environment")
+    crash = sub.add_parser("crash", help="SIGKILL a writer mid-workflow again and again; check after each")
+    crash.add_argument("--kills", type=int, default=20)
+    crash.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.command == "local":
         for name, value in (
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
         run()
         return 0
-    if args.command in ("faults", "check"):
+    if args.command in ("faults", "check", "crash"):
         for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
             os.environ.setdefault(name, value)
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
@@ -49,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             from infra.invariants import main as check
 
             return check()
+        if args.command == "crash":
+            from infra.crash import main as crash_test
+
+            return crash_test(args.kills, args.seed)
         from infra.chaos import main as chaos
 
         return chaos(args.rate, args.sessions, args.turns, args.seed)
