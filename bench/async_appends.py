@@ -7,9 +7,9 @@ request atomically).
 Each run gets a fresh server. With `--latency-ms N` every request also waits N ms before it is executed,
 side by side with other requests, as a network round trip does (DynamoDB answers in single-digit
 milliseconds in-region; moto on this machine takes ~10-30 ms of CPU per request, one at a time). The
-server skips moto's per-transaction table copy (infra.local.skip_transaction_backups), which otherwise
-makes every append O(table size). Every run checks that each session ends with exactly its appends,
-numbered 1..n."""
+server backs up only the items a transaction names (infra.local.per_item_transaction_backups)
+instead of deep-copying the tables, which otherwise makes every append O(table size). Every run
+checks that each session ends with exactly its appends, numbered 1..n."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def run_async(endpoint: str, tables: Any, sessions: int, appends: int) -> float:
 def with_server(latency_ms: float, work: Any) -> float:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "infra.local", str(port), str(latency_ms / 1000), "--skip-transaction-backups"],
+        [sys.executable, "-m", "infra.local", str(port), str(latency_ms / 1000), "--per-item-transaction-backups"],
         stdout=subprocess.PIPE,
         text=True,
     )

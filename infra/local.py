@@ -125,12 +125,13 @@ def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
         server.stop()
 
 
-def skip_transaction_backups() -> None:
-    """For benchmarks only: moto deep-copies every table a TransactWriteItems touches (to roll back one
-    that fails), so each transaction costs O(table size) and a 2,000-append run slows to minutes.
-    Benchmarks whose transactions never fail skip that copy (their end-state checks would show a
-    half-applied transaction); nothing else changes."""
+def per_item_transaction_backups() -> None:
+    """For benchmarks and load runs: moto backs up every table a TransactWriteItems touches with a deep
+    copy (to roll back one that fails), so each transaction costs O(table size) and runs of thousands of
+    appends slow to hours. This backs up only the items the transaction names (the only ones it can
+    change) and restores exactly those when it fails: the same outcome, at the cost of the items."""
     import moto.dynamodb.models as models
+    from moto.dynamodb.models.dynamo_type import DynamoType
     from moto.dynamodb.models.table import Table
 
     real = models.copy.deepcopy  # type: ignore[attr-defined]
@@ -141,18 +142,50 @@ def skip_transaction_backups() -> None:
             return value if isinstance(value, Table) else real(value, memo)
 
     models.copy = _Copy  # type: ignore[attr-defined,assignment]
+    original = models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        saved = []
+        for entry in transact_items:
+            _, op = next(iter(entry.items()))
+            table = self.tables.get(op.get("TableName"))
+            source = op.get("Key") or op.get("Item") or {}
+            if table is None or table.hash_key_attr not in source:
+                continue
+            hash_key = DynamoType(source[table.hash_key_attr])
+            range_attr = table.range_key_attr
+            range_key = DynamoType(source[range_attr]) if range_attr and range_attr in source else None
+            item = table.get_item(hash_key, range_key)
+            saved.append((table, hash_key, range_key, real(item) if item is not None else None))
+        try:
+            original(self, transact_items)
+        except Exception:
+            for table, hash_key, range_key, item in reversed(saved):
+                rows = table.items
+                if range_key is None:
+                    if item is None:
+                        rows.pop(hash_key, None)
+                    else:
+                        rows[hash_key] = item
+                elif item is None:
+                    rows.get(hash_key, {}).pop(range_key, None)
+                else:
+                    rows.setdefault(hash_key, {})[range_key] = item
+            raise
+
+    models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
 def main() -> None:
     """Run moto's server (one request at a time) on 127.0.0.1 until interrupted:
-    `python -m infra.local PORT [LATENCY_SECONDS] [--skip-transaction-backups]`."""
+    `python -m infra.local PORT [LATENCY_SECONDS] [--per-item-transaction-backups]`."""
     import sys
 
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     port = int(args[0]) if args else free_port()
     latency = float(args[1]) if len(args) > 1 else 0.0
-    if "--skip-transaction-backups" in sys.argv:
-        skip_transaction_backups()
+    if "--per-item-transaction-backups" in sys.argv:
+        per_item_transaction_backups()
     with moto_server(port, latency) as url:
         print(url, flush=True)
         try:

@@ -185,8 +185,9 @@ class LocalStack:
 
 
 @contextlib.contextmanager
-def local_stack(port: int = 8000, *, cascade: bool = True) -> Iterator[LocalStack]:
-    """Start everything on 127.0.0.1 (the API on `port`; 0 picks a free one) and stop it all on exit."""
+def local_stack(port: int = 8000, *, cascade: bool = True, prefix: str = "local") -> Iterator[LocalStack]:
+    """Start everything on 127.0.0.1 (the API on `port`; 0 picks a free one) and stop it all on exit.
+    Resources are named `prefix`-... (moto's state lives as long as the process)."""
     import functions.api.app
     import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
     from functions import runtime
@@ -196,7 +197,7 @@ def local_stack(port: int = 8000, *, cascade: bool = True) -> Iterator[LocalStac
     with moto_server() as endpoint:
         dynamodb = local_client(endpoint_url=endpoint)
         s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
-        tables = create_tables(dynamodb, prefix="local", s3=s3)
+        tables = create_tables(dynamodb, prefix=prefix, s3=s3)
         store = SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
         runtime.use_store(store)
         secret = devtoken.new_secret()
