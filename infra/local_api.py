@@ -49,6 +49,12 @@ class ApiAdapter(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle()
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other method (OPTIONS, TRACE, ...) goes to the function too, as API Gateway's ANY route does."""
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.address_string(), format % args)
 

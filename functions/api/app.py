@@ -6,14 +6,19 @@ JSON `{"code": ..., "message": ...}` with a stable code, never a stack trace."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import warnings
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -37,6 +42,7 @@ from store import (
 API_TITLE = "agent-session-store"
 API_VERSION = "1.0.0"
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
+RAW_BODY_ROUTE = re.compile(r"^/sessions/[^/]+/artifacts/[^/]+$")  # PUT: an artifact's bytes, any type
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"))
 tracer = Tracer()
@@ -84,6 +90,11 @@ def invalid_request(exc: RequestValidationError) -> Response[Any]:
     return error_body(422, "invalid_request", f"{where}: {first.get('msg', 'invalid request')}".strip(": "))
 
 
+@app.exception_handler(RequestUnsupportedContentType)
+def unsupported_media_type(exc: RequestUnsupportedContentType) -> Response[Any]:
+    return error_body(415, "unsupported_media_type", "request bodies are JSON: send Content-Type: application/json")
+
+
 @app.exception_handler(Exception)
 def unexpected(exc: Exception) -> Response[Any]:
     logger.exception("unexpected error")
@@ -103,6 +114,7 @@ ERROR_RESPONSES = {
     "404": "absent, or another owner's",
     "409": "a conflict: the id is taken, or an expectation (expected_seq, expected_version) is stale",
     "413": "the request or the payload is too large",
+    "415": "the body is not JSON (Content-Type)",
     "422": "the request does not match its schema",
     "503": "storage is unavailable; retry",
 }
@@ -154,6 +166,17 @@ def _precheck(event: dict[str, Any]) -> Response[Any] | None:
     size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
     if size > MAX_BODY_BYTES:
         return error_body(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
+    method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
+    content_type = str((event.get("headers") or {}).get("content-type", "")).split(";")[0].strip().lower()
+    raw_upload = method == "PUT" and RAW_BODY_ROUTE.match(path)
+    if body and not raw_upload and content_type not in ("", "application/json"):
+        return error_body(415, "unsupported_media_type", "request bodies are JSON: send Content-Type: application/json")
+    if body and not raw_upload and event.get("isBase64Encoded"):
+        try:
+            event["body"] = base64.b64decode(body).decode("utf-8")
+            event["isBase64Encoded"] = False
+        except (ValueError, UnicodeDecodeError):
+            return error_body(400, "invalid_request", "a JSON body must be UTF-8 text")
     return None
 
 
