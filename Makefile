@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle security lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle security reliability lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,15 @@ bundle: $(STAMP)
 	$(PY) -m infra.bundle
 
 security: $(STAMP)
+	$(PY) -m infra.static_checks
+
+# The long reliability runs behind docs/reliability.md (make test runs a fast subset of each).
+reliability: $(STAMP)
+	$(PY) -m infra.cli faults --rate 0.1 --sessions 20 --turns 20
+	$(PY) -m infra.cli faults --rate 0.3 --sessions 20 --turns 20
+	$(PY) -m infra.cli crash --kills 50
+	SCHEMATHESIS_EXAMPLES=100 $(PY) -m pytest tests/test_schemathesis.py -p no:warnings
+	$(PY) -m bench.load
 	$(PY) -m infra.static_checks
 
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.

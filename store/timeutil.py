@@ -26,6 +26,8 @@ def to_duration(value: timedelta | int | float | None, what: str, *, allow_none:
         raise InvalidInput(f"{what} is required")
     if isinstance(value, bool) or not isinstance(value, timedelta | int | float):
         raise InvalidInput(f"{what} must be a timedelta or a number of seconds, not {type(value).__name__}")
+    if not isinstance(value, timedelta) and not -MAX_DURATION.total_seconds() <= value <= MAX_DURATION.total_seconds():
+        raise InvalidInput(f"{what} must be at most {MAX_DURATION.days} days")
     td = value if isinstance(value, timedelta) else timedelta(seconds=value)
     if td <= timedelta(0):
         raise InvalidInput(f"{what} must be positive")

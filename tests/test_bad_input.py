@@ -147,3 +147,12 @@ def test_compressible_large_message_fits(store: SessionStore, session_id: str) -
     text = "all work and no play " * 40_000  # 840 KB of JSON, a few KB compressed
     rec = store.append_messages(session_id, [{"role": "tool", "content": text}])[0]
     assert store.get_message(session_id, rec.id).content == text
+
+
+@pytest.mark.parametrize("value", [10**22, float("nan"), float("inf"), -(10**22)])
+def test_absurd_durations_are_refused(store: SessionStore, value: float) -> None:
+    """Found by schemathesis: a huge retention overflowed timedelta (a 500 through the API)."""
+    with pytest.raises(InvalidInput):
+        store.create_session("alice", retention=value)
+    with pytest.raises(InvalidInput):
+        store.save_checkpoint("run", "r", {}, ttl=value)
