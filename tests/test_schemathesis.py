@@ -41,3 +41,31 @@ def test_every_operation(case: Any, api: tuple[LocalStack, dict[str, str]]) -> N
     case.call_and_validate(
         base_url=stack.api_url, headers=headers, checks=[not_a_server_error, response_schema_conformance]
     )
+
+
+def test_stateful_sequences(api: tuple[LocalStack, dict[str, str]]) -> None:
+    """Sequences of calls chained by the links schemathesis infers (a created session's id feeding the
+    session routes, a message's id feeding the message routes): no 5xx, responses match the schema."""
+    stack, headers = api
+    machine = schema.as_state_machine()
+    chained: list[str] = []
+
+    class Workflow(machine):  # type: ignore[valid-type,misc]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            chained.append(f"{case.method} {case.path}")
+            return {"base_url": stack.api_url, "headers": headers}
+
+        def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+            case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
+
+    Workflow.run(
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=8,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=True,
+        )
+    )
+    followed = {c for c in chained if "{session_id}" in c}
+    assert len(followed) >= 5, sorted(set(chained))  # calls were chained into the session routes

@@ -148,6 +148,14 @@ def openapi_document() -> str:
                 responses[status] = {"description": description, "content": error}
             if path == "/health":
                 operation["security"] = []
+            if "204" in responses:
+                responses["204"] = {"description": "done; no content"}
+    download = doc.get("paths", {}).get("/sessions/{session_id}/artifacts/{name}", {}).get("get")
+    if download is not None:
+        download["responses"]["302"] = {
+            "description": "a redirect to a presigned URL of the version (5 minutes); `inline=true` answers 200",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 

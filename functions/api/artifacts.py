@@ -27,6 +27,7 @@ def list_artifacts(session_id: str) -> Versions:
 @router.post(
     "/sessions/<session_id>/artifact-uploads",
     tags=["artifacts"],
+    status_code=201,
     summary="Get a presigned URL to upload a new version (confirm it afterwards)",
 )
 def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
@@ -44,6 +45,7 @@ def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUp
 @router.post(
     "/sessions/<session_id>/artifact-uploads/<upload_id>/confirm",
     tags=["artifacts"],
+    status_code=201,
     summary="Make an uploaded object the artifact's next version",
 )
 def confirm_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
@@ -54,6 +56,7 @@ def confirm_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Resp
 @router.put(
     "/sessions/<session_id>/artifacts/<name>",
     tags=["artifacts"],
+    status_code=201,
     summary="Upload a small artifact inline (at most 4 MB; larger ones through artifact-uploads)",
 )
 def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
@@ -107,7 +110,9 @@ def list_versions(session_id: str, name: str) -> Versions:
     )
 
 
-@router.delete("/sessions/<session_id>/artifacts/<name>", tags=["artifacts"], summary="Delete every version")
+@router.delete(
+    "/sessions/<session_id>/artifacts/<name>", tags=["artifacts"], status_code=204, summary="Delete every version"
+)
 def delete_artifact(session_id: str, name: str) -> Response[None]:
     store().delete_artifact(session_id, unquote(name), owner=owner_of(router.current_event))
     return Response(204)

@@ -16,7 +16,9 @@ from store.models import MessageRecord, Page
 router = APIGatewayHttpRouter()
 
 
-@router.post("/sessions/<session_id>/messages", tags=["messages"], summary="Append messages atomically")
+@router.post(
+    "/sessions/<session_id>/messages", tags=["messages"], status_code=201, summary="Append messages atomically"
+)
 def append_messages(
     session_id: str,
     body: AppendMessages,

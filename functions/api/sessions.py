@@ -28,7 +28,7 @@ def retention(requested: int | None) -> int | None:
     return days * 86400 or None
 
 
-@router.post("/sessions", tags=["sessions"], summary="Create a session")
+@router.post("/sessions", tags=["sessions"], status_code=201, summary="Create a session")
 def create_session(body: CreateSession) -> Response[Session]:
     session = store().create_session(
         owner_of(router.current_event),
@@ -77,7 +77,9 @@ def update_session(session_id: str, body: UpdateSession) -> Session:
     )
 
 
-@router.delete("/sessions/<session_id>", tags=["sessions"], summary="Delete a session and everything it owns")
+@router.delete(
+    "/sessions/<session_id>", tags=["sessions"], status_code=204, summary="Delete a session and everything it owns"
+)
 def delete_session(session_id: str) -> Response[None]:
     store().delete_session(session_id, owner=owner_of(router.current_event))
     return Response(204)

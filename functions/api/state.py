@@ -51,13 +51,15 @@ def load_interrupt(session_id: str) -> Interrupt:
     return Interrupt(interrupt=found)
 
 
-@router.put("/sessions/<session_id>/interrupt", tags=["state"], summary="Record a pending interrupt")
+@router.put("/sessions/<session_id>/interrupt", tags=["state"], status_code=204, summary="Record a pending interrupt")
 def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
     store().save_interrupt(session_id, body.interrupt, owner=owner_of(router.current_event))
     return Response(204)
 
 
-@router.delete("/sessions/<session_id>/interrupt", tags=["state"], summary="Clear the pending interrupt")
+@router.delete(
+    "/sessions/<session_id>/interrupt", tags=["state"], status_code=204, summary="Clear the pending interrupt"
+)
 def clear_interrupt(session_id: str) -> Response[None]:
     store().clear_interrupt(session_id, owner=owner_of(router.current_event))
     return Response(204)
@@ -68,7 +70,12 @@ def load_records(session_id: str, kind: str) -> SaveRecords:
     return SaveRecords(records=store().load_records(session_id, kind, owner=owner_of(router.current_event)))
 
 
-@router.put("/sessions/<session_id>/records/<kind>", tags=["state"], summary="Replace the session's records of a kind")
+@router.put(
+    "/sessions/<session_id>/records/<kind>",
+    tags=["state"],
+    status_code=204,
+    summary="Replace the session's records of a kind",
+)
 def save_records(session_id: str, kind: str, body: SaveRecords) -> Response[None]:
     store().save_records(session_id, kind, body.records, owner=owner_of(router.current_event))
     return Response(204)
@@ -91,7 +98,7 @@ def save_checkpoint(scope: Scope, key: str, body: SaveCheckpoint) -> Checkpoint:
     return store().save_checkpoint(scope, key, data, ttl=body.ttl_seconds, owner=owner_of(router.current_event))
 
 
-@router.delete("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="Delete a checkpoint")
+@router.delete("/checkpoints/<scope>/<key>", tags=["checkpoints"], status_code=204, summary="Delete a checkpoint")
 def delete_checkpoint(scope: Scope, key: str) -> Response[None]:
     store().delete_checkpoint(scope, key, owner=owner_of(router.current_event))
     return Response(204)

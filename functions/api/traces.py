@@ -14,7 +14,12 @@ from functions.api.schemas import Batch, Events, Runs, TraceBatch
 router = APIGatewayHttpRouter()
 
 
-@router.post("/sessions/<session_id>/traces/<run_id>", tags=["traces"], summary="Append a batch of events to a run")
+@router.post(
+    "/sessions/<session_id>/traces/<run_id>",
+    tags=["traces"],
+    status_code=201,
+    summary="Append a batch of events to a run",
+)
 def append_trace_events(session_id: str, run_id: str, body: TraceBatch) -> Response[Batch]:
     batch = store().append_trace_events(session_id, run_id, body.events, owner=owner_of(router.current_event))
     return Response(201, body=Batch(batch=batch), content_type="application/json")
