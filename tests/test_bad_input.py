@@ -153,6 +153,6 @@ def test_compressible_large_message_fits(store: SessionStore, session_id: str) -
 def test_absurd_durations_are_refused(store: SessionStore, value: float) -> None:
     """Found by schemathesis: a huge retention overflowed timedelta (a 500 through the API)."""
     with pytest.raises(InvalidInput):
-        store.create_session("alice", retention=value)
+        store.create_session("alice", retention=value)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput):
-        store.save_checkpoint("run", "r", {}, ttl=value)
+        store.save_checkpoint("run", "r", {}, ttl=value)  # type: ignore[arg-type]
