@@ -185,7 +185,7 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
     assert proc.returncode == 0 and "stopped." in out
 
 
-def test_every_route_refuses_missing_malformed_and_expired_tokens(stack: LocalStack) -> None:
+def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens(stack: LocalStack) -> None:
     from tests.test_api_isolation import OWNER_ROUTES, ROUTES
 
     ids = {"s": "s-1", "m": "m-1", "u": "0" * 32, "k": "runs", "r": "run-1"}
@@ -193,6 +193,7 @@ def test_every_route_refuses_missing_malformed_and_expired_tokens(stack: LocalSt
         "none": None,
         "malformed": "x.y",
         "expired": devtoken.issue(stack.secret, "alice", now=time.time() - 7200, ttl=60),
+        "wrongly signed": devtoken.issue(devtoken.new_secret(), "alice"),
     }
     routes = [(m, p, b) for m, p, b, _ in ROUTES] + OWNER_ROUTES
     for name, token in tokens.items():
