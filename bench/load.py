@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -185,17 +184,9 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=500)
     parser.add_argument("--quick", action="store_true", help="library and HTTP, threads only")
     args = parser.parse_args()
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-        ("POWERTOOLS_TRACE_DISABLED", "true"),
-        ("POWERTOOLS_METRICS_DISABLED", "true"),
-        ("POWERTOOLS_LOG_LEVEL", "ERROR"),
-    ):
-        os.environ.setdefault(name, value)
-    from infra.local import per_item_transaction_backups
+    from infra.local import local_environment, per_item_transaction_backups
 
+    local_environment("ERROR")
     per_item_transaction_backups()
     print(f"{args.writers} writers x {args.appends} appends each")
     print("| via | writers | target | appends | wall | appends/s | lost | duplicated | gapless |")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,16 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     crash.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.command == "local":
-        for name, value in (
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_DEFAULT_REGION", "us-east-1"),
-            ("POWERTOOLS_TRACE_DISABLED", "true"),
-            ("POWERTOOLS_METRICS_DISABLED", "true"),
-            ("POWERTOOLS_LOG_LEVEL", "WARNING"),
-        ):
-            os.environ.setdefault(name, value)
+        from infra.local import local_environment
         from infra.local_api import serve
+
+        local_environment()
 
         serve(args.port, args.sub)
         return 0
@@ -45,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         run()
         return 0
     if args.command in ("faults", "check", "crash"):
-        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-            os.environ.setdefault(name, value)
-        os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        from infra.local import local_environment
+
+        local_environment()
         if args.command == "check":
             from infra.invariants import main as check
 

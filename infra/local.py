@@ -17,6 +17,22 @@ REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
+def local_environment(log_level: str = "WARNING") -> None:
+    """The environment the local tools run in (where not set already): moto's fake credentials and region,
+    and Powertools with tracing and metrics off."""
+    import os
+
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", REGION),
+        ("POWERTOOLS_TRACE_DISABLED", "true"),
+        ("POWERTOOLS_METRICS_DISABLED", "true"),
+        ("POWERTOOLS_LOG_LEVEL", log_level),
+    ):
+        os.environ.setdefault(name, value)
+
+
 def local_client(service: str = "dynamodb", endpoint_url: str | None = None, config: Any = None) -> Any:
     """A client for the embedded AWS (fake credentials, us-east-1)."""
     import boto3

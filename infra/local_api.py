@@ -110,7 +110,7 @@ class ApiServer(ThreadingHTTPServer):
         self.secret = secret
 
 
-def _lambda_image(item: dict[str, Any]) -> dict[str, Any]:
+def lambda_image(item: dict[str, Any]) -> dict[str, Any]:
     """A stream image as Lambda's JSON event carries it (binary values base64-encoded)."""
 
     def convert(av: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def lambda_stream_record(record: dict[str, Any]) -> dict[str, Any]:
     change.pop("ApproximateCreationDateTime", None)
     for image in ("OldImage", "NewImage", "Keys"):
         if image in change:
-            change[image] = _lambda_image(change[image])
+            change[image] = lambda_image(change[image])
     out = {k: v for k, v in record.items() if k not in ("dynamodb",)}
     out["dynamodb"] = change
     return out

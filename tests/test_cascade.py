@@ -12,6 +12,7 @@ import pytest
 
 from functions import runtime
 from infra.apigw import LambdaContext
+from infra.local_api import lambda_image
 from tests.conftest import Harness
 
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
@@ -22,22 +23,6 @@ def cascade(dyn: Harness) -> Iterator[Harness]:
     runtime.use_store(dyn.store)
     yield dyn
     runtime.use_store(None)
-
-
-def lambda_image(item: dict[str, Any]) -> dict[str, Any]:
-    """An item as a stream event carries it (binary values base64-encoded, as in Lambda's JSON)."""
-
-    def convert(av: dict[str, Any]) -> dict[str, Any]:
-        ((kind, value),) = av.items()
-        if kind == "B":
-            return {"B": base64.b64encode(bytes(value)).decode()}
-        if kind == "M":
-            return {"M": {k: convert(v) for k, v in value.items()}}
-        if kind == "L":
-            return {"L": [convert(v) for v in value]}
-        return {kind: value}
-
-    return {k: convert(v) for k, v in item.items()}
 
 
 def ttl_removal(item: dict[str, Any], sequence: int) -> dict[str, Any]:
