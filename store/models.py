@@ -93,7 +93,10 @@ class MessageRecord(Message):
 
 
 class Session(BaseModel):
-    """A session's head: who owns it, what it is, where its transcript stands, and its usage totals."""
+    """A session's head: who owns it, what it is, where its transcript stands, and its usage totals.
+    In JSON, `retention` is a number of seconds (ISO 8601 durations with years are ambiguous)."""
+
+    model_config = ConfigDict(ser_json_timedelta="float")
 
     id: str
     owner: str
