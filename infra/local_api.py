@@ -95,7 +95,8 @@ class ApiAdapter(BaseHTTPRequestHandler):
                 return
         headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
         event = http_event(self.command, url.path, query=url.query, headers=headers, body=body, claims=claims)
-        response = lambda_handler(event, LambdaContext())
+        with self.server.invoke:
+            response = lambda_handler(event, LambdaContext())
         out_headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         for name, values in (response.get("multiValueHeaders") or {}).items():
             out_headers[name] = ", ".join(values)
@@ -103,11 +104,15 @@ class ApiAdapter(BaseHTTPRequestHandler):
 
 
 class ApiServer(ThreadingHTTPServer):
+    """Connections are served on threads, but the function runs one event at a time, as one Lambda
+    container does (the Powertools resolver keeps the current event on the app object)."""
+
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], secret: bytes) -> None:
         super().__init__(address, ApiAdapter)
         self.secret = secret
+        self.invoke = threading.Lock()
 
 
 def lambda_image(item: dict[str, Any]) -> dict[str, Any]:

@@ -200,3 +200,45 @@ def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens
         for method, template, body in routes:
             status, _, raw = http(method, stack.api_url + template.format(**ids), token=token, body=body)
             assert status == 401 and json.loads(raw)["code"] == "unauthorized", (name, method, template)
+
+
+def test_the_function_runs_one_event_at_a_time(stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many clients at once: each request is one invocation, one at a time, as in a Lambda container (the
+    resolver keeps the current event on the app object; two at once mixed their route arguments up)."""
+    import threading
+
+    import functions.api.app as api_app
+
+    real = api_app.lambda_handler
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def observed(event: Any, context: Any) -> Any:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.02)
+        try:
+            return real(event, context)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(api_app, "lambda_handler", observed)
+    token = stack.token("concurrent")
+    sid = json.loads(http("POST", f"{stack.api_url}/sessions", token=token, body={})[2])["id"]
+    statuses: list[int] = []
+
+    def client(i: int) -> None:
+        for j in range(5):
+            body = {"messages": [{"role": "user", "content": f"c{i}-{j}"}]}
+            statuses.append(http("POST", f"{stack.api_url}/sessions/{sid}/messages", token=token, body=body)[0])
+            statuses.append(http("GET", f"{stack.api_url}/sessions/{sid}/last-messages?n=3", token=token)[0])
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1, f"{most[0]} invocations ran at once"
+    assert sorted(set(statuses)) == [200, 201], statuses
