@@ -183,6 +183,8 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=16)
     parser.add_argument("--appends", type=int, default=500)
     parser.add_argument("--quick", action="store_true", help="library and HTTP, threads only")
+    parser.add_argument("--via", choices=["library", "http"], nargs="+", default=["library", "http"])
+    parser.add_argument("--target", choices=["one", "many"], nargs="+", default=["one", "many"])
     args = parser.parse_args()
     from infra.local import local_environment, per_item_transaction_backups
 
@@ -192,9 +194,9 @@ def main() -> None:
     print("| via | writers | target | appends | wall | appends/s | lost | duplicated | gapless |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     kinds = ["threads"] if args.quick else ["threads", "processes"]
-    for via in ("library", "http"):
+    for via in args.via:
         for workers in kinds:
-            for many in (False, True):
+            for many in [target == "many" for target in args.target]:
                 print(measure(via, workers, many, args.writers, args.appends).row(), flush=True)
 
 
