@@ -63,6 +63,15 @@ class FaultInjector:
             client.meta.events.unregister(event, unique_id=f"faults-{id(self)}")
         self._attached.clear()
 
+    def _http(self) -> Any:
+        """The injector's own HTTP session (made once), for sending requests whose answer it drops."""
+        with self._lock:
+            if not hasattr(self, "_session"):
+                from botocore.httpsession import URLLib3Session
+
+                self._session = URLLib3Session()
+            return self._session
+
     def _choose(self) -> str | None:
         with self._lock:
             self.requests += 1
@@ -88,7 +97,5 @@ class FaultInjector:
         if kind == "timeout":
             raise ReadTimeoutError(endpoint_url=request.url)
         if kind == "lost-response":
-            from botocore.httpsession import URLLib3Session
-
-            URLLib3Session().send(request)  # the server applies it; the answer never arrives
+            self._http().send(request)  # the server applies it; the answer never arrives
         raise ConnectionClosedError(endpoint_url=request.url)

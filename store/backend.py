@@ -4,6 +4,7 @@ fronts (`SessionStore`); backends implement semantics, not argument checking."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +23,19 @@ from store.models import (
     TokenUsage,
 )
 from store.paging import MessageQuery, SessionQuery
+
+
+@dataclass(frozen=True)
+class Presign:
+    """A checked `presign_artifact` request: GET `version` of `name` (the latest when None), or PUT a new
+    upload of it with `content_type` and `metadata`; valid `expires_in` seconds."""
+
+    name: str
+    version: int | None
+    method: str
+    expires_in: int
+    content_type: str
+    metadata: dict[str, str]
 
 
 class _Unset:
@@ -152,17 +166,7 @@ class Backend(ABC):
     def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None: ...
 
     @abstractmethod
-    def presign_artifact(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        version: int | None,
-        method: str,
-        expires_in: int,
-        content_type: str,
-        metadata: dict[str, str],
-    ) -> str:
+    def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
         """A GET URL of a version (ArtifactNotFound when absent), or the PUT URL of a new upload."""
 
     @abstractmethod

@@ -16,7 +16,7 @@ from typing import Any
 from store import codec
 from store import cursor as cursors
 from store.artifact_reader import CHUNK, ArtifactReader
-from store.backend import UNSET, Backend
+from store.backend import UNSET, Backend, Presign
 from store.errors import ArtifactNotFound, Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
 from store.models import (
     ArtifactVersion,
@@ -535,19 +535,10 @@ class MemoryBackend(Backend):
             art.live, art.deleted_through, art.versions = False, art.latest, {}
             self._touch(entry)
 
-    def presign_artifact(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        version: int | None,
-        method: str,
-        expires_in: int,
-        content_type: str,
-        metadata: dict[str, str],
-    ) -> str:
-        if method == "PUT":
-            return self.presign_put(session_id, owner, name, content_type, metadata, expires_in).url
+    def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
+        name, version, expires_in = request.name, request.version, request.expires_in
+        if request.method == "PUT":
+            return self.presign_put(session_id, owner, name, request.content_type, request.metadata, expires_in).url
         with self._lock:
             found = self._find_version(session_id, owner, name, version)
         if found is None:

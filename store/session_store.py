@@ -12,7 +12,7 @@ from typing import Any, Self
 
 from store import validation as v
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, UNSET, Backend, records_slot
+from store.backend import INTERRUPT_SLOT, UNSET, Backend, Presign, records_slot
 from store.errors import InvalidInput
 from store.memory import MemoryBackend
 from store.models import (
@@ -504,9 +504,7 @@ class SessionStore(StoreFront):
         method = v.presign_method(method)
         if method == "PUT" and version is not None:
             raise InvalidInput("a PUT URL uploads a new version; version must be None")
-        return self._backend.presign_artifact(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
+        request = Presign(
             v.artifact_name(name),
             v.version(version),
             method,
@@ -514,6 +512,7 @@ class SessionStore(StoreFront):
             v.content_type(content_type),
             v.artifact_metadata(metadata),
         )
+        return self._backend.presign_artifact(v.ident(session_id, "session_id"), v.optional_owner(owner), request)
 
     def presign_artifact_upload(
         self,

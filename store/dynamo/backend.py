@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, Backend
+from store.backend import INTERRUPT_SLOT, Backend, Presign
 from store.dynamo import keys
 from store.dynamo.calls import Plan
 from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
@@ -163,22 +163,8 @@ class DynamoBackend(Backend):
     def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
         return self.run(artifacts.delete_artifact(self.ctx, session_id, owner, name))
 
-    def presign_artifact(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        version: int | None,
-        method: str,
-        expires_in: int,
-        content_type: str,
-        metadata: dict[str, str],
-    ) -> str:
-        return self.run(
-            artifacts.presign_url(
-                self.ctx, session_id, owner, name, version, method, expires_in, content_type, metadata
-            )
-        )
+    def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
+        return self.run(artifacts.presign_url(self.ctx, session_id, owner, request))
 
     def presign_put(
         self,

@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from store.backend import Presign
 from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, Item, boolean, get_int, get_s, n, need_s, s
 from store.dynamo.calls import AwsError, Call, Plan
@@ -457,24 +458,16 @@ def presign_put(
     )
 
 
-def presign_url(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    name: str,
-    version: int | None,
-    method: str,
-    expires_in: int,
-    content_type: str,
-    metadata: dict[str, str],
-) -> Plan[str]:
+def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presign) -> Plan[str]:
     """`presign_artifact`: a GET URL of a version (ArtifactNotFound if absent) or a PUT URL of a new upload."""
-    if method == "PUT":
-        upload = yield from presign_put(ctx, session_id, owner, name, content_type, metadata, expires_in)
+    if request.method == "PUT":
+        upload = yield from presign_put(
+            ctx, session_id, owner, request.name, request.content_type, request.metadata, request.expires_in
+        )
         return upload.url
-    url = yield from presign_get(ctx, session_id, owner, name, version, expires_in)
+    url = yield from presign_get(ctx, session_id, owner, request.name, request.version, request.expires_in)
     if url is None:
-        raise ArtifactNotFound(session_id, name, version)
+        raise ArtifactNotFound(session_id, request.name, request.version)
     return url
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from store import codec
@@ -80,7 +80,6 @@ class Staged:
 
     items: list[Item]
     intent: Intent | None = None
-    extra: list[dict[str, Any]] = field(default_factory=list)
 
     def release(self, ctx: Context) -> list[dict[str, Any]]:
         """The transaction actions to add to the commit (the intent's removal), if any."""
@@ -165,10 +164,3 @@ def resolve_one(ctx: Context, item: Item | None) -> Plan[Item | None]:
         return None
     (out,) = yield from resolve(ctx, [item])
     return out
-
-
-def pointers(item: Item | None) -> set[str]:
-    """The object keys an item points to."""
-    if not item or REF not in item:
-        return set()
-    return {str(item[REF]["S"])}
