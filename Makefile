@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle security reliability lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,9 +52,14 @@ reliability: $(STAMP)
 	$(PY) -m bench.load
 	$(PY) -m infra.static_checks
 
+# This store against LangChain, LlamaIndex and Strands (bench/results.md and its plots, from scratch).
+bench: $(STAMP)
+	$(PY) -m bench.compare
+
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)
-	$(UV) pip compile pyproject.toml --extra dev --extra async -c requirements/constraints.in \
+	$(UV) pip compile pyproject.toml --extra dev --extra async --extra bench --extra strands --extra openai-agents --extra adk \
+		-c requirements/constraints.in \
 		-o requirements/lock.txt --python-version 3.11
 
 clean:

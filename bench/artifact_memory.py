@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 MB = 1024 * 1024
 
@@ -84,19 +85,9 @@ def child(direction: str, endpoint: str, names: dict[str, str], session_id: str,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=200)
-    parser.add_argument("--child", choices=["upload", "download"])
-    parser.add_argument("--endpoint")
-    parser.add_argument("--names")
-    parser.add_argument("--session")
-    args = parser.parse_args()
-    if args.child:
-        result = child(args.child, args.endpoint, json.loads(args.names), args.session, args.mb)
-        print(json.dumps(result))
-        return
-
+def measure(total_mb: int) -> dict[str, Any]:
+    """Upload then download a `total_mb` artifact, each in a fresh child process: per direction the
+    baseline RSS, the peak above it and the throughput (MB, MB/s); plus the part size used."""
     from infra.local import create_tables, free_port, local_client
     from store import SessionStore
     from store.session_store import s3_config
@@ -130,7 +121,7 @@ def main() -> None:
                     "--child",
                     direction,
                     "--mb",
-                    str(args.mb),
+                    str(total_mb),
                     "--endpoint",
                     endpoint,
                     "--names",
@@ -147,8 +138,25 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    settings = store.settings
-    print(f"artifact of {args.mb} MB, part size {settings.part_size // MB} MB, moto server in its own process")
+    return {"mb": total_mb, "part_size_mb": store.settings.part_size // MB, "directions": results}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=200)
+    parser.add_argument("--child", choices=["upload", "download"])
+    parser.add_argument("--endpoint")
+    parser.add_argument("--names")
+    parser.add_argument("--session")
+    args = parser.parse_args()
+    if args.child:
+        result = child(args.child, args.endpoint, json.loads(args.names), args.session, args.mb)
+        print(json.dumps(result))
+        return
+
+    report = measure(args.mb)
+    results = report["directions"]
+    print(f"artifact of {args.mb} MB, part size {report['part_size_mb']} MB, moto server in its own process")
     print(f"{'direction':<10} {'baseline RSS':>13} {'peak above baseline':>20} {'throughput':>12}")
     for direction, r in results.items():
         print(

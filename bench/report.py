@@ -1,0 +1,336 @@
+"""bench/results.md and its plots, written from the measurements of bench/compare.py (results.json) and
+nothing else: every figure in the report is computed here from a measured sample.
+
+    .venv/bin/python -m bench.report [bench/results.json]    # re-render without measuring again
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+OURS = "agent-session-store"
+APPEND_BYTES_FACTOR = 1.2
+APPEND_BYTES_SLACK = 300
+IMPORT_TARGET = 1.5
+MEMORY_TARGET_MB = 64
+LOAD_LAST = 50
+FLAT_GROWTH = 1.5
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def paired_ratio(ours: list[dict[str, Any]], peer: list[dict[str, Any]]) -> float:
+    """Median over samples taken pair by pair (same message, same round) of our time / the peer's."""
+    ratios = [a["seconds"] / b["seconds"] for a, b in zip(ours, peer, strict=False) if b["seconds"] > 0]
+    return median(ratios)
+
+
+def _kb(n: float) -> str:
+    return f"{n:,.0f} B" if n < 10_000 else f"{n / 1024:,.1f} KB"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def _stat(samples: list[dict[str, Any]], field: str) -> float:
+    return median([s[field] for s in samples])
+
+
+def lengths_of(workload: dict[str, Any]) -> list[int]:
+    found = {int(n) for c in workload["contenders"].values() for n in c["lengths"]}
+    return sorted(found)
+
+
+def workload_tables(name: str, workload: dict[str, Any]) -> list[str]:
+    """Markdown for one workload: appends and loads per history length, and what failed."""
+    out = [f"### Workload `{name}`", ""]
+    measured = workload["measured_turns"]
+    out.append(
+        f"{len(measured)} measured messages (median {median([t['json_bytes'] for t in measured]):,.0f} B as JSON, "
+        f"median {median([t['stored_bytes'] for t in measured]):,.0f} B as this store keeps them), appended at "
+        "every history length; then the last 50 loaded."
+    )
+    out.append("")
+    contenders = workload["contenders"]
+    ours = contenders[OURS]["lengths"]
+    for length in lengths_of(workload):
+        out += [
+            f"**{length:,} messages of history**",
+            "",
+            "| store | requests / append | bytes sent / append | WCU / append | time / append | ours ÷ theirs "
+            "| load last 50: requests | bytes received | RCU | time | ours ÷ theirs |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for cname, c in contenders.items():
+            row = c["lengths"].get(str(length))
+            if row is None:
+                continue
+            aws = c["uses_aws"]
+            a, lo = row["appends"], row["loads"]
+            mine = ours.get(str(length))
+            ratio_a = "" if cname == OURS or not mine else f"{paired_ratio(mine['appends'], a):.2f}"
+            ratio_l = "" if cname == OURS or not mine else f"{paired_ratio(mine['loads'], lo):.2f}"
+            out.append(
+                f"| {cname} | {_stat(a, 'requests') if aws else 'n/a (disk)'} | "
+                f"{_kb(_stat(a, 'bytes_sent')) if aws else 'n/a'} | {_stat(a, 'wcu') if aws else 'n/a'} | "
+                f"{_ms(_stat(a, 'seconds'))} | {ratio_a} | {_stat(lo, 'requests') if aws else 'n/a'} | "
+                f"{_kb(_stat(lo, 'bytes_received')) if aws else 'n/a'} | {_stat(lo, 'rcu') if aws else 'n/a'} | "
+                f"{_ms(_stat(lo, 'seconds'))} | {ratio_l} |"
+            )
+        out.append("")
+    failures = [(n, c["failure"]) for n, c in contenders.items() if c["failure"]]
+    if failures:
+        out += ["What failed:", ""]
+        for cname, f in failures:
+            out.append(f"- {cname}: after {f['length']:,} messages: `{f['error']}`")
+        out.append("")
+    return out
+
+
+def targets(results: dict[str, Any]) -> list[str]:
+    """The design's targets, each with the measured figure and whether it is met."""
+    rows: list[tuple[str, str, bool]] = []
+    agent = results["workloads"]["agent"]["contenders"][OURS]["lengths"]
+    measured = results["workloads"]["agent"]["measured_turns"]
+    lengths = sorted(int(n) for n in agent)
+    # one request per append
+    counts = {n: [s["requests"] for s in agent[str(n)]["appends"]] for n in lengths}
+    worst = max(max(v) for v in counts.values())
+    rows.append(
+        (
+            "one request per append at any history length (sequence known)",
+            ", ".join(f"{n:,}: {median([float(x) for x in v]):g} (max {max(v)})" for n, v in counts.items()),
+            worst == 1,
+        )
+    )
+    # bytes per append
+    checks = []
+    fixed = []
+    for n in lengths:
+        for sample, turn in zip(agent[str(n)]["appends"], measured, strict=False):
+            stored = turn["stored_bytes"]
+            checks.append(sample["bytes_sent"] <= APPEND_BYTES_FACTOR * stored + APPEND_BYTES_SLACK)
+            fixed.append(sample["bytes_sent"] - 4 / 3 * stored)
+    rows.append(
+        (
+            f"bytes per append ≤ {APPEND_BYTES_FACTOR}× the compressed message + {APPEND_BYTES_SLACK} B",
+            f"{sum(checks)} of {len(checks)} appends within; bytes sent = 4/3 × compressed + a median "
+            f"{median(fixed):,.0f} B (base64 of the body, then keys, head update and field names)",
+            all(checks),
+        )
+    )
+    # load flat: compared across the lengths where 50 messages exist to load
+    full = [n for n in lengths if n >= LOAD_LAST] or lengths
+    load_t = {n: _stat(agent[str(n)]["loads"], "seconds") for n in full}
+    load_r = {n: _stat(agent[str(n)]["loads"], "requests") for n in full}
+    load_b = {n: _stat(agent[str(n)]["loads"], "bytes_received") for n in full}
+    growth = load_t[full[-1]] / load_t[full[0]]
+    flat = len(set(load_r.values())) == 1 and growth < FLAT_GROWTH
+    rows.append(
+        (
+            f"loading the last {LOAD_LAST} flat in history length",
+            f"at {', '.join(f'{n:,}' for n in full)} messages: requests {', '.join(f'{load_r[n]:g}' for n in full)}; "
+            f"bytes {', '.join(_kb(load_b[n]) for n in full)}; time {', '.join(_ms(load_t[n]) for n in full)} "
+            f"({growth:.2f}× from {full[0]:,} to {full[-1]:,}; flat: same requests, under {FLAT_GROWTH}× the time)",
+            flat,
+        )
+    )
+    imports = results["imports"]["modules"]
+    handlers = {m: imports[m]["ratio"] for m in ("functions.api.app", "functions.cascade.app") if m in imports}
+    rows.append(
+        (
+            f"handler import ≤ {IMPORT_TARGET}× `import boto3`",
+            ", ".join(f"`{m}` {r:.2f}×" for m, r in handlers.items()),
+            all(r <= IMPORT_TARGET for r in handlers.values()),
+        )
+    )
+    if "artifact_memory" in results:
+        peaks = {d: r["peak_above_baseline_mb"] for d, r in results["artifact_memory"]["directions"].items()}
+        rows.append(
+            (
+                f"peak memory of a {results['artifact_memory']['mb']} MB artifact "
+                f"< {MEMORY_TARGET_MB} MB above baseline",
+                ", ".join(f"{d} {p:.1f} MB" for d, p in peaks.items()),
+                all(p < MEMORY_TARGET_MB for p in peaks.values()),
+            )
+        )
+    out = ["| target | measured | met |", "|---|---|---|"]
+    out += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in rows]
+    return out
+
+
+def special(results: dict[str, Any]) -> list[str]:
+    s = results["special"]
+    out = [
+        f"One tool output of {s['huge_json_bytes'] / 1024:,.0f} KB (as JSON) appended after 10 messages:",
+        "",
+        "| store | result | requests | bytes sent | WCU | time |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in s["huge"].items():
+        if "error" in r:
+            out.append(f"| {name} | **failed**: `{r['error'][:160]}` | | | | |")
+        else:
+            out.append(
+                f"| {name} | stored ({r['calls'] or 'local files'}) | {r['requests']} | {_kb(r['bytes_sent'])} "
+                f"| {r['wcu']:g} | {_ms(r['seconds'])} |"
+            )
+    cold, warm = s["ours_cold_append"], s["ours_warm_append"]
+    out += [
+        "",
+        f"Our first append from a new store object (sequence not yet known): {cold['requests']} requests "
+        f"({cold['calls']}); the next one: {warm['requests']} ({warm['calls']}).",
+    ]
+    parts = s.get("ours_append_anatomy")
+    if parts:
+        out += [
+            "",
+            f"Anatomy of that append's request ({parts['request']:,} B): the message body, base64-encoded as "
+            f"DynamoDB's JSON protocol sends binary, {parts['message_body_base64']:,} B; the rest of the message "
+            f"item (keys, ids, role, timestamp, codec) {parts['message_item_rest']:,} B; the head's conditional "
+            f"update (sequence check, deletion and expiry guards, `updated_at` for the recency index) "
+            f"{parts['head_update']:,} B; envelope and idempotency token {parts['envelope']:,} B.",
+        ]
+    return out
+
+
+def startup_section(results: dict[str, Any]) -> list[str]:
+    imp = results["imports"]
+    out = [
+        f"Median of {imp['rounds']} fresh interpreters each (`python -X importtime -c 'import M'`, Lambda's "
+        "environment variables set), as a multiple of `import boto3`:",
+        "",
+        "| module | median | min | max | × boto3 |",
+        "|---|---|---|---|---|",
+    ]
+    for m, r in imp["modules"].items():
+        out.append(
+            f"| `{m}` | {r['median_ms']:.0f} ms | {r['min_ms']:.0f} ms | {r['max_ms']:.0f} ms | {r['ratio']:.2f} |"
+        )
+    out += [
+        "",
+        "Where `import functions.api.app` spends its time (own import time summed by top-level package, one run):",
+        "",
+        "| package | ms |",
+        "|---|---|",
+    ]
+    out += [f"| `{p}` | {ms:.0f} |" for p, ms in imp["breakdown"]]
+    if "bundle" in results:
+        b = results["bundle"]
+        out += [
+            "",
+            f"Deployment bundle (`make bundle`: store, functions and their wheels for python3.12 arm64): "
+            f"{b['unzipped_bytes'] / 2**20:.1f} MB unzipped, {b['zipped_bytes'] / 2**20:.1f} MB zipped "
+            "(Lambda's limit: 250 MB unzipped).",
+        ]
+    return out
+
+
+def memory_section(results: dict[str, Any]) -> list[str]:
+    if "artifact_memory" not in results:
+        return ["Not measured in this run (`--quick`)."]
+    m = results["artifact_memory"]
+    out = [
+        f"A {m['mb']} MB artifact streamed up (multipart, {m['part_size_mb']} MB parts) and down, each direction in a "
+        "fresh process; peak resident set (VmHWM) above the process's baseline:",
+        "",
+        "| direction | baseline RSS | peak above baseline | throughput on moto |",
+        "|---|---|---|---|",
+    ]
+    for d, r in m["directions"].items():
+        out.append(
+            f"| {d} | {r['baseline_mb']:.1f} MB | {r['peak_above_baseline_mb']:.1f} MB | {r['mb_per_s']:.0f} MB/s |"
+        )
+    return out
+
+
+def plots(results: dict[str, Any], out: Path) -> list[str]:
+    """bytes_per_append.png and time_per_append.png: one panel per workload, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    for field, title, scale, unit, filename in (
+        ("bytes_sent", "bytes sent per append", 1.0, "bytes", "bytes_per_append.png"),
+        ("seconds", "wall time per append (median, moto)", 1000.0, "ms", "time_per_append.png"),
+    ):
+        names = list(results["workloads"])
+        fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
+        for ax, wname in zip(axes[0], names, strict=True):
+            for cname, c in results["workloads"][wname]["contenders"].items():
+                if field == "bytes_sent" and not c["uses_aws"]:
+                    continue
+                xs = sorted(int(n) for n in c["lengths"])
+                ys = [_stat(c["lengths"][str(n)]["appends"], field) * scale for n in xs]
+                if xs:
+                    ax.plot(xs, ys, marker="o", label=cname)
+                if c["failure"]:
+                    ax.axvline(max(c["failure"]["length"], 1), linestyle=":", linewidth=0.8, color="grey")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("messages already in the conversation")
+            ax.set_ylabel(unit)
+            ax.set_title(f"{title}: {wname}")
+            ax.grid(True, which="both", linewidth=0.3)
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / filename, dpi=110)
+        plt.close(fig)
+        files.append(filename)
+    return files
+
+
+def write_report(results: dict[str, Any], out: Path) -> None:
+    """Write results.md and the plots into `out` from `results` (the output of bench.compare)."""
+    m = results["machine"]
+    images = plots(results, out)
+    lines = [
+        "# Benchmarks: agent-session-store against what users would pick instead",
+        "",
+        "Generated by `make bench` (bench/compare.py, then bench/report.py from bench/results.json); every "
+        "figure below is a measurement of that run. Do not edit by hand.",
+        "",
+        f"Run {m['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['platform']}, Python "
+        f"{m['python']}; {results['seconds'] / 60:.1f} minutes in all. Versions: "
+        + ", ".join(f"{p} {v}" for p, v in m["packages"].items())
+        + ".",
+        "",
+        "Every store talks to the same moto server (its own process, one request at a time, no added latency). "
+        "Requests and bytes are counted by botocore event hooks on each store's own boto3 session (HTTP request "
+        "and response bodies; retries count). Capacity units are computed from item sizes with DynamoDB's rules "
+        "(bench/meter.py), because moto reports a constant. Wall times are moto's CPU plus each client's: they "
+        "rank the work each design asks for, not DynamoDB's latency. Ratios are medians of per-pair ratios "
+        "(the same message, appended by each store in turn).",
+        "",
+        "## Targets",
+        "",
+        *targets(results),
+        "",
+        "## Appends and loads by history length",
+        "",
+    ]
+    for name, workload in results["workloads"].items():
+        lines += workload_tables(name, workload)
+    lines += ["## A 500 KB tool output", "", *special(results), ""]
+    lines += ["## Cold start", "", *startup_section(results), ""]
+    lines += ["## Memory", "", *memory_section(results), ""]
+    lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]
+    (out / "results.md").write_text("\n".join(lines))
+
+
+def main() -> None:
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "results.json"
+    write_report(json.loads(path.read_text()), path.parent)
+
+
+if __name__ == "__main__":
+    main()

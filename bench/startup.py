@@ -1,0 +1,94 @@
+"""Cold-start cost: import time of each Lambda handler module and of the library, against `import boto3`.
+
+Each module is imported in a fresh interpreter with `python -X importtime`, as Lambda's INIT phase
+does, `rounds` times, modules interleaved round by round so that load on the machine falls on all of
+them alike; the figure is the median. The time of one import is the sum of the cumulative times of the
+top-level imports the statement caused (the interpreter's own start-up imports, listed by an empty
+`-c pass` run, are left out). Handlers are imported with the environment Lambda gives them (function
+name set, so Powertools' Tracer initialises X-Ray as it does there).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from typing import Any
+
+MODULES = (
+    "boto3",
+    "store",
+    "functions.api.app",
+    "functions.cascade.app",
+    "langchain_community.chat_message_histories.dynamodb",
+    "llama_index.storage.chat_store.dynamodb",
+    "strands.session",
+)
+BASELINE = "boto3"
+LAMBDA_ENV = {
+    "AWS_LAMBDA_FUNCTION_NAME": "agent-store-api",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "POWERTOOLS_SERVICE_NAME": "agent-session-store",
+    "POWERTOOLS_METRICS_NAMESPACE": "AgentSessionStore",
+    "SESSIONS_TABLE": "agent-store-sessions",
+    "MESSAGES_TABLE": "agent-store-messages",
+    "ARTIFACTS_BUCKET": "agent-store-artifacts",
+}
+
+
+def _importtime(code: str) -> list[tuple[int, float, str, float]]:
+    """(depth, cumulative ms, module, self ms) of every import `python -X importtime -c code` made."""
+    env = os.environ | LAMBDA_ENV | {"PYTHONWARNINGS": "ignore"}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    rows = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        own, cumulative, name = line.split("|")
+        depth = (len(name) - len(name.lstrip(" ")) - 1) // 2  # two spaces per level of nesting
+        rows.append((depth, int(cumulative) / 1000, name.strip(), int(own.split(":")[1]) / 1000))
+    return rows
+
+
+def import_ms(module: str, startup: set[str]) -> float:
+    """Milliseconds `import module` takes in a fresh interpreter (start-up imports excluded)."""
+    return sum(ms for depth, ms, name, _ in _importtime(f"import {module}") if depth == 0 and name not in startup)
+
+
+def measure(rounds: int = 11, modules: tuple[str, ...] = MODULES) -> dict[str, Any]:
+    """Median import time per module over `rounds` fresh processes, and its ratio to `import boto3`."""
+    startup = {name for _, _, name, _ in _importtime("pass")}
+    samples: dict[str, list[float]] = {m: [] for m in modules}
+    for _ in range(rounds):
+        for module in modules:
+            samples[module].append(import_ms(module, startup))
+    medians = {m: statistics.median(v) for m, v in samples.items()}
+    return {
+        "rounds": rounds,
+        "baseline": BASELINE,
+        "modules": {
+            m: {
+                "median_ms": medians[m],
+                "min_ms": min(samples[m]),
+                "max_ms": max(samples[m]),
+                "ratio": medians[m] / medians[BASELINE],
+            }
+            for m in modules
+        },
+        "breakdown": breakdown("functions.api.app", startup),
+    }
+
+
+def breakdown(module: str, startup: set[str]) -> list[tuple[str, float]]:
+    """Where one import of `module` spends its time: the modules' own import times summed by top-level
+    package (so a dependency shared by two packages is counted once, where it is loaded), in ms."""
+    totals: dict[str, float] = {}
+    for _, _, name, own in _importtime(f"import {module}"):
+        if name not in startup:
+            package = name.split(".")[0]
+            totals[package] = totals.get(package, 0.0) + own
+    return sorted(totals.items(), key=lambda r: -r[1])[:12]

@@ -1,0 +1,121 @@
+"""The comparison benchmark (bench/compare.py): its capacity arithmetic, its workload, and one small run
+end to end (every contender measured, the report and plots written from the measurements)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.meter import read_units, write_units
+from bench.report import write_report
+from bench.workload import HUGE_BYTES, agent_transcript, chat_transcript
+from store.dynamo.attrs import item_size
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_write_units_follow_dynamodb_rounding() -> None:
+    assert write_units(0, 1) == 1  # a new item under 1 KB
+    assert write_units(0, 1024) == 1
+    assert write_units(0, 1025) == 2
+    assert write_units(5000, 100) == 5  # an update costs the larger of before and after
+    assert write_units(3000, 0) == 3  # a delete costs the item removed
+    assert write_units(100, 2048, factor=2) == 4  # transactions cost twice
+
+
+def test_read_units_follow_dynamodb_rounding() -> None:
+    item = {"pk": {"S": "x" * 5000}}  # 5,002 bytes: two 4 KB units
+    assert item_size(item) == 5002
+    assert read_units("GetItem", {"Item": item}, factor=1.0) == 2
+    assert read_units("GetItem", {"Item": item}, factor=0.5) == 1
+    assert read_units("GetItem", {}, factor=1.0) == 0
+    # a query rounds the sum of the items it returns, not each item
+    small = {"pk": {"S": "y" * 1000}}
+    assert read_units("Query", {"Items": [small] * 4}, factor=0.5) == 0.5
+    assert read_units("Query", {"Items": [small] * 5}, factor=0.5) == 1
+    assert read_units("TransactGetItems", {"Responses": [{"Item": item}, {}]}) == 4
+
+
+def test_workloads_are_deterministic_and_shaped_like_agent_transcripts() -> None:
+    first = agent_transcript(2000, seed=3)
+    assert first == agent_transcript(2000, seed=3)
+    assert first != agent_transcript(2000, seed=4)
+    kinds = {t.kind for t in first}
+    assert kinds == {"user", "assistant", "tool_call", "tool_result"}
+    results = [t for t in first if t.kind == "tool_result"]
+    typical = [len(t.text) for t in results if len(t.text) < HUGE_BYTES]
+    assert min(typical) >= 200 - 1 and max(typical) <= 50_000
+    assert any(len(t.text) == HUGE_BYTES for t in results)  # the occasional 500 KB output
+    calls = {t.tool_id for t in first if t.kind == "tool_call"}
+    assert {t.tool_id for t in results} <= calls  # every result answers a call
+    assert all(t.kind != "tool_result" or len(t.text) < HUGE_BYTES for t in agent_transcript(400, 3, huge_every=0))
+    chat = chat_transcript(50)
+    assert [t.kind for t in chat[:4]] == ["user", "assistant", "user", "assistant"]
+    assert all(50 <= len(t.text) <= 600 for t in chat)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("bench")
+    subprocess.run(
+        [sys.executable, "-m", "bench.compare", "--lengths", "10", "--appends", "2", "--loads", "1"]
+        + ["--imports", "1", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return json.loads((out / "results.json").read_text()), out
+
+
+def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Path]) -> None:
+    results, out = quick_run
+    agent = results["workloads"]["agent"]["contenders"]
+    assert set(agent) == {
+        "agent-session-store",
+        "langchain DynamoDBChatMessageHistory",
+        "llama-index DynamoDBChatStore",
+        "Strands S3SessionManager",
+        "Strands FileSessionManager (local disk)",
+    }
+    ours = agent["agent-session-store"]["lengths"]["10"]
+    # a warm append is one transaction of two small items (head + message): 2 x 2 WCU
+    assert [a["calls"] for a in ours["appends"]] == ["TransactWriteItems"] * 2
+    assert all(a["wcu"] == 2 * 2 for a in ours["appends"] if a["largest_item"] <= 1024)
+    assert ours["loads"][0]["count"] == 12  # 10 + the 2 measured appends
+    langchain = agent["langchain DynamoDBChatMessageHistory"]["lengths"]["10"]
+    for append in langchain["appends"]:  # read the whole history, write it all back
+        assert append["calls"] == "GetItem + UpdateItem"
+        assert append["wcu"] == write_units(0, append["largest_item"])
+        assert append["bytes_sent"] > append["largest_item"] * 0.9
+    strands = agent["Strands S3SessionManager"]["lengths"]["10"]
+    assert [a["calls"] for a in strands["appends"]] == ["PutObject"] * 2
+    assert strands["loads"][0]["requests"] == 1 + 12  # one LIST, then one GET per message
+    huge = results["special"]["huge"]
+    assert "error" in huge["langchain DynamoDBChatMessageHistory"]  # 500 KB cannot fit in one item
+    assert "error" not in huge["agent-session-store"]
+    assert results["special"]["ours_cold_append"]["requests"] == 2
+    assert results["special"]["ours_warm_append"]["requests"] == 1
+    assert results["imports"]["modules"]["boto3"]["ratio"] == 1.0
+    for name in ("results.md", "bytes_per_append.png", "time_per_append.png"):
+        assert (out / name).stat().st_size > 0
+    assert (out / "bytes_per_append.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_is_computed_from_the_measurements(quick_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    results, out = quick_run
+    report = (out / "results.md").read_text()
+    assert "| one request per append at any history length (sequence known) | 10: 1 (max 1) | yes |" in report
+    changed = copy.deepcopy(results)
+    for append in changed["workloads"]["agent"]["contenders"]["agent-session-store"]["lengths"]["10"]["appends"]:
+        append["requests"] = 3
+    write_report(changed, tmp_path)
+    assert "| one request per append at any history length (sequence known) | 10: 3 (max 3) | **no** |" in (
+        tmp_path / "results.md"
+    ).read_text()
