@@ -84,6 +84,7 @@ class AsyncSessionStore(StoreFront, AsyncClosing):
     list_messages = awaited(SessionStore.list_messages)
     last_messages = awaited(SessionStore.last_messages)
     get_message = awaited(SessionStore.get_message)
+    pop_message = awaited(SessionStore.pop_message)
     update_usage = awaited(SessionStore.update_usage)
     mark_compaction = awaited(SessionStore.mark_compaction)
     get_latest_compaction = awaited(SessionStore.get_latest_compaction)

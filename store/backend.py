@@ -103,6 +103,9 @@ class Backend(ABC):
     def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None: ...
 
     @abstractmethod
+    def pop_message(self, session_id: str, owner: str | None, expected_seq: int | None) -> MessageRecord | None: ...
+
+    @abstractmethod
     def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord: ...
 
     @abstractmethod

@@ -79,6 +79,7 @@ class _Idempotency:
     count: int
     digest: str
     expires_at: datetime
+    first_id: str = ""
 
 
 @dataclass
@@ -271,6 +272,10 @@ class MemoryBackend(Backend):
                 if claim.digest != digest:
                     raise Conflict(f"idempotency key {idempotency_key!r} was already used for different messages")
                 found = entry.messages[claim.first_seq - 1 : claim.first_seq - 1 + claim.count]
+                if len(found) != claim.count or found[0].id != claim.first_id:
+                    raise Conflict(
+                        f"idempotency key {idempotency_key!r}: the messages it appended were removed by pop_message"
+                    )
                 return [m.model_copy(deep=True) for m in found]
             if expected_seq is not None and expected_seq != entry.session.last_seq:
                 raise Conflict(
@@ -280,7 +285,7 @@ class MemoryBackend(Backend):
             records = [r.model_copy(update={"seq": first + i}) for i, r in enumerate(records)]
             if idempotency_key:
                 entry.claims[idempotency_key] = _Idempotency(
-                    first, len(records), digest, expiry(now, self.settings.idempotency_ttl)
+                    first, len(records), digest, expiry(now, self.settings.idempotency_ttl), records[0].id
                 )
             self._commit(entry, records)
             return [r.model_copy(deep=True) for r in records]
@@ -304,6 +309,25 @@ class MemoryBackend(Backend):
         with self._lock:
             found = self._find(self._need(session_id, owner), message_id)
             return None if found is None else found.model_copy(deep=True)
+
+    def pop_message(self, session_id: str, owner: str | None, expected_seq: int | None) -> MessageRecord | None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            last = entry.session.last_seq
+            if expected_seq is not None and expected_seq != last:
+                raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
+            if last == 0:
+                return None
+            if entry.state is not None and entry.state.seq >= last:
+                raise Conflict(f"pop_message: the saved state has seen message {last}; pop before saving the state")
+            popped = entry.messages.pop()
+            changes: dict[str, Any] = {}
+            if entry.session.compaction_seq == last:
+                earlier = (m.seq for m in reversed(entry.messages) if m.kind == "compaction")
+                changes["compaction_seq"] = next(earlier, None)
+            usage = entry.session.usage.plus(None, minus=popped.usage)
+            self._touch(entry, last_seq=last - 1, usage=usage, **changes)
+            return popped.model_copy(deep=True)
 
     def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord:
         with self._lock:

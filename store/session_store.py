@@ -306,6 +306,19 @@ class SessionStore(StoreFront):
             v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(message_id, "message_id")
         )
 
+    def pop_message(
+        self, session_id: str, *, expected_seq: int | None = None, owner: str | None = None
+    ) -> MessageRecord | None:
+        """Remove the latest message and return it, or None when the transcript is empty. Atomic and safe
+        under concurrency: two pops never return the same message, and a pop racing an append removes
+        whichever message is last when it commits. The session's last_seq and usage totals move back;
+        if the message was the compaction marker, the previous compaction (if any) becomes the latest.
+        `expected_seq` stale -> Conflict; Conflict too when the saved state has already seen the
+        message (pop before saving the state)."""
+        return self._backend.pop_message(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.seq(expected_seq, "expected_seq")
+        )
+
     def update_usage(
         self, session_id: str, message_id: str, usage: TokenUsage | dict[str, Any], *, owner: str | None = None
     ) -> MessageRecord:

@@ -167,3 +167,51 @@ def test_concurrent_trace_batches_of_one_run_keep_each_writers_order(stores: Cal
     assert len(events) == 5 * WRITERS
     for i in range(WRITERS):
         assert [e["j"] for e in events if e["w"] == i] == list(range(5))
+
+
+def test_concurrent_pops_never_return_the_same_message(stores: Callable[[], SessionStore]) -> None:
+    store = stores()
+    sid = store.create_session("alice").id
+    total = WRITERS * 5
+    store.append_messages(sid, [{"role": "user", "content": i, "usage": {"input_tokens": 1}} for i in range(total)])
+    popped: list[list[int]] = [[] for _ in range(WRITERS)]
+
+    def pop_some(i: int) -> None:
+        mine = stores()  # each writer its own store, as separate processes would be
+        for _ in range(5):
+            record = mine.pop_message(sid)
+            assert record is not None
+            popped[i].append(record.content)
+
+    assert run_threads(pop_some, WRITERS) == []
+    everything = [c for writer in popped for c in writer]
+    assert sorted(everything) == list(range(total))  # each message exactly once
+    for writer in popped:  # each writer saw the transcript shrink from the end
+        assert writer == sorted(writer, reverse=True)
+    head = store.get_session(sid)
+    assert head.last_seq == 0 and head.usage.input_tokens == 0
+    assert store.list_messages(sid).items == []
+
+
+def test_pops_racing_appends_keep_the_transcript_gapless(stores: Callable[[], SessionStore]) -> None:
+    store = stores()
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": f"seed {i}"} for i in range(10)])
+    popped: list[str] = []
+    appended: list[str] = []
+
+    def work(i: int) -> None:
+        mine = stores()
+        for turn in range(6):
+            if i % 2:
+                record = mine.pop_message(sid)
+                if record is not None:
+                    popped.append(record.content)
+            else:
+                appended.append(mine.append_messages(sid, [{"role": "user", "content": f"w{i} t{turn}"}])[0].content)
+
+    assert run_threads(work, WRITERS) == []
+    remaining = [m.content for m in store.list_messages(sid).items]
+    assert [m.seq for m in store.list_messages(sid).items] == list(range(1, len(remaining) + 1))
+    assert store.get_session(sid).last_seq == len(remaining)
+    assert Counter(remaining) + Counter(popped) == Counter([f"seed {i}" for i in range(10)] + appended)

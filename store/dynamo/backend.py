@@ -101,6 +101,9 @@ class DynamoBackend(Backend):
     def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None:
         return self.run(messages.get_message(self.ctx, session_id, owner, message_id))
 
+    def pop_message(self, session_id: str, owner: str | None, expected_seq: int | None) -> MessageRecord | None:
+        return self.run(messages.pop_message(self.ctx, session_id, owner, expected_seq))
+
     def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord:
         return self.run(messages.update_usage(self.ctx, session_id, owner, message_id, usage))
 

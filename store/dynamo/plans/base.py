@@ -207,12 +207,20 @@ def touch(expr: Expr, session_id: str, now: datetime, retention: int | None) -> 
 
 
 def head_update(
-    ctx: Context, session_id: str, expr: Expr, condition: str, sets: list[str], adds: Sequence[str] = ()
+    ctx: Context,
+    session_id: str,
+    expr: Expr,
+    condition: str,
+    sets: list[str],
+    adds: Sequence[str] = (),
+    removes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A transaction Update of the session head (returns the old head when its condition fails)."""
     update = "SET " + ", ".join(sets)
     if adds:
         update += " ADD " + ", ".join(adds)
+    if removes:
+        update += " REMOVE " + ", ".join(removes)
     return {
         "Update": {
             "TableName": ctx.sessions_table,

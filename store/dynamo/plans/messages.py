@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -19,6 +20,7 @@ from store.dynamo.plans.base import (
     Position,
     at_position,
     backoff,
+    cancelled,
     get_item,
     guard,
     head_update,
@@ -29,7 +31,8 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.dynamo.plans.payloads import committed, encode_all, resolve, resolve_one, stage
+from store.dynamo.plans.objects import delete_objects
+from store.dynamo.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MAX_SEQ, MessageQuery
@@ -130,7 +133,10 @@ def append_messages(
         ]
         actions = [head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total))]
         if idempotency_key:
-            actions.append(idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now))
+            first = items[0][keys.MID]["S"]
+            actions.append(
+                idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now, first)
+            )
         return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
 
     try:
@@ -152,15 +158,18 @@ def first_message_is(ctx: Context, session_id: str, seq: int, draft: Item) -> Pl
 
 
 def idempotency_put(
-    ctx: Context, session_id: str, key: str, first_seq: int, count: int, digest: str, now: Any
+    ctx: Context, session_id: str, key: str, first_seq: int, count: int, digest: str, now: Any, first_id: str
 ) -> dict[str, Any]:
-    """The transaction action that claims an idempotency key (an expired claim may be taken over)."""
+    """The transaction action that claims an idempotency key (an expired claim may be taken over). The
+    claim names the first message's id, so a replay can tell its messages from later ones that took
+    their places after a pop_message."""
     expr = Expr()
     ttl = expr.name(keys.TTL)
     item: Item = {
         **keys.session_key(session_id, keys.idempotency_sk(key)),
         "first_seq": n(first_seq),
         "count": n(count),
+        "first_mid": s(first_id),
         "fingerprint": s(digest),
         keys.TTL: n(epoch(expiry(now, ctx.settings.idempotency_ttl))),
     }
@@ -186,6 +195,9 @@ def replay(ctx: Context, session_id: str, key: str, digest: str, claim: Item | N
         raise Conflict(f"idempotency key {key!r} was already used for different messages")
     first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
     found = yield from query_range(ctx, session_id, first, first + count - 1, newest_first=False, limit=None)
+    first_id = claim.get("first_mid", {}).get("S")
+    if len(found) != count or (first_id is not None and found[0][keys.MID]["S"] != first_id):
+        raise Conflict(f"idempotency key {key!r}: the messages it appended were removed by pop_message")
     return [record_from_item(i) for i in (yield from resolve(ctx, found))]
 
 
@@ -362,3 +374,98 @@ def latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[
     item = yield from get_item(ctx.messages_table, keys.message_key(session_id, head.session.compaction_seq))
     item = yield from resolve_one(ctx, item)
     return None if item is None else record_from_item(item)
+
+
+def pop_message(
+    ctx: Context, session_id: str, owner: str | None, expected_seq: int | None
+) -> Plan[MessageRecord | None]:
+    """Remove the latest message and return it (None for an empty transcript), in one transaction that
+    holds only while the head is still at that message: of two concurrent pops one removes it and the
+    other, re-reading the head, takes the message before it. The head's sequence, usage totals and
+    compaction marker move back with it; a saved state that has seen the message makes it a Conflict."""
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        last = head.session.last_seq
+        if expected_seq is not None and expected_seq != last:
+            raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
+        if last == 0:
+            return None
+        stored = yield from get_item(ctx.messages_table, keys.message_key(session_id, last))
+        item = yield from resolve_one(ctx, stored)
+        if stored is None or item is None:  # popped by another writer between the two reads
+            attempt = yield from backoff(ctx, attempt, "pop_message")
+            continue
+        record = record_from_item(item)
+        cseq = head.session.compaction_seq
+        new_cseq = (yield from previous_compaction(ctx, session_id, last)) if cseq == last else cseq
+        pos = Position.of(head)
+        now = ctx.now()
+        expr = Expr()
+        cname = expr.name("compaction_seq")
+        condition = " AND ".join(
+            [
+                guard(expr, now, owner),
+                at_position(expr, pos),
+                f"attribute_not_exists({cname})" if cseq is None else f"{cname} = {expr.value(n(cseq))}",
+            ]
+        )
+        sets = [*touch(expr, session_id, now, pos.retention), f"{expr.name('last_seq')} = {expr.value(n(last - 1))}"]
+        if new_cseq is not None and new_cseq != cseq:
+            sets.append(f"{cname} = {expr.value(n(new_cseq))}")
+        removes = [cname] if new_cseq is None and cseq is not None else []
+        delta = TokenUsage().plus(None, minus=record.usage)
+        sexpr = Expr()
+        mexpr = Expr()
+        actions = [
+            head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, delta), removes),
+            {
+                "ConditionCheck": {
+                    "TableName": ctx.sessions_table,
+                    "Key": keys.session_key(session_id, keys.STATE),
+                    "ConditionExpression": f"attribute_not_exists({sexpr.name(keys.PK)}) OR "
+                    f"{sexpr.name('seq')} < {sexpr.value(n(last))}",
+                    **sexpr.params(),
+                }
+            },
+            {
+                "Delete": {
+                    "TableName": ctx.messages_table,
+                    "Key": keys.message_key(session_id, last),
+                    "ConditionExpression": f"attribute_exists({mexpr.name(keys.SID)})",
+                    **mexpr.params(),
+                }
+            },
+        ]
+        try:
+            yield transact(actions)
+        except AwsError as err:
+            if err.code != "TransactionCanceledException":
+                raise
+            if cancelled(err).failed(1):
+                raise Conflict(
+                    f"pop_message: the saved state has seen message {last}; pop before saving the state"
+                ) from None
+            attempt = yield from backoff(ctx, attempt, "pop_message")
+            continue
+        ctx.remember(session_id, replace(pos, last_seq=last - 1))
+        if REF in stored:
+            # the messages table has no stream, so the popped body's object goes now; best effort: the
+            # session's purge deletes whatever a failure here leaves under its prefix
+            with contextlib.suppress(AwsError):
+                yield from delete_objects(ctx, [stored[REF]["S"]])
+        return record
+
+
+def previous_compaction(ctx: Context, session_id: str, before: int) -> Plan[int | None]:
+    """The sequence number of the latest compaction message before `before`, or None (reads newest
+    first, a page at a time; only a pop of the compaction marker itself needs this)."""
+    hi = before - 1
+    while hi >= 1:
+        lo = max(1, hi - 99)
+        items = yield from query_range(ctx, session_id, lo, hi, newest_first=True, limit=None)
+        for item in items:
+            if item.get("kind", {}).get("S") == "compaction":
+                return int(item[keys.SEQ]["N"])
+        hi = lo - 1
+    return None
