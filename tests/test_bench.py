@@ -64,8 +64,22 @@ def test_workloads_are_deterministic_and_shaped_like_agent_transcripts() -> None
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     out = tmp_path_factory.mktemp("bench")
     subprocess.run(
-        [sys.executable, "-m", "bench.compare", "--lengths", "10", "--appends", "2", "--loads", "1"]
-        + ["--imports", "1", "--quick", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "bench.compare",
+            "--lengths",
+            "10",
+            "--appends",
+            "2",
+            "--loads",
+            "1",
+            "--imports",
+            "1",
+            "--quick",
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -116,6 +130,7 @@ def test_report_is_computed_from_the_measurements(quick_run: tuple[dict[str, Any
     for append in changed["workloads"]["agent"]["contenders"]["agent-session-store"]["lengths"]["10"]["appends"]:
         append["requests"] = 3
     write_report(changed, tmp_path)
-    assert "| one request per append at any history length (sequence known) | 10: 3 (max 3) | **no** |" in (
-        tmp_path / "results.md"
-    ).read_text()
+    assert (
+        "| one request per append at any history length (sequence known) | 10: 3 (max 3) | **no** |"
+        in (tmp_path / "results.md").read_text()
+    )

@@ -1,0 +1,113 @@
+"""OpenAI Agents SDK: a `Session` (the SDK's protocol) kept in this store.
+
+    from agents import Agent, Runner
+    from store import SessionStore
+    from store.integrations.openai_agents import OpenAIAgentsSession
+
+    store = SessionStore.from_env()
+    session = OpenAIAgentsSession("conversation-42", store, owner=user_id)
+    result = await Runner.run(agent, "Hello", session=session)
+
+Each item the SDK adds is one message (its `role`, or its `type` for tool calls and outputs, is the
+message role; the item itself is the content, returned unchanged). `get_items(limit)` reads only the
+latest `limit` items (one Query); `pop_item` is the store's atomic `pop_message`; `clear_session`
+deletes the session, which the next `add_items` creates again. The protocol is async: with an
+`AsyncSessionStore` the calls are awaited, with a `SessionStore` they run in a worker thread.
+Install with `pip install agent-session-store[openai-agents]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from typing import Any
+
+from store.errors import SessionExists, SessionNotFound
+from store.integrations._calls import AnyStore, call
+from store.session_store import APPEND_MAX
+
+ROLE_MAX = 64
+
+
+def _role(item: dict[str, Any]) -> str:
+    """The message role of an item: its role (user, assistant, system, developer) or, for tool calls,
+    outputs and reasoning, its type."""
+    role = item.get("role") or item.get("type") or "item"
+    return str(role)[:ROLE_MAX]
+
+
+class OpenAIAgentsSession:
+    """Conversation history of the OpenAI Agents SDK in this store (implements `agents.memory.Session`)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: AnyStore,
+        *,
+        owner: str = "openai-agents",
+        retention: timedelta | int | None = None,
+        session_settings: Any = None,
+    ) -> None:
+        """`session_id` names the store session (created on the first `add_items`, owned by `owner`,
+        expiring after `retention` without activity if given). `session_settings` is the SDK's
+        `SessionSettings` (or a dict of it); its `limit` applies when `get_items` is given none."""
+        self.session_id = session_id
+        self.store = store
+        self.owner = owner
+        self.retention = retention
+        if isinstance(session_settings, dict):
+            from agents.memory import SessionSettings
+
+            session_settings = SessionSettings(**session_settings)
+        self.session_settings = session_settings
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The latest `limit` items in order (all of them for None or a negative limit; none for 0)."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        if limit == 0:
+            return []
+        try:
+            if limit is None or limit < 0:
+                page = await call(self.store, "list_messages", self.session_id, owner=self.owner)
+                records = page.items
+            else:
+                records = await call(self.store, "last_messages", self.session_id, limit, owner=self.owner)
+        except SessionNotFound:
+            return []
+        return [r.content for r in records]
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append `items` in order, each batch of up to 97 atomically; creates the session if needed."""
+        messages = [{"role": _role(dict(item)), "content": dict(item)} for item in items]
+        for start in range(0, len(messages), APPEND_MAX):
+            batch = messages[start : start + APPEND_MAX]
+            try:
+                await call(self.store, "append_messages", self.session_id, batch, owner=self.owner)
+            except SessionNotFound:
+                await self._create()
+                await call(self.store, "append_messages", self.session_id, batch, owner=self.owner)
+
+    async def pop_item(self) -> Any | None:
+        """Remove and return the latest item (None when there is none); two concurrent pops never
+        return the same item."""
+        try:
+            record = await call(self.store, "pop_message", self.session_id, owner=self.owner)
+        except SessionNotFound:
+            return None
+        return None if record is None else record.content
+
+    async def clear_session(self) -> None:
+        """Remove every item (the store session is deleted with everything it holds)."""
+        await call(self.store, "delete_session", self.session_id, owner=self.owner)
+
+    async def _create(self) -> None:
+        with contextlib.suppress(SessionExists):  # created meanwhile by another writer: append to it
+            await call(
+                self.store,
+                "create_session",
+                self.owner,
+                session_id=self.session_id,
+                metadata={"framework": "openai-agents"},
+                retention=self.retention,
+            )

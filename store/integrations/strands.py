@@ -1,0 +1,290 @@
+"""Strands Agents: a `SessionRepository` kept in this store (Strands has no DynamoDB session manager).
+
+    from strands import Agent
+    from strands.session import RepositorySessionManager
+    from store import SessionStore
+    from store.integrations.strands import StrandsSessionRepository
+
+    store = SessionStore.from_env()
+    repository = StrandsSessionRepository(store, owner=user_id)
+    agent = Agent(session_manager=RepositorySessionManager(session_id="chat-42", session_repository=repository))
+
+How Strands' records map onto the store:
+- the Strands session is a store session (id: the Strands id; metadata `framework: strands`);
+- each agent of it has its own store session, `<session>:agent:<agent id>` (metadata names the Strands
+  session and the agent), whose transcript holds the agent's messages, one item each, message `i`
+  at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so a retried append is
+  stored once and two writers cannot interleave one agent's messages);
+- the agent record (`SessionAgent`) and the messages Strands redacts later live in that session's
+  state, changed with optimistic versioning (`expected_version`), so concurrent updates never lose one;
+- multi-agent state is a record list of the Strands session (`strands.multi.<id>`).
+Ids that are not store ids (over 128 characters, or other characters) are mapped to stable hashed ids.
+Bytes in messages (images, documents) are kept base64-encoded exactly as Strands' own managers do.
+Install with `pip install agent-session-store[strands]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from strands.session.repository_session_manager import RepositorySessionManager
+from strands.session.session_repository import SessionRepository
+from strands.types.exceptions import SessionException
+from strands.types.session import (
+    Session,
+    SessionAgent,
+    SessionMessage,
+    SessionType,
+    decode_bytes_values,
+    encode_bytes_values,
+)
+
+from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
+from store.models import MessageRecord
+from store.session_store import SessionStore
+from store.validation import ID_PATTERN
+
+if TYPE_CHECKING:
+    from strands.multiagent.base import MultiAgentBase
+
+FRAMEWORK = "strands"
+STATE_RETRIES = 8
+
+
+def store_id(raw: str, prefix: str = "strands") -> str:
+    """`raw` if it is a valid store id, else a stable id derived from it."""
+    if ID_PATTERN.fullmatch(raw):
+        return raw
+    return f"{prefix}-{hashlib.sha256(raw.encode()).hexdigest()[:40]}"
+
+
+def agent_session_id(session_id: str, agent_id: str) -> str:
+    """The store session that holds one agent's record and transcript."""
+    candidate = f"{store_id(session_id)}:agent:{agent_id}"
+    return store_id(candidate, "strands-agent")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class StrandsSessionRepository(SessionRepository):
+    """Strands' `SessionRepository` on a (sync) `SessionStore`, for `RepositorySessionManager`."""
+
+    def __init__(self, store: SessionStore, *, owner: str = "strands", retention: Any = None) -> None:
+        """Sessions are created for `owner` and, with `retention`, expire after that long idle."""
+        self.store = store
+        self.owner = owner
+        self.retention = retention
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def create_session(self, session: Session, **kwargs: Any) -> Session:
+        """Create the store session; SessionException if it exists."""
+        try:
+            self._create(store_id(session.session_id), session.session_id, {"session_type": session.session_type.value})
+        except SessionExists:
+            raise SessionException(f"Session {session.session_id} already exists") from None
+        return session
+
+    def read_session(self, session_id: str, **kwargs: Any) -> Session | None:
+        """The Strands session, or None."""
+        found = self._call(self.store.get_session, store_id(session_id), owner=self.owner)
+        if found is None or found.metadata.get("framework") != FRAMEWORK:
+            return None
+        return Session(
+            session_id=session_id,
+            session_type=SessionType(found.metadata.get("session_type", SessionType.AGENT.value)),
+            created_at=found.created_at.isoformat(),
+            updated_at=found.updated_at.isoformat(),
+        )
+
+    def delete_session(self, session_id: str, **kwargs: Any) -> None:
+        """Delete the session, its agents' transcripts and its multi-agent state (idempotent)."""
+        main = store_id(session_id)
+        cursor = None
+        while True:
+            page = self._call(
+                self.store.list_sessions, self.owner, metadata={"strands_session": main}, cursor=cursor, limit=100
+            )
+            for child in page.items:
+                self._call(self.store.delete_session, child.id, owner=self.owner)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        self._call(self.store.delete_session, main, owner=self.owner)
+
+    # -- agents -----------------------------------------------------------------------------------
+    def create_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
+        """Create the agent's store session (if a crash left it, reuse it) and record the agent."""
+        child = agent_session_id(session_id, session_agent.agent_id)
+        with contextlib.suppress(SessionExists):
+            self._create(
+                child,
+                f"{session_id} / {session_agent.agent_id}",
+                {"strands_session": store_id(session_id), "agent_id": session_agent.agent_id},
+            )
+        record = session_agent.to_dict()
+        self._change_state(child, lambda state: {**state, "agent": record})
+
+    def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> SessionAgent | None:
+        """The agent's record, or None."""
+        state = self._state(agent_session_id(session_id, agent_id))
+        return None if state is None or "agent" not in state else SessionAgent.from_dict(state["agent"])
+
+    def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
+        """Replace the agent's record (its creation time is kept); SessionException if it does not exist."""
+        agent_id = session_agent.agent_id
+
+        def change(state: dict[str, Any]) -> dict[str, Any]:
+            if "agent" not in state:
+                raise SessionException(f"Agent {agent_id} in session {session_id} does not exist")
+            session_agent.created_at = state["agent"].get("created_at", session_agent.created_at)
+            return {**state, "agent": session_agent.to_dict()}
+
+        self._change_state(agent_session_id(session_id, agent_id), change)
+
+    # -- messages ---------------------------------------------------------------------------------
+    def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
+        """Append message `message_id` as the transcript's next one (stored once even if retried)."""
+        env = session_message.to_dict()
+        message = {
+            "role": env["message"]["role"],
+            "content": env["message"]["content"],
+            "metadata": {"strands": {"message_id": env["message_id"], "created_at": env["created_at"]}},
+        }
+        index = session_message.message_id
+        self._call(
+            self.store.append_messages,
+            agent_session_id(session_id, agent_id),
+            [message],
+            expected_seq=index,
+            idempotency_key=f"strands-message-{index}",
+            owner=self.owner,
+        )
+
+    def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> SessionMessage | None:
+        """Message `message_id` (as last updated), or None."""
+        found = self.list_messages(session_id, agent_id, limit=1, offset=message_id)
+        return found[0] if found and found[0].message_id == message_id else None
+
+    def update_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
+        """Replace a stored message (Strands does so to redact it); SessionException if it does not exist."""
+        child = agent_session_id(session_id, agent_id)
+        index = session_message.message_id
+        page = self._call(self.store.list_messages, child, after_seq=index, limit=1, owner=self.owner)
+        if not page.items or page.items[0].seq != index + 1:
+            raise SessionException(f"Message {index} does not exist")
+        session_message.updated_at = _now()
+        replacement = session_message.to_dict()
+        self._change_state(
+            child, lambda state: {**state, "updated": {**state.get("updated", {}), str(index): replacement}}
+        )
+
+    def list_messages(
+        self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
+    ) -> list[SessionMessage]:
+        """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state)."""
+        child = agent_session_id(session_id, agent_id)
+        try:
+            page = self.store.list_messages(child, after_seq=offset, limit=limit, owner=self.owner)
+        except SessionNotFound:
+            return []
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+        updated = (self._state(child) or {}).get("updated", {})
+        return [self._message(record, updated) for record in page.items]
+
+    # -- multi-agent ------------------------------------------------------------------------------
+    def create_multi_agent(self, session_id: str, multi_agent: MultiAgentBase, **kwargs: Any) -> None:
+        """Record a multi-agent orchestrator's state in the session."""
+        self._put_multi(session_id, multi_agent.id, multi_agent.serialize_state())
+
+    def read_multi_agent(self, session_id: str, multi_agent_id: str, **kwargs: Any) -> dict[str, Any] | None:
+        """The orchestrator's state, or None."""
+        try:
+            found = self.store.load_records(store_id(session_id), self._multi_kind(multi_agent_id), owner=self.owner)
+        except SessionNotFound:
+            return None
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+        return decode_bytes_values(found[0]) if found else None
+
+    def update_multi_agent(self, session_id: str, multi_agent: MultiAgentBase, **kwargs: Any) -> None:
+        """Replace the orchestrator's state; SessionException if none was recorded."""
+        if self.read_multi_agent(session_id, multi_agent.id) is None:
+            raise SessionException(f"MultiAgent state {multi_agent.id} in session {session_id} does not exist")
+        self._put_multi(session_id, multi_agent.id, multi_agent.serialize_state())
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+
+    def _create(self, sid: str, title: str, metadata: dict[str, Any]) -> None:
+        self.store.create_session(
+            self.owner,
+            session_id=sid,
+            title=title[:200],
+            metadata={"framework": FRAMEWORK, **metadata},
+            retention=self.retention,
+        )
+
+    def _state(self, sid: str) -> dict[str, Any] | None:
+        try:
+            snapshot = self.store.load_state(sid, owner=self.owner)
+        except SessionNotFound:
+            return None
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+        return None if snapshot is None else snapshot.state
+
+    def _change_state(self, sid: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Read, change and save the session's state, again from the top when another writer saved first."""
+        for _ in range(STATE_RETRIES):
+            snapshot = self._call(self.store.load_state, sid, owner=self.owner)
+            version = 0 if snapshot is None else snapshot.version
+            state = change({} if snapshot is None else dict(snapshot.state))
+            try:
+                self.store.save_state(sid, state, expected_version=version, owner=self.owner)
+                return
+            except Conflict:
+                continue
+            except StoreError as exc:
+                raise SessionException(str(exc)) from exc
+        raise SessionException(f"state of {sid}: gave up after {STATE_RETRIES} concurrent updates")
+
+    @staticmethod
+    def _message(record: MessageRecord, updated: dict[str, Any]) -> SessionMessage:
+        index = record.seq - 1
+        if str(index) in updated:
+            return SessionMessage.from_dict(updated[str(index)])
+        meta = (record.metadata or {}).get("strands", {})
+        return SessionMessage.from_dict(
+            {
+                "message": {"role": record.role, "content": record.content},
+                "message_id": index,
+                "created_at": meta.get("created_at", record.created_at.isoformat()),
+                "updated_at": meta.get("created_at", record.created_at.isoformat()),
+            }
+        )
+
+    @staticmethod
+    def _multi_kind(multi_agent_id: str) -> str:
+        return store_id(f"strands.multi.{multi_agent_id}", "strands.multi")
+
+    def _put_multi(self, session_id: str, multi_agent_id: str, state: dict[str, Any]) -> None:
+        kind = self._multi_kind(multi_agent_id)
+        self._call(self.store.save_records, store_id(session_id), kind, [encode_bytes_values(state)], owner=self.owner)
+
+
+def session_manager(session_id: str, store: SessionStore, *, owner: str = "strands", **kwargs: Any) -> Any:
+    """A Strands `RepositorySessionManager` for `session_id` on this store: the one line an agent needs,
+    `Agent(session_manager=session_manager("chat-42", store, owner=user_id))`."""
+    repository = StrandsSessionRepository(store, owner=owner, retention=kwargs.pop("retention", None))
+    return RepositorySessionManager(session_id=session_id, session_repository=repository, **kwargs)

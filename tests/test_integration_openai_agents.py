@@ -1,0 +1,138 @@
+"""The OpenAI Agents SDK adapter, driven by the SDK's own Runner with a scripted model (every backend)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from agents import Agent, Model, ModelResponse, Runner, Usage, set_tracing_disabled
+from agents.memory import Session, SessionSettings
+from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+from store import AsyncSessionStore, SessionStore
+from store.integrations.openai_agents import OpenAIAgentsSession
+from tests.conftest import Harness
+
+set_tracing_disabled(True)
+
+
+class ScriptedModel(Model):
+    """Answers with the next scripted reply and records the input it was given."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+        self.inputs.append(list(input) if isinstance(input, list) else [input])
+        text = ResponseOutputText(type="output_text", text=self.replies.pop(0), annotations=[])
+        message = ResponseOutputMessage(
+            id=f"msg_{len(self.inputs)}", type="message", role="assistant", status="completed", content=[text]
+        )
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+def said(items: list[Any]) -> list[tuple[str, str]]:
+    """(role, text) of the message items."""
+    out = []
+    for item in items:
+        content = item.get("content")
+        text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+        out.append((item["role"], text))
+    return out
+
+
+def test_runner_keeps_the_history_across_runs(harness: Harness) -> None:
+    model = ScriptedModel(["Hello Ada.", "Your name is Ada."])
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    first = OpenAIAgentsSession("chat-1", harness.store, owner="ada")
+    assert isinstance(first, Session)  # the SDK's runtime-checkable protocol
+
+    asyncio.run(Runner.run(agent, "Hi, I am Ada.", session=first))
+    # a new process: another store object and another session object with the same id
+    second = OpenAIAgentsSession("chat-1", harness.twin(), owner="ada")
+    result = asyncio.run(Runner.run(agent, "What is my name?", session=second))
+
+    assert result.final_output == "Your name is Ada."
+    assert said(model.inputs[1]) == [
+        ("user", "Hi, I am Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "What is my name?"),
+    ]
+    stored = asyncio.run(second.get_items())
+    assert said(stored) == [*said(model.inputs[1]), ("assistant", "Your name is Ada.")]
+    # one store message per item, in the owner's session
+    records = harness.store.list_messages("chat-1", owner="ada").items
+    assert [r.role for r in records] == ["user", "assistant", "user", "assistant"]
+    assert harness.store.get_session("chat-1").owner == "ada"
+
+
+def test_session_protocol_operations(harness: Harness) -> None:
+    session = OpenAIAgentsSession("s-2", harness.store, owner="bob", session_settings={"limit": 2})
+
+    async def scenario() -> None:
+        assert await session.get_items() == []
+        assert await session.pop_item() is None
+        items = [
+            {"role": "user", "content": "one"},
+            {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": 1}'},
+            {"type": "function_call_output", "call_id": "c1", "output": "found"},
+            {"role": "assistant", "content": "three"},
+        ]
+        await session.add_items(items)
+        assert await session.get_items() == items[-2:]  # the settings' limit
+        assert await session.get_items(limit=3) == items[-3:]
+        assert await session.get_items(limit=-1) == items
+        assert await session.get_items(limit=0) == []
+        assert await session.pop_item() == items[-1]
+        assert await session.pop_item() == items[-2]
+        assert await session.get_items(limit=10) == items[:2]
+        await session.clear_session()
+        assert await session.get_items(limit=10) == []
+        await session.add_items([{"role": "user", "content": "again"}])
+        assert await session.get_items(limit=10) == [{"role": "user", "content": "again"}]
+
+    asyncio.run(scenario())
+    roles = [r.role for r in harness.store.list_messages("s-2").items]
+    assert roles == ["user"]
+
+
+def test_items_beyond_one_transaction_and_other_owners(harness: Harness) -> None:
+    session = OpenAIAgentsSession("s-3", harness.store, owner="carol")
+    items = [{"role": "user", "content": f"m{i}"} for i in range(250)]
+    asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items()) == items
+    intruder = OpenAIAgentsSession("s-3", harness.store, owner="mallory")
+    assert asyncio.run(intruder.get_items()) == []
+    assert asyncio.run(intruder.pop_item()) is None
+    with pytest.raises(Exception, match="s-3"):
+        asyncio.run(intruder.add_items([{"role": "user", "content": "x"}]))
+    assert len(asyncio.run(session.get_items())) == 250
+
+
+def test_concurrent_pops_through_the_sdk_session() -> None:
+    store = SessionStore.memory()
+    session = OpenAIAgentsSession("s-4", store)
+    asyncio.run(session.add_items([{"role": "user", "content": str(i)} for i in range(20)]))
+
+    async def pops() -> list[Any]:
+        return list(await asyncio.gather(*(session.pop_item() for _ in range(25))))
+
+    popped = [p["content"] for p in asyncio.run(pops()) if p is not None]
+    assert sorted(popped, key=int) == [str(i) for i in range(20)]
+
+
+def test_with_an_async_store() -> None:
+    async def scenario() -> list[Any]:
+        store = AsyncSessionStore.memory()
+        session = OpenAIAgentsSession("s-5", store, session_settings=SessionSettings(limit=1))
+        await session.add_items([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+        assert await session.pop_item() == {"role": "assistant", "content": "b"}
+        return await session.get_items()
+
+    assert asyncio.run(scenario()) == [{"role": "user", "content": "a"}]

@@ -1,0 +1,157 @@
+"""The Strands adapter, driven by Strands' own Agent and RepositorySessionManager with a scripted model
+(every backend)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from strands import Agent
+from strands.models.model import Model
+from strands.session import RepositorySessionManager
+from strands.types.exceptions import SessionException
+from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
+
+from store.integrations.strands import StrandsSessionRepository, agent_session_id, session_manager
+from tests.conftest import Harness
+
+
+class ScriptedModel(Model):
+    """Streams the next scripted reply and records the messages it was given."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        pass
+
+    def get_config(self) -> Any:
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        self.seen.append([dict(m) for m in messages])
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockDelta": {"delta": {"text": self.replies.pop(0)}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+
+
+def texts(messages: list[Any]) -> list[tuple[str, str]]:
+    return [(m["role"], "".join(block.get("text", "") for block in m["content"])) for m in messages]
+
+
+def test_a_new_agent_resumes_the_conversation(harness: Harness) -> None:
+    first_model = ScriptedModel(["Hello Ada.", "Lisbon in May."])
+    manager = RepositorySessionManager(
+        session_id="trip-1", session_repository=StrandsSessionRepository(harness.store, owner="ada")
+    )
+    agent = Agent(model=first_model, session_manager=manager, callback_handler=None, agent_id="planner")
+    agent("Hi, I am Ada.")
+    agent.state.set("destination", "Lisbon")
+    agent("Where should I go?")
+
+    # another process: a new store object, repository, manager and agent with the same session id
+    second_model = ScriptedModel(["You are Ada."])
+    resumed = Agent(
+        model=second_model,
+        session_manager=session_manager("trip-1", harness.twin(), owner="ada"),
+        callback_handler=None,
+        agent_id="planner",
+    )
+    assert texts(resumed.messages) == texts(agent.messages)
+    assert texts(resumed.messages) == [
+        ("user", "Hi, I am Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "Where should I go?"),
+        ("assistant", "Lisbon in May."),
+    ]
+    assert resumed.state.get("destination") == "Lisbon"
+    resumed("What is my name?")
+    assert texts(second_model.seen[0])[-1] == ("user", "What is my name?")
+    assert len(second_model.seen[0]) == 5  # the whole conversation went to the model
+    # one store message per Strands message, in the agent's own session
+    records = harness.store.list_messages(agent_session_id("trip-1", "planner"), owner="ada").items
+    assert [r.role for r in records] == ["user", "assistant"] * 3
+    assert harness.store.get_session("trip-1").metadata["framework"] == "strands"
+
+
+def test_repository_contract(harness: Harness) -> None:
+    repo = StrandsSessionRepository(harness.store, owner="bob")
+    assert repo.read_session("s-1") is None
+    repo.create_session(Session(session_id="s-1", session_type=SessionType.AGENT))
+    assert repo.read_session("s-1").session_type == SessionType.AGENT
+    with pytest.raises(SessionException):
+        repo.create_session(Session(session_id="s-1", session_type=SessionType.AGENT))
+
+    assert repo.read_agent("s-1", "a") is None
+    repo.create_agent("s-1", SessionAgent(agent_id="a", state={"k": 1}, conversation_manager_state={}))
+    created = repo.read_agent("s-1", "a")
+    assert created.state == {"k": 1}
+    repo.update_agent("s-1", SessionAgent(agent_id="a", state={"k": 2}, conversation_manager_state={"x": 1}))
+    updated = repo.read_agent("s-1", "a")
+    assert updated.state == {"k": 2} and updated.created_at == created.created_at
+    with pytest.raises(SessionException):
+        repo.update_agent("s-1", SessionAgent(agent_id="ghost", state={}, conversation_manager_state={}))
+
+    image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG\x00\xff"}}}
+    sent = []
+    for i in range(5):
+        content: list[Any] = [{"text": f"m{i}"}] + ([image] if i == 2 else [])
+        sent.append(SessionMessage({"role": "user", "content": content}, i))
+        repo.create_message("s-1", "a", sent[-1])
+    # a retried create (its response lost) is stored once; a message out of order is refused
+    repo.create_message("s-1", "a", sent[4])
+    with pytest.raises(SessionException):
+        repo.create_message("s-1", "a", SessionMessage({"role": "user", "content": [{"text": "gap"}]}, 9))
+    listed = repo.list_messages("s-1", "a")
+    assert [m.message_id for m in listed] == [0, 1, 2, 3, 4]
+    assert listed[2].message["content"][1]["image"]["source"]["bytes"] == b"\x89PNG\x00\xff"  # bytes survive
+    assert [m.message_id for m in repo.list_messages("s-1", "a", limit=2, offset=1)] == [1, 2]
+    assert repo.read_message("s-1", "a", 3).message["content"] == [{"text": "m3"}]
+    assert repo.read_message("s-1", "a", 7) is None
+
+    redacted = SessionMessage({"role": "user", "content": [{"text": "m1"}]}, 1)
+    redacted.redact_message = {"role": "user", "content": [{"text": "[redacted]"}]}
+    repo.update_message("s-1", "a", redacted)
+    assert repo.read_message("s-1", "a", 1).to_message()["content"] == [{"text": "[redacted]"}]
+    assert repo.list_messages("s-1", "a")[1].redact_message is not None
+    with pytest.raises(SessionException):
+        repo.update_message("s-1", "a", SessionMessage({"role": "user", "content": []}, 42))
+
+    class Orchestrator:
+        id = "graph-1"
+
+        def __init__(self, state: dict[str, Any]) -> None:
+            self.state = state
+
+        def serialize_state(self) -> dict[str, Any]:
+            return self.state
+
+    assert repo.read_multi_agent("s-1", "graph-1") is None
+    with pytest.raises(SessionException):
+        repo.update_multi_agent("s-1", Orchestrator({}))  # type: ignore[arg-type]
+    repo.create_multi_agent("s-1", Orchestrator({"status": "running", "node": "a"}))  # type: ignore[arg-type]
+    repo.update_multi_agent("s-1", Orchestrator({"status": "done"}))  # type: ignore[arg-type]
+    assert repo.read_multi_agent("s-1", "graph-1") == {"status": "done"}
+
+    # another owner sees nothing; deleting the session removes its agents' sessions too
+    assert StrandsSessionRepository(harness.store, owner="mallory").read_session("s-1") is None
+    repo.delete_session("s-1")
+    assert repo.read_session("s-1") is None
+    assert repo.read_agent("s-1", "a") is None
+    assert harness.store.get_session(agent_session_id("s-1", "a")) is None
+
+
+def test_ids_that_are_not_store_ids_are_mapped_stably(harness: Harness) -> None:
+    repo = StrandsSessionRepository(harness.store)
+    odd = "user@example.com/chat #1 " + "x" * 200
+    repo.create_session(Session(session_id=odd, session_type=SessionType.AGENT))
+    repo.create_agent(odd, SessionAgent(agent_id="agent with spaces", state={}, conversation_manager_state={}))
+    repo.create_message(odd, "agent with spaces", SessionMessage({"role": "user", "content": [{"text": "hi"}]}, 0))
+    assert repo.read_session(odd).session_id == odd
+    assert [m.message["content"] for m in repo.list_messages(odd, "agent with spaces")] == [[{"text": "hi"}]]
