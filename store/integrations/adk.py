@@ -1,0 +1,539 @@
+"""Google ADK: a `BaseSessionService` and a `BaseArtifactService` kept in this store.
+
+    from google.adk.runners import Runner
+    from store import SessionStore
+    from store.integrations.adk import StoreArtifactService, StoreSessionService
+
+    store = SessionStore.from_env()
+    runner = Runner(
+        app_name="travel", agent=agent,
+        session_service=StoreSessionService(store), artifact_service=StoreArtifactService(store),
+    )
+
+How ADK's records map onto the store (owner = ADK's `user_id`, so the store's owner checks and the HTTP
+API see the same user's sessions):
+- an ADK session is a store session with a stable id derived from (app, user, session id) and those
+  three in its metadata; each event is one message (author as role, the event as JSON content);
+  session-scoped state is the session's state, saved with the event in one transaction (`save_full`,
+  conditioned on the transcript not having moved, retried from a fresh read when it has): concurrent
+  appends never lose a state change or an event;
+- `user:` state and user-scoped artifacts (`user:` file names) belong to one store session per (app,
+  user); `app:` state to one per app, which also keeps the app's users (for listing without a user);
+  both are changed with optimistic versioning; `temp:` state is never stored (ADK trims it);
+- an artifact is a store artifact (bytes in S3, versioned): inline data keeps its MIME type as the
+  object's content type, text is UTF-8 `text/plain`, other parts (file references) are stored as
+  their JSON. ADK numbers versions from 0 for the live versions of a name; the store's numbers are
+  never reused, so version `i` is the `i`-th live version.
+Install with `pip install agent-session-store[adk]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from google.adk.artifacts import artifact_util
+from google.adk.artifacts.base_artifact_service import ArtifactVersion, BaseArtifactService, ensure_part
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig, ListSessionsResponse
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+from google.genai import types
+from pydantic_core import to_jsonable_python
+
+from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
+from store.integrations._calls import AnyStore, call
+from store.models import MessageRecord
+from store.validation import new_id
+
+FRAMEWORK = "adk"
+ROLE_MAX = 64
+RETRIES = 8
+PAGE = 100
+TEXT_TYPE = "text/plain; charset=utf-8"
+PART_TYPE = "application/vnd.adk.part+json"
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:40]
+
+
+def session_store_id(app_name: str, user_id: str, session_id: str) -> str:
+    """The store session of an ADK session (ADK ids are unique per app and user)."""
+    return f"adk-{_digest(app_name, user_id, session_id)}"
+
+
+def user_store_id(app_name: str, user_id: str) -> str:
+    """The store session holding a user's `user:` state and user-scoped artifacts in an app."""
+    return f"adk-user-{_digest(app_name, user_id)}"
+
+
+def app_store_id(app_name: str) -> str:
+    """The store session holding an app's `app:` state and the list of its users."""
+    return f"adk-app-{_digest(app_name)}"
+
+
+def app_owner(app_name: str) -> str:
+    return f"adk-app:{app_name}"[:256]
+
+
+def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(app, user, session) parts of a state or state delta; `temp:` keys are dropped."""
+    app: dict[str, Any] = {}
+    user: dict[str, Any] = {}
+    session: dict[str, Any] = {}
+    for key, value in state.items():
+        if key.startswith(State.APP_PREFIX):
+            app[key.removeprefix(State.APP_PREFIX)] = value
+        elif key.startswith(State.USER_PREFIX):
+            user[key.removeprefix(State.USER_PREFIX)] = value
+        elif not key.startswith(State.TEMP_PREFIX):
+            session[key] = value
+    return app, user, session
+
+
+def _json(value: dict[str, Any]) -> dict[str, Any]:
+    """State values as JSON (datetimes, models and the like serialised; anything else as its str)."""
+    return to_jsonable_python(value, fallback=str)  # type: ignore[no-any-return]
+
+
+class _Scoped:
+    """Store calls shared by both services: sessions created on demand, states changed with versions."""
+
+    def __init__(self, store: AnyStore, retention: Any = None) -> None:
+        self.store = store
+        self.retention = retention
+
+    async def ensure(self, sid: str, owner: str, metadata: dict[str, Any]) -> None:
+        """Create the store session unless it exists."""
+        with contextlib.suppress(SessionExists):
+            await call(
+                self.store,
+                "create_session",
+                owner,
+                session_id=sid,
+                metadata={"framework": FRAMEWORK, **metadata},
+                retention=self.retention,
+            )
+
+    async def state(self, sid: str, owner: str) -> dict[str, Any]:
+        try:
+            snapshot = await call(self.store, "load_state", sid, owner=owner)
+        except SessionNotFound:
+            return {}
+        return {} if snapshot is None else dict(snapshot.state)
+
+    async def change(
+        self, sid: str, owner: str, metadata: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Apply `change` to the session's state (created if absent) with optimistic versioning."""
+        await self.ensure(sid, owner, metadata)
+        for _ in range(RETRIES):
+            snapshot = await call(self.store, "load_state", sid, owner=owner)
+            version = 0 if snapshot is None else snapshot.version
+            new = change({} if snapshot is None else dict(snapshot.state))
+            try:
+                await call(self.store, "save_state", sid, new, expected_version=version, owner=owner)
+                return new
+            except Conflict:
+                continue
+        raise Conflict(f"state of {sid}: gave up after {RETRIES} concurrent updates")
+
+
+class StoreSessionService(BaseSessionService):
+    """ADK sessions, events and state in this store."""
+
+    def __init__(self, store: AnyStore, *, retention: Any = None) -> None:
+        """Sessions (not the app's and users' shared state) expire after `retention` idle, if given."""
+        self.store = store
+        self._scoped = _Scoped(store)
+        self._sessions = _Scoped(store, retention)
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        session_id = (session_id or "").strip() or new_id()
+        app_delta, user_delta, session_state = _split(_json(state or {}))
+        sid = session_store_id(app_name, user_id, session_id)
+        await self._remember_user(app_name, user_id)
+        try:
+            await call(
+                self.store,
+                "create_session",
+                user_id,
+                session_id=sid,
+                metadata={"framework": FRAMEWORK, "adk_app": app_name, "adk_user": user_id, "adk_session": session_id},
+                retention=self._sessions.retention,
+            )
+        except SessionExists:
+            raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
+        except InvalidInput as exc:
+            raise InputValidationError(str(exc)) from exc
+        await self._apply_shared(app_name, user_id, app_delta, user_delta)
+        if session_state:
+            await call(self.store, "save_state", sid, session_state, expected_version=0, owner=user_id)
+        found = await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        assert found is not None
+        return found
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        sid = session_store_id(app_name, user_id, session_id.strip())
+        try:
+            head, snapshot = await asyncio.gather(
+                call(self.store, "get_session", sid, owner=user_id),
+                call(self.store, "load_state", sid, owner=user_id),
+            )
+        except SessionNotFound:
+            return None
+        if head is None:
+            return None
+        events = await self._events(sid, user_id, config)
+        state = {} if snapshot is None else dict(snapshot.state)
+        return Session(
+            id=session_id.strip(),
+            app_name=app_name,
+            user_id=user_id,
+            state=await self._merged(app_name, user_id, state),
+            events=events,
+            last_update_time=head.updated_at.timestamp(),
+        )
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        users = [user_id] if user_id is not None else await self._users(app_name)
+        sessions: list[Session] = []
+        for user in users:
+            shared = await self._merged(app_name, user, {})
+            cursor = None
+            while True:
+                page = await call(
+                    self.store, "list_sessions", user, metadata={"adk_app": app_name}, cursor=cursor, limit=PAGE
+                )
+                for head in page.items:
+                    if "adk_session" not in head.metadata:
+                        continue
+                    sessions.append(
+                        Session(
+                            id=head.metadata["adk_session"],
+                            app_name=app_name,
+                            user_id=user,
+                            state=dict(shared),
+                            events=[],
+                            last_update_time=head.updated_at.timestamp(),
+                        )
+                    )
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session with its events, state and session-scoped artifacts (idempotent)."""
+        sid = session_store_id(app_name, user_id, session_id.strip())
+        await call(self.store, "delete_session", sid, owner=user_id)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        return await self._scoped.state(user_store_id(app_name, user_id), user_id)
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Store the event and its state delta (app:, user: and session keys; temp: never), then apply
+        them to `session` as ADK's base service does. A re-delivered event (same id) is stored once."""
+        if event.partial:
+            return event
+        sid = session_store_id(session.app_name, session.user_id, session.id)
+        owner = session.user_id
+        delta = dict(event.actions.state_delta) if event.actions and event.actions.state_delta else {}
+        app_delta, user_delta, session_delta = _split(_json(delta))
+        await self._apply_shared(session.app_name, owner, app_delta, user_delta)
+        message = {
+            "role": (event.author or "event")[:ROLE_MAX],
+            "content": event.model_dump(mode="json", exclude_none=True),
+        }
+        for _ in range(RETRIES):
+            try:
+                snapshot = await call(self.store, "load_state", sid, owner=owner)
+            except SessionNotFound:
+                raise SessionNotFoundError(f"Session {session.id} not found.") from None
+            state = {} if snapshot is None else dict(snapshot.state)
+            seq = 0 if snapshot is None else snapshot.seq
+            try:
+                await call(
+                    self.store,
+                    "save_full",
+                    sid,
+                    [message],
+                    {**state, **session_delta},
+                    expected_seq=seq,
+                    owner=owner,
+                )
+                break
+            except Conflict:
+                continue  # another event landed first: merge onto its state
+        else:
+            raise Conflict(f"append_event to {session.id}: gave up after {RETRIES} concurrent appends")
+        await super().append_event(session=session, event=event)
+        session.last_update_time = event.timestamp
+        return event
+
+    # -- helpers ----------------------------------------------------------------------------------
+    async def _events(self, sid: str, owner: str, config: GetSessionConfig | None) -> list[Event]:
+        recent = config.num_recent_events if config else None
+        after = config.after_timestamp if config else None
+        if recent == 0:
+            return []
+        if recent is not None:
+            records: list[MessageRecord] = await call(self.store, "last_messages", sid, recent, owner=owner)
+        else:
+            records = []
+            cursor = None
+            while True:  # newest first, so a timestamp filter stops at the first older event
+                page = await call(
+                    self.store, "list_messages", sid, newest_first=True, limit=PAGE, cursor=cursor, owner=owner
+                )
+                batch = list(page.items)
+                records.extend(batch)
+                cursor = page.next_cursor
+                if cursor is None or (after is not None and batch and self._event(batch[-1]).timestamp < after):
+                    break
+            records.reverse()
+        events = [self._event(r) for r in records]
+        if after is not None:
+            events = [e for e in events if e.timestamp >= after]
+        return events
+
+    @staticmethod
+    def _event(record: MessageRecord) -> Event:
+        return Event.model_validate(record.content)
+
+    async def _merged(self, app_name: str, user_id: str, state: dict[str, Any]) -> dict[str, Any]:
+        app_state, user_state = await asyncio.gather(
+            self._scoped.state(app_store_id(app_name), app_owner(app_name)),
+            self._scoped.state(user_store_id(app_name, user_id), user_id),
+        )
+        merged = dict(state)
+        merged.update({State.APP_PREFIX + k: v for k, v in app_state.get("state", {}).items()})
+        merged.update({State.USER_PREFIX + k: v for k, v in user_state.items()})
+        return merged
+
+    async def _apply_shared(
+        self, app_name: str, user_id: str, app_delta: dict[str, Any], user_delta: dict[str, Any]
+    ) -> None:
+        if app_delta:
+            await self._scoped.change(
+                app_store_id(app_name),
+                app_owner(app_name),
+                {"adk_scope": "app"},
+                lambda s: {**s, "state": {**s.get("state", {}), **app_delta}},
+            )
+        if user_delta:
+            await self._scoped.change(
+                user_store_id(app_name, user_id), user_id, {"adk_scope": "user"}, lambda s: {**s, **user_delta}
+            )
+
+    async def _remember_user(self, app_name: str, user_id: str) -> None:
+        users = set(await self._users(app_name))
+        if user_id not in users:
+            await self._scoped.change(
+                app_store_id(app_name),
+                app_owner(app_name),
+                {"adk_scope": "app"},
+                lambda s: {**s, "users": sorted({*s.get("users", []), user_id})},
+            )
+
+    async def _users(self, app_name: str) -> list[str]:
+        state = await self._scoped.state(app_store_id(app_name), app_owner(app_name))
+        return list(state.get("users", []))
+
+
+class StoreArtifactService(BaseArtifactService):
+    """ADK artifacts as this store's versioned artifacts (bytes in S3, index in DynamoDB)."""
+
+    def __init__(self, store: AnyStore) -> None:
+        self.store = store
+        self._scoped = _Scoped(store)
+
+    def _where(self, app_name: str, user_id: str, filename: str, session_id: str | None) -> str:
+        if filename.startswith(State.USER_PREFIX):
+            return user_store_id(app_name, user_id)
+        if session_id is None:
+            raise InputValidationError("Session ID must be provided for session-scoped artifacts.")
+        return session_store_id(app_name, user_id, session_id)
+
+    async def save_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        artifact: types.Part | dict[str, Any],
+        session_id: str | None = None,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> int:
+        part = ensure_part(artifact)
+        sid = self._where(app_name, user_id, filename, session_id)
+        if part.inline_data is not None:
+            data, content_type, kind = part.inline_data.data or b"", part.inline_data.mime_type, "inline"
+        elif part.text is not None:
+            data, content_type, kind = part.text.encode(), TEXT_TYPE, "text"
+        elif part.file_data is not None:
+            data, content_type, kind = part.model_dump_json(exclude_none=True).encode(), PART_TYPE, "part"
+        else:
+            raise InputValidationError("Not supported artifact type.")
+        metadata = {"adk_kind": kind, "adk_custom": json.dumps(_json(custom_metadata or {}))}
+        scope = {"adk_app": app_name, "adk_user": user_id}
+        if session_id is not None and sid != user_store_id(app_name, user_id):
+            scope["adk_session"] = session_id
+        await self._scoped.ensure(sid, user_id, scope)
+        try:
+            stored = await call(
+                self.store,
+                "put_artifact",
+                sid,
+                filename,
+                data,
+                content_type=content_type or "application/octet-stream",
+                metadata=metadata,
+                owner=user_id,
+            )
+        except InvalidInput as exc:
+            raise InputValidationError(str(exc)) from exc
+        live = await self._live(sid, user_id, filename)
+        return next(i for i, v in enumerate(live) if v.version == stored.version)
+
+    async def load_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> types.Part | None:
+        return await self._load(
+            app_name, user_id, filename, session_id, version, artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH
+        )
+
+    async def _load(
+        self, app_name: str, user_id: str, filename: str, session_id: str | None, version: int | None, depth: int
+    ) -> types.Part | None:
+        sid = self._where(app_name, user_id, filename, session_id)
+        found = await self._version(sid, user_id, filename, version)
+        if found is None:
+            return None
+        data = await call(self.store, "get_artifact", sid, filename, version=found.version, owner=user_id)
+        if data is None:
+            return None
+        kind = found.metadata.get("adk_kind")
+        if kind == "text":
+            return types.Part(text=data.decode())
+        if kind == "inline":
+            return types.Part(inline_data=types.Blob(data=data, mime_type=found.content_type))
+        part = types.Part.model_validate_json(data)
+        if artifact_util.is_artifact_ref(part):
+            assert part.file_data is not None
+            ref = artifact_util.resolve_artifact_reference(
+                file_uri=str(part.file_data.file_uri),
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                remaining_depth=depth,
+            )
+            return await self._load(ref.app_name, ref.user_id, ref.filename, ref.session_id, ref.version, depth - 1)
+        return part
+
+    async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str | None = None) -> list[str]:
+        scopes = [user_store_id(app_name, user_id)]
+        if session_id is not None:
+            scopes.append(session_store_id(app_name, user_id, session_id))
+        names: set[str] = set()
+        for sid in scopes:
+            try:
+                names.update(a.name for a in await call(self.store, "list_artifacts", sid, owner=user_id))
+            except SessionNotFound:
+                continue
+        return sorted(names)
+
+    async def delete_artifact(
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
+    ) -> None:
+        sid = self._where(app_name, user_id, filename, session_id)
+        try:
+            await call(self.store, "delete_artifact", sid, filename, owner=user_id)
+        except SessionNotFound:
+            return
+
+    async def list_versions(
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
+    ) -> list[int]:
+        sid = self._where(app_name, user_id, filename, session_id)
+        return list(range(len(await self._live(sid, user_id, filename))))
+
+    async def list_artifact_versions(
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
+    ) -> list[ArtifactVersion]:
+        sid = self._where(app_name, user_id, filename, session_id)
+        live = await self._live(sid, user_id, filename)
+        return [self._describe(sid, filename, i, v) for i, v in enumerate(live)]
+
+    async def get_artifact_version(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
+        sid = self._where(app_name, user_id, filename, session_id)
+        live = await self._live(sid, user_id, filename)
+        index = len(live) - 1 if version is None else version
+        if not 0 <= index < len(live):
+            return None
+        return self._describe(sid, filename, index, live[index])
+
+    # -- helpers ----------------------------------------------------------------------------------
+    async def _live(self, sid: str, owner: str, filename: str) -> list[Any]:
+        """The name's live store versions, oldest first (ADK's version i is the i-th)."""
+        try:
+            versions = await call(self.store, "list_artifact_versions", sid, filename, owner=owner)
+        except SessionNotFound:
+            return []
+        return sorted(versions, key=lambda v: v.version)
+
+    async def _version(self, sid: str, owner: str, filename: str, version: int | None) -> Any:
+        live = await self._live(sid, owner, filename)
+        index = len(live) - 1 if version is None else version
+        return live[index] if 0 <= index < len(live) else None
+
+    @staticmethod
+    def _describe(sid: str, filename: str, index: int, stored: Any) -> ArtifactVersion:
+        kind = stored.metadata.get("adk_kind")
+        return ArtifactVersion(
+            version=index,
+            canonical_uri=f"agent-session-store://{sid}/artifacts/{filename}/versions/{stored.version}",
+            custom_metadata=json.loads(stored.metadata.get("adk_custom", "{}")),
+            create_time=stored.created_at.timestamp(),
+            mime_type="text/plain" if kind == "text" else (stored.content_type if kind == "inline" else None),
+        )
+
+
+__all__ = ["StoreArtifactService", "StoreError", "StoreSessionService"]

@@ -1,0 +1,244 @@
+"""The Google ADK adapters, driven by ADK's own Runner with a scripted model (every backend)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+from botocore.config import Config
+from google.adk.agents import LlmAgent
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from infra.local import create_tables, local_client
+from store import SessionStore
+from store.integrations.adk import StoreArtifactService, StoreSessionService, session_store_id
+from store.session_store import retry_config
+from store.validation import new_id
+from tests.conftest import Harness
+
+APP = "travel"
+
+
+class ScriptedLlm(BaseLlm):
+    """Calls the `remember` tool on a user's first message, then answers with the next scripted text."""
+
+    replies: list[str]
+    seen: list[list[str]] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        texts = [p.text for c in llm_request.contents for p in (c.parts or []) if p.text]
+        self.seen.append(texts)
+        last = llm_request.contents[-1].parts or []
+        if last and last[0].text and last[0].text.startswith("I am "):
+            call = types.FunctionCall(name="remember", args={"name": last[0].text.removeprefix("I am ")})
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
+            return
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.replies.pop(0))]))
+
+
+async def remember(name: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Remember the user's name."""
+    tool_context.state["user:name"] = name
+    tool_context.state["app:greeted"] = tool_context.state.get("app:greeted", 0) + 1
+    tool_context.state["temp:scratch"] = "not kept"
+    tool_context.state["turns"] = tool_context.state.get("turns", 0) + 1
+    await tool_context.save_artifact("note.txt", types.Part.from_text(text=f"{name} wants to travel"))
+    return {"remembered": name}
+
+
+def run(runner: Runner, user: str, session_id: str, text: str) -> list[Event]:
+    async def go() -> list[Event]:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        return [e async for e in runner.run_async(user_id=user, session_id=session_id, new_message=message)]
+
+    return asyncio.run(go())
+
+
+def runner_on(store: Any, replies: list[str]) -> tuple[Runner, ScriptedLlm]:
+    model = ScriptedLlm(model="scripted", replies=replies, seen=[])
+    agent = LlmAgent(name="planner", model=model, instruction="Plan trips.", tools=[remember])
+    runner = Runner(
+        app_name=APP,
+        agent=agent,
+        session_service=StoreSessionService(store),
+        artifact_service=StoreArtifactService(store),
+    )
+    return runner, model
+
+
+def test_adk_runner_resumes_from_the_store(harness: Harness) -> None:
+    runner, _ = runner_on(harness.store, ["Nice to meet you, Ada."])
+    session = asyncio.run(runner.session_service.create_session(app_name=APP, user_id="ada", state={"tier": "gold"}))
+    events = run(runner, "ada", session.id, "I am Ada")
+    assert events[-1].content.parts[0].text == "Nice to meet you, Ada."
+
+    # a new process: new store object, new services, new runner
+    runner2, model2 = runner_on(harness.twin(), ["Lisbon, Ada."])
+    run(runner2, "ada", session.id, "Where should I go?")
+    assert "I am Ada" in model2.seen[0] and "Nice to meet you, Ada." in model2.seen[0]
+    stored = asyncio.run(runner2.session_service.get_session(app_name=APP, user_id="ada", session_id=session.id))
+    assert stored.state["user:name"] == "Ada"
+    assert stored.state["app:greeted"] == 1
+    assert stored.state["turns"] == 1 and stored.state["tier"] == "gold"
+    assert not any(k.startswith("temp:") for k in stored.state)
+    authors = [e.author for e in stored.events]
+    assert authors[0] == "user" and authors[-1] == "planner" and len(authors) == 6
+    assert [e.id for e in stored.events[1:4]] == [e.id for e in events]  # what the first run yielded, stored
+    note = asyncio.run(
+        runner2.artifact_service.load_artifact(app_name=APP, user_id="ada", session_id=session.id, filename="note.txt")
+    )
+    assert note.text == "Ada wants to travel"
+    # user state reaches the user's other sessions; app state every user's
+    other = asyncio.run(runner2.session_service.create_session(app_name=APP, user_id="ada"))
+    assert other.state["user:name"] == "Ada" and other.state["app:greeted"] == 1
+    bob = asyncio.run(runner2.session_service.create_session(app_name=APP, user_id="bob"))
+    assert "user:name" not in bob.state and bob.state["app:greeted"] == 1
+    assert asyncio.run(runner2.session_service.get_user_state(app_name=APP, user_id="ada")) == {"name": "Ada"}
+    # the ADK session is a store session of its user
+    assert harness.store.get_session(session_store_id(APP, "ada", session.id)).owner == "ada"
+
+
+def test_session_service_operations(harness: Harness) -> None:
+    service = StoreSessionService(harness.store)
+
+    async def scenario() -> None:
+        s = await service.create_session(app_name=APP, user_id="u1", session_id="s1", state={"k": 1, "temp:t": 2})
+        assert s.id == "s1" and s.state == {"k": 1} and s.events == []
+        with pytest.raises(AlreadyExistsError):
+            await service.create_session(app_name=APP, user_id="u1", session_id="s1")
+        for i in range(6):
+            event = Event(
+                author="user" if i % 2 == 0 else "bot",
+                invocation_id="inv",
+                timestamp=1000.0 + i,
+                actions=EventActions(state_delta={"k": i, "temp:x": i}),
+                content=types.Content(role="user", parts=[types.Part(text=f"e{i}")]),
+            )
+            await service.append_event(s, event)
+        assert s.state["k"] == 5 and len(s.events) == 6
+        partial = Event(author="bot", invocation_id="inv", partial=True)
+        await service.append_event(s, partial)
+        full = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert [e.content.parts[0].text for e in full.events] == [f"e{i}" for i in range(6)]
+        assert full.state == {"k": 5}
+        recent = await service.get_session(
+            app_name=APP, user_id="u1", session_id="s1", config=GetSessionConfig(num_recent_events=2)
+        )
+        assert [e.timestamp for e in recent.events] == [1004.0, 1005.0]
+        after = await service.get_session(
+            app_name=APP, user_id="u1", session_id="s1", config=GetSessionConfig(after_timestamp=1003.0)
+        )
+        assert [e.timestamp for e in after.events] == [1003.0, 1004.0, 1005.0]
+        none = await service.get_session(
+            app_name=APP, user_id="u1", session_id="s1", config=GetSessionConfig(num_recent_events=0)
+        )
+        assert none.events == []
+        await service.create_session(app_name=APP, user_id="u1", session_id="s2")
+        await service.create_session(app_name=APP, user_id="u2", session_id="s3")
+        await service.create_session(app_name="other-app", user_id="u1", session_id="s4")
+        mine = await service.list_sessions(app_name=APP, user_id="u1")
+        assert sorted(x.id for x in mine.sessions) == ["s1", "s2"] and all(x.events == [] for x in mine.sessions)
+        everyone = await service.list_sessions(app_name=APP)
+        assert sorted((x.user_id, x.id) for x in everyone.sessions) == [("u1", "s1"), ("u1", "s2"), ("u2", "s3")]
+        # another user cannot read it; deleting removes it (twice is fine)
+        assert await service.get_session(app_name=APP, user_id="u2", session_id="s1") is None
+        await service.delete_session(app_name=APP, user_id="u1", session_id="s1")
+        await service.delete_session(app_name=APP, user_id="u1", session_id="s1")
+        assert await service.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+
+    asyncio.run(scenario())
+
+
+@pytest.fixture(params=["memory", "dynamodb-server"])
+def shared_store(request: pytest.FixtureRequest) -> Any:
+    """A store whose writes really interleave: moto's server (in-process moto restores a whole table
+    when a transaction fails, undoing concurrent writers), or the memory backend."""
+    if request.param == "memory":
+        return SessionStore.memory()
+    endpoint = request.getfixturevalue("moto_endpoint")
+    client = local_client(endpoint_url=endpoint, config=retry_config(Config(max_pool_connections=16)))
+    tables = create_tables(client, prefix=f"adk-{new_id()[:8]}")
+    return SessionStore(tables.sessions, tables.messages, client=client)
+
+
+def test_concurrent_events_keep_every_state_change(shared_store: SessionStore) -> None:
+    service = StoreSessionService(shared_store)
+
+    async def scenario() -> dict[str, Any]:
+        s = await service.create_session(app_name=APP, user_id="u", session_id="busy")
+
+        async def writer(i: int) -> None:
+            mine = await service.get_session(app_name=APP, user_id="u", session_id="busy")
+            assert mine is not None
+            event = Event(author="w", invocation_id=f"i{i}", actions=EventActions(state_delta={f"key{i}": i}))
+            await service.append_event(mine, event)
+
+        await asyncio.gather(*(writer(i) for i in range(6)))
+        found = await service.get_session(app_name=APP, user_id="u", session_id=s.id)
+        return {"state": found.state, "events": len(found.events)}
+
+    result = asyncio.run(scenario())
+    assert result == {"state": {f"key{i}": i for i in range(6)}, "events": 6}
+
+
+def test_artifact_service_operations(harness: Harness) -> None:
+    service = StoreArtifactService(harness.store)
+    where: dict[str, Any] = {"app_name": APP, "user_id": "u1", "session_id": "s1"}
+
+    async def scenario() -> None:
+        png = types.Part.from_bytes(data=b"\x89PNG\x00\x01", mime_type="image/png")
+        assert await service.save_artifact(filename="pic.png", artifact=png, **where) == 0
+        assert (
+            await service.save_artifact(
+                filename="pic.png", artifact={"text": "second"}, custom_metadata={"by": "test"}, **where
+            )
+            == 1
+        )
+        assert await service.save_artifact(filename="user:profile", artifact=types.Part(text="Ada"), **where) == 0
+        first = await service.load_artifact(filename="pic.png", version=0, **where)
+        assert first.inline_data.data == b"\x89PNG\x00\x01" and first.inline_data.mime_type == "image/png"
+        assert (await service.load_artifact(filename="pic.png", **where)).text == "second"
+        assert await service.load_artifact(filename="pic.png", version=5, **where) is None
+        assert await service.list_versions(filename="pic.png", **where) == [0, 1]
+        versions = await service.list_artifact_versions(filename="pic.png", **where)
+        assert [(v.version, v.mime_type, v.custom_metadata) for v in versions] == [
+            (0, "image/png", {}),
+            (1, "text/plain", {"by": "test"}),
+        ]
+        latest = await service.get_artifact_version(filename="pic.png", **where)
+        assert latest.version == 1
+        assert await service.list_artifact_keys(**where) == ["pic.png", "user:profile"]
+        # user-scoped artifacts are visible from any session of the user, and without one
+        assert await service.list_artifact_keys(app_name=APP, user_id="u1") == ["user:profile"]
+        other: dict[str, Any] = {"app_name": APP, "user_id": "u1", "session_id": "s2"}
+        assert (await service.load_artifact(filename="user:profile", **other)).text == "Ada"
+        assert await service.load_artifact(filename="pic.png", **other) is None
+        # another user sees nothing
+        assert await service.list_artifact_keys(app_name=APP, user_id="u2", session_id="s1") == []
+        # delete, then versions start again from 0
+        await service.delete_artifact(filename="pic.png", **where)
+        assert await service.load_artifact(filename="pic.png", **where) is None
+        assert await service.list_versions(filename="pic.png", **where) == []
+        assert await service.save_artifact(filename="pic.png", artifact=types.Part(text="again"), **where) == 0
+        with pytest.raises(InputValidationError):
+            await service.save_artifact(
+                app_name=APP, user_id="u1", filename="x", artifact=types.Part(text="no session")
+            )
+        with pytest.raises(InputValidationError):
+            await service.save_artifact(filename="../escape", artifact=types.Part(text="bad"), **where)
+
+    asyncio.run(scenario())
