@@ -150,3 +150,13 @@ def test_missing_region_is_a_store_error(monkeypatch: pytest.MonkeyPatch) -> Non
 
     with pytest.raises(InvalidInput, match="region"):
         SessionStore("s", "m", session=boto3.Session())
+
+
+def test_pop_message_is_two_reads_and_one_transaction(dyn: Harness) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(3)])
+    dyn.requests.clear()
+    store.pop_message(sid)
+    # the head, the last message, then head + state check + delete in one transaction
+    assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems"]
