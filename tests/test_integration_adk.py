@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from botocore.config import Config
 from google.adk.agents import LlmAgent
+from google.adk.artifacts import artifact_util
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
@@ -240,5 +241,20 @@ def test_artifact_service_operations(harness: Harness) -> None:
             )
         with pytest.raises(InputValidationError):
             await service.save_artifact(filename="../escape", artifact=types.Part(text="bad"), **where)
+        # a reference to another artifact of the same scope loads the referenced bytes
+        uri = artifact_util.get_artifact_uri(app_name=APP, user_id="u1", session_id="s1", filename="pic.png", version=0)
+        ref = types.Part(file_data=types.FileData(file_uri=uri, mime_type="text/plain"))
+        await service.save_artifact(filename="alias", artifact=ref, **where)
+        assert (await service.load_artifact(filename="alias", **where)).text == "again"
+        foreign = artifact_util.get_artifact_uri(app_name=APP, user_id="u2", filename="user:x", version=0)
+        with pytest.raises(InputValidationError):
+            await service.save_artifact(
+                filename="bad-ref", artifact=types.Part(file_data=types.FileData(file_uri=foreign)), **where
+            )
+        # a rewind's tombstone version makes the artifact absent
+        tombstone = types.Part(inline_data=types.Blob(mime_type="application/octet-stream", data=b""))
+        await service.save_artifact(filename="pic.png", artifact=tombstone, **where)
+        assert await service.load_artifact(filename="pic.png", **where) is None
+        assert (await service.load_artifact(filename="pic.png", version=0, **where)).text == "again"
 
     asyncio.run(scenario())

@@ -59,6 +59,7 @@ RETRIES = 8
 PAGE = 100
 TEXT_TYPE = "text/plain; charset=utf-8"
 PART_TYPE = "application/vnd.adk.part+json"
+TOMBSTONE_TYPE = "application/octet-stream"  # with no bytes: ADK's rewind marker, loaded as absent
 
 
 def _digest(*parts: str) -> str:
@@ -185,7 +186,8 @@ class StoreSessionService(BaseSessionService):
         if session_state:
             await call(self.store, "save_state", sid, session_state, expected_version=0, owner=user_id)
         found = await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
-        assert found is not None
+        if found is None:  # deleted by another caller in the meantime
+            raise SessionNotFoundError(f"Session {session_id} not found.")
         return found
 
     async def get_session(
@@ -395,6 +397,13 @@ class StoreArtifactService(BaseArtifactService):
         elif part.text is not None:
             data, content_type, kind = part.text.encode(), TEXT_TYPE, "text"
         elif part.file_data is not None:
+            if artifact_util.is_artifact_ref(part):  # a reference may not leave the caller's app, user, session
+                parsed = artifact_util.parse_artifact_uri(str(part.file_data.file_uri))
+                if parsed is None:
+                    raise InputValidationError(f"Invalid artifact reference URI: {part.file_data.file_uri}")
+                artifact_util.validate_artifact_reference_scope(
+                    app_name=app_name, user_id=user_id, session_id=session_id, parsed_uri=parsed
+                )
             data, content_type, kind = part.model_dump_json(exclude_none=True).encode(), PART_TYPE, "part"
         else:
             raise InputValidationError("Not supported artifact type.")
@@ -446,10 +455,11 @@ class StoreArtifactService(BaseArtifactService):
         if kind == "text":
             return types.Part(text=data.decode())
         if kind == "inline":
+            if not data and found.content_type == TOMBSTONE_TYPE:
+                return None  # what a session rewind saves to remove an artifact: absent
             return types.Part(inline_data=types.Blob(data=data, mime_type=found.content_type))
         part = types.Part.model_validate_json(data)
-        if artifact_util.is_artifact_ref(part):
-            assert part.file_data is not None
+        if artifact_util.is_artifact_ref(part) and part.file_data is not None:
             ref = artifact_util.resolve_artifact_reference(
                 file_uri=str(part.file_data.file_uri),
                 app_name=app_name,
