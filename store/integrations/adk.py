@@ -445,9 +445,10 @@ class StoreArtifactService(BaseArtifactService):
         self, app_name: str, user_id: str, filename: str, session_id: str | None, version: int | None, depth: int
     ) -> types.Part | None:
         sid = self._where(app_name, user_id, filename, session_id)
-        found = await self._version(sid, user_id, filename, version)
-        if found is None:
+        located = await self._version(sid, user_id, filename, version)
+        if located is None:
             return None
+        found = located[1]
         data = await call(self.store, "get_artifact", sid, filename, version=found.version, owner=user_id)
         if data is None:
             return None
@@ -514,11 +515,8 @@ class StoreArtifactService(BaseArtifactService):
         version: int | None = None,
     ) -> ArtifactVersion | None:
         sid = self._where(app_name, user_id, filename, session_id)
-        live = await self._live(sid, user_id, filename)
-        index = len(live) - 1 if version is None else version
-        if not 0 <= index < len(live):
-            return None
-        return self._describe(sid, filename, index, live[index])
+        found = await self._version(sid, user_id, filename, version)
+        return None if found is None else self._describe(sid, filename, *found)
 
     # -- helpers ----------------------------------------------------------------------------------
     async def _live(self, sid: str, owner: str, filename: str) -> list[Any]:
@@ -529,10 +527,11 @@ class StoreArtifactService(BaseArtifactService):
             return []
         return sorted(versions, key=lambda v: v.version)
 
-    async def _version(self, sid: str, owner: str, filename: str, version: int | None) -> Any:
+    async def _version(self, sid: str, owner: str, filename: str, version: int | None) -> tuple[int, Any] | None:
+        """(ADK version, store version) of ADK version `version` (None: the latest), or None."""
         live = await self._live(sid, owner, filename)
         index = len(live) - 1 if version is None else version
-        return live[index] if 0 <= index < len(live) else None
+        return (index, live[index]) if 0 <= index < len(live) else None
 
     @staticmethod
     def _describe(sid: str, filename: str, index: int, stored: Any) -> ArtifactVersion:
