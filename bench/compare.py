@@ -139,7 +139,7 @@ def run_workload(
             except Exception as exc:
                 fail(c, exc)
             used[c.name] += need
-        rows: dict[str, dict[str, list[dict[str, Any]]]] = {c.name: {"appends": [], "loads": []} for c in live}
+        rows: dict[str, dict[str, list[Any]]] = {c.name: {"appends": [], "loads": []} for c in live}
         for i, turn in enumerate(measured):
             for c in live[i % len(live) :] + live[: i % len(live)] if live else []:  # rotate who goes first
                 try:
@@ -149,6 +149,8 @@ def run_workload(
         for r in range(loads):
             for c in live[r % len(live) :] + live[: r % len(live)] if live else []:
                 rows[c.name]["loads"].append(timed(c, lambda c=c: c.load_last(LOAD_LAST)))  # type: ignore[misc]
+                if isinstance(c, Ours):
+                    rows[c.name].setdefault("raw_query_seconds", []).append(c.raw_query_seconds(LOAD_LAST))
         for c in live:
             out["contenders"][c.name]["lengths"][str(length)] = rows[c.name]
         print(f"  {name}: {length} messages measured ({len(live)} contenders left)", flush=True)

@@ -14,6 +14,7 @@ imported when a contender is built, never at module import: they are in the `ben
 from __future__ import annotations
 
 import tempfile
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -115,6 +116,20 @@ class Ours(Contender):
 
     def load_last(self, n: int) -> int:
         return len(self.store.last_messages(self.session_id, n))
+
+    def raw_query_seconds(self, n: int) -> float:
+        """Wall time of the bare Query behind `load_last` (newest `n` items of the session's partition),
+        by an unhooked client: what moto itself takes, which grows with the table (a moto artefact)."""
+        started = time.perf_counter()
+        self.endpoint.reader.query(
+            TableName=self.endpoint.messages_table,
+            KeyConditionExpression="sid = :s",
+            ExpressionAttributeValues={":s": {"S": self.session_id}},
+            ScanIndexForward=False,
+            Limit=n,
+            ConsistentRead=True,
+        )
+        return time.perf_counter() - started
 
 
 class LangChain(Contender):
