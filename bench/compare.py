@@ -183,20 +183,23 @@ def run_special(endpoint: Endpoint) -> dict[str, Any]:
 
 def anatomy(body: bytes | str) -> dict[str, int]:
     """Bytes of one append's TransactWriteItems request by part: the message body (base64), the rest of
-    the message item's Put, the head's conditional Update, and the envelope (token, brackets)."""
-    request = json.loads(body)
+    the message item's Put, the head's conditional Update, and the envelope (token, brackets); each part
+    measured as botocore writes JSON (a space after every ',' and ':'), and those spaces counted."""
+    text = body.decode() if isinstance(body, bytes) else body
+    request = json.loads(text)
     put = next(a["Put"] for a in request["TransactItems"] if "Put" in a)
     update = next(a["Update"] for a in request["TransactItems"] if "Update" in a)
-    size = len(body)
-    put_bytes = len(json.dumps({"Put": put}, separators=(",", ":")))
+    put_bytes = len(json.dumps({"Put": put}).encode())
     body_bytes = len(put["Item"]["b"]["B"])
-    update_bytes = len(json.dumps({"Update": update}, separators=(",", ":")))
+    update_bytes = len(json.dumps({"Update": update}).encode())
+    compact = len(json.dumps(request, separators=(",", ":")).encode())
     return {
-        "request": size,
+        "request": len(text.encode()),
         "message_body_base64": body_bytes,
         "message_item_rest": put_bytes - body_bytes,
         "head_update": update_bytes,
-        "envelope": size - put_bytes - update_bytes,
+        "envelope": len(text.encode()) - put_bytes - update_bytes,
+        "separator_spaces": len(text.encode()) - compact,
     }
 
 

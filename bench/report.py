@@ -201,7 +201,9 @@ def special(results: dict[str, Any]) -> list[str]:
             f"DynamoDB's JSON protocol sends binary, {parts['message_body_base64']:,} B; the rest of the message "
             f"item (keys, ids, role, timestamp, codec) {parts['message_item_rest']:,} B; the head's conditional "
             f"update (sequence check, deletion and expiry guards, `updated_at` for the recency index) "
-            f"{parts['head_update']:,} B; envelope and idempotency token {parts['envelope']:,} B.",
+            f"{parts['head_update']:,} B; envelope and idempotency token {parts['envelope']:,} B. Of the whole, "
+            f"{parts['separator_spaces']:,} B are the spaces botocore's JSON serializer writes after every ',' "
+            "and ':'.",
         ]
     return out
 
@@ -211,6 +213,9 @@ def startup_section(results: dict[str, Any]) -> list[str]:
     out = [
         f"Median of {imp['rounds']} fresh interpreters each (`python -X importtime -c 'import M'`, Lambda's "
         "environment variables set), as a multiple of `import boto3`:",
+        "",
+        "`store` defers boto3 to its first AWS call, so its row is the library without the SDK; a handler "
+        "imports both.",
         "",
         "| module | median | min | max | × boto3 |",
         "|---|---|---|---|---|",
