@@ -84,6 +84,14 @@ def workload_tables(name: str, workload: dict[str, Any]) -> list[str]:
                 f"{_kb(_stat(lo, 'bytes_received')) if aws else 'n/a'} | {_stat(lo, 'rcu') if aws else 'n/a'} | "
                 f"{_ms(_stat(lo, 'seconds'))} | {ratio_l} |"
             )
+        raw = (ours.get(str(length)) or {}).get("raw_query_seconds")
+        if raw:
+            out += [
+                "",
+                f"Of our load time, moto's own Query of those items took {_ms(median(raw))} (moto reads every item of "
+                "the table for a Query, so it grows with everything stored on the server, not with this "
+                "conversation; the peers' single-item GetItem does not pay it).",
+            ]
         out.append("")
     failures = [(n, c["failure"]) for n, c in contenders.items() if c["failure"]]
     if failures:
