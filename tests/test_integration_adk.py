@@ -196,6 +196,26 @@ def test_concurrent_events_keep_every_state_change(shared_store: SessionStore) -
     assert result == {"state": {f"key{i}": i for i in range(6)}, "events": 6}
 
 
+def test_artifacts_saved_before_the_session_is_created(harness: Harness) -> None:
+    artifacts = StoreArtifactService(harness.store)
+    sessions = StoreSessionService(harness.store)
+
+    async def scenario() -> None:
+        where: dict[str, Any] = {"app_name": APP, "user_id": "u9", "session_id": "early"}
+        await artifacts.save_artifact(filename="a.txt", artifact=types.Part(text="kept"), **where)
+        assert (await sessions.list_sessions(app_name=APP, user_id="u9")).sessions == []  # not a session yet
+        created = await sessions.create_session(app_name=APP, user_id="u9", session_id="early")
+        assert created.id == "early"
+        with pytest.raises(AlreadyExistsError):
+            await sessions.create_session(app_name=APP, user_id="u9", session_id="early")
+        assert [s.id for s in (await sessions.list_sessions(app_name=APP, user_id="u9")).sessions] == ["early"]
+        assert (await artifacts.load_artifact(filename="a.txt", **where)).text == "kept"
+        await sessions.delete_session(app_name=APP, user_id="u9", session_id="early")
+        assert await artifacts.load_artifact(filename="a.txt", **where) is None  # deleted with its session
+
+    asyncio.run(scenario())
+
+
 def test_artifact_service_operations(harness: Harness) -> None:
     service = StoreArtifactService(harness.store)
     where: dict[str, Any] = {"app_name": APP, "user_id": "u1", "session_id": "s1"}

@@ -169,17 +169,23 @@ class StoreSessionService(BaseSessionService):
         app_delta, user_delta, session_state = _split(_json(state or {}))
         sid = session_store_id(app_name, user_id, session_id)
         await self._remember_user(app_name, user_id)
+        metadata = {"framework": FRAMEWORK, "adk_app": app_name, "adk_user": user_id, "adk_session": session_id}
         try:
             await call(
                 self.store,
                 "create_session",
                 user_id,
                 session_id=sid,
-                metadata={"framework": FRAMEWORK, "adk_app": app_name, "adk_user": user_id, "adk_session": session_id},
+                metadata=metadata,
                 retention=self._sessions.retention,
             )
         except SessionExists:
-            raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
+            # the artifact service may have made the store session first (artifacts saved before the
+            # session was created): it becomes the ADK session; an ADK session already there is an error
+            existing = await call(self.store, "get_session", sid, owner=user_id)
+            if existing is None or "adk_session" in existing.metadata:
+                raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
+            await call(self.store, "update_session", sid, metadata=metadata, owner=user_id)
         except InvalidInput as exc:
             raise InputValidationError(str(exc)) from exc
         await self._apply_shared(app_name, user_id, app_delta, user_delta)
@@ -408,10 +414,8 @@ class StoreArtifactService(BaseArtifactService):
         else:
             raise InputValidationError("Not supported artifact type.")
         metadata = {"adk_kind": kind, "adk_custom": json.dumps(_json(custom_metadata or {}))}
-        scope = {"adk_app": app_name, "adk_user": user_id}
-        if session_id is not None and sid != user_store_id(app_name, user_id):
-            scope["adk_session"] = session_id
-        await self._scoped.ensure(sid, user_id, scope)
+        # a store session made here holds artifacts only, until StoreSessionService creates the ADK session
+        await self._scoped.ensure(sid, user_id, {"adk_app": app_name, "adk_user": user_id, "adk_scope": "artifacts"})
         try:
             stored = await call(
                 self.store,
