@@ -30,7 +30,6 @@ Install with `pip install agent-session-store[adk]`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -49,7 +48,7 @@ from google.genai import types
 from pydantic_core import to_jsonable_python
 
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
-from store.integrations._calls import AnyStore, call
+from store.integrations._calls import AnyStore, call, call_or, ensure_session
 from store.models import MessageRecord
 from store.validation import new_id
 
@@ -114,21 +113,10 @@ class _Scoped:
 
     async def ensure(self, sid: str, owner: str, metadata: dict[str, Any]) -> None:
         """Create the store session unless it exists."""
-        with contextlib.suppress(SessionExists):
-            await call(
-                self.store,
-                "create_session",
-                owner,
-                session_id=sid,
-                metadata={"framework": FRAMEWORK, **metadata},
-                retention=self.retention,
-            )
+        await ensure_session(self.store, owner, sid, {"framework": FRAMEWORK, **metadata}, self.retention)
 
     async def state(self, sid: str, owner: str) -> dict[str, Any]:
-        try:
-            snapshot = await call(self.store, "load_state", sid, owner=owner)
-        except SessionNotFound:
-            return {}
+        snapshot = await call_or(None, self.store, "load_state", sid, owner=owner)
         return {} if snapshot is None else dict(snapshot.state)
 
     async def change(
@@ -481,20 +469,14 @@ class StoreArtifactService(BaseArtifactService):
             scopes.append(session_store_id(app_name, user_id, session_id))
         names: set[str] = set()
         for sid in scopes:
-            try:
-                names.update(a.name for a in await call(self.store, "list_artifacts", sid, owner=user_id))
-            except SessionNotFound:
-                continue
+            names.update(a.name for a in await call_or([], self.store, "list_artifacts", sid, owner=user_id))
         return sorted(names)
 
     async def delete_artifact(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> None:
         sid = self._where(app_name, user_id, filename, session_id)
-        try:
-            await call(self.store, "delete_artifact", sid, filename, owner=user_id)
-        except SessionNotFound:
-            return
+        await call_or(None, self.store, "delete_artifact", sid, filename, owner=user_id)
 
     async def list_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
@@ -525,10 +507,7 @@ class StoreArtifactService(BaseArtifactService):
     # -- helpers ----------------------------------------------------------------------------------
     async def _live(self, sid: str, owner: str, filename: str) -> list[Any]:
         """The name's live store versions, oldest first (ADK's version i is the i-th)."""
-        try:
-            versions = await call(self.store, "list_artifact_versions", sid, filename, owner=owner)
-        except SessionNotFound:
-            return []
+        versions = await call_or([], self.store, "list_artifact_versions", sid, filename, owner=owner)
         return sorted(versions, key=lambda v: v.version)
 
     async def _version(self, sid: str, owner: str, filename: str, version: int | None) -> tuple[int, Any] | None:

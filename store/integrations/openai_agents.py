@@ -18,12 +18,11 @@ Install with `pip install agent-session-store[openai-agents]`.
 
 from __future__ import annotations
 
-import contextlib
 from datetime import timedelta
 from typing import Any
 
-from store.errors import SessionExists, SessionNotFound
-from store.integrations._calls import AnyStore, call
+from store.errors import SessionNotFound
+from store.integrations._calls import AnyStore, call, call_or, ensure_session
 from store.session_store import APPEND_MAX
 
 ROLE_MAX = 64
@@ -67,14 +66,11 @@ class OpenAIAgentsSession:
             limit = self.session_settings.limit
         if limit == 0:
             return []
-        try:
-            if limit is None or limit < 0:
-                page = await call(self.store, "list_messages", self.session_id, owner=self.owner)
-                records = page.items
-            else:
-                records = await call(self.store, "last_messages", self.session_id, limit, owner=self.owner)
-        except SessionNotFound:
-            return []
+        if limit is None or limit < 0:
+            page = await call_or(None, self.store, "list_messages", self.session_id, owner=self.owner)
+            records = [] if page is None else page.items
+        else:
+            records = await call_or([], self.store, "last_messages", self.session_id, limit, owner=self.owner)
         return [r.content for r in records]
 
     async def add_items(self, items: list[Any]) -> None:
@@ -91,10 +87,7 @@ class OpenAIAgentsSession:
     async def pop_item(self) -> Any | None:
         """Remove and return the latest item (None when there is none); two concurrent pops never
         return the same item."""
-        try:
-            record = await call(self.store, "pop_message", self.session_id, owner=self.owner)
-        except SessionNotFound:
-            return None
+        record = await call_or(None, self.store, "pop_message", self.session_id, owner=self.owner)
         return None if record is None else record.content
 
     async def clear_session(self) -> None:
@@ -102,12 +95,4 @@ class OpenAIAgentsSession:
         await call(self.store, "delete_session", self.session_id, owner=self.owner)
 
     async def _create(self) -> None:
-        with contextlib.suppress(SessionExists):  # created meanwhile by another writer: append to it
-            await call(
-                self.store,
-                "create_session",
-                self.owner,
-                session_id=self.session_id,
-                metadata={"framework": "openai-agents"},
-                retention=self.retention,
-            )
+        await ensure_session(self.store, self.owner, self.session_id, {"framework": "openai-agents"}, self.retention)

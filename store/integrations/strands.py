@@ -189,12 +189,9 @@ class StrandsSessionRepository(SessionRepository):
     ) -> list[SessionMessage]:
         """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state)."""
         child = agent_session_id(session_id, agent_id)
-        try:
-            page = self.store.list_messages(child, after_seq=offset, limit=limit, owner=self.owner)
-        except SessionNotFound:
+        page = self._read(None, self.store.list_messages, child, after_seq=offset, limit=limit, owner=self.owner)
+        if page is None:
             return []
-        except StoreError as exc:
-            raise SessionException(str(exc)) from exc
         updated = (self._state(child) or {}).get("updated", {})
         return [self._message(record, updated) for record in page.items]
 
@@ -205,12 +202,8 @@ class StrandsSessionRepository(SessionRepository):
 
     def read_multi_agent(self, session_id: str, multi_agent_id: str, **kwargs: Any) -> dict[str, Any] | None:
         """The orchestrator's state, or None."""
-        try:
-            found = self.store.load_records(store_id(session_id), self._multi_kind(multi_agent_id), owner=self.owner)
-        except SessionNotFound:
-            return None
-        except StoreError as exc:
-            raise SessionException(str(exc)) from exc
+        kind = self._multi_kind(multi_agent_id)
+        found = self._read([], self.store.load_records, store_id(session_id), kind, owner=self.owner)
         return decode_bytes_values(found[0]) if found else None
 
     def update_multi_agent(self, session_id: str, multi_agent: MultiAgentBase, **kwargs: Any) -> None:
@@ -221,8 +214,18 @@ class StrandsSessionRepository(SessionRepository):
 
     # -- helpers ----------------------------------------------------------------------------------
     def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`method(...)` with the store's errors raised as Strands' SessionException."""
         try:
             return method(*args, **kwargs)
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+
+    def _read(self, missing: Any, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`_call(...)`, or `missing` when the session does not exist."""
+        try:
+            return method(*args, **kwargs)
+        except SessionNotFound:
+            return missing
         except StoreError as exc:
             raise SessionException(str(exc)) from exc
 
@@ -236,12 +239,7 @@ class StrandsSessionRepository(SessionRepository):
         )
 
     def _state(self, sid: str) -> dict[str, Any] | None:
-        try:
-            snapshot = self.store.load_state(sid, owner=self.owner)
-        except SessionNotFound:
-            return None
-        except StoreError as exc:
-            raise SessionException(str(exc)) from exc
+        snapshot = self._read(None, self.store.load_state, sid, owner=self.owner)
         return None if snapshot is None else snapshot.state
 
     def _change_state(self, sid: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
