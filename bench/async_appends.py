@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
-import sys
 import time
 from typing import Any
 
 from botocore.config import Config
 
-from infra.local import REGION, create_tables, free_port, local_client
+from infra.local import REGION, create_tables, local_client, moto_server_process
 
 
 def message(session: int, turn: int) -> list[dict[str, Any]]:
@@ -70,21 +68,9 @@ def run_async(endpoint: str, tables: Any, sessions: int, appends: int) -> float:
 
 
 def with_server(latency_ms: float, work: Any) -> float:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "infra.local", str(port), str(latency_ms / 1000), "--per-item-transaction-backups"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        server.stdout.readline()  # the server prints its URL once it listens
-        endpoint = f"http://127.0.0.1:{port}"
+    with moto_server_process(latency_ms / 1000) as endpoint:
         tables = create_tables(local_client(endpoint_url=endpoint), prefix="bench")
         return float(work(endpoint, tables))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def main() -> None:

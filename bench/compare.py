@@ -20,8 +20,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +33,7 @@ from bench.meter import Tally
 from bench.peers import CONTENDERS, Contender, Endpoint, Ours
 from bench.report import LOAD_LAST, write_report
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
-from infra.local import create_tables, free_port, local_client
+from infra.local import create_tables, local_client, moto_server_process
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.json"
@@ -52,18 +50,9 @@ PACKAGES = (
 @contextmanager
 def moto() -> Iterator[Endpoint]:
     """A moto server process on 127.0.0.1 with our tables and bucket and the peers' table."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "infra.local", str(port), "0", "--per-item-transaction-backups"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        server.stdout.readline()  # printed once the server listens
-        url = f"http://127.0.0.1:{port}"
-        from store.session_store import s3_config
+    from store.session_store import s3_config
 
+    with moto_server_process() as url:
         dynamodb = local_client(endpoint_url=url)
         tables = create_tables(dynamodb, prefix="bench", s3=local_client("s3", url, s3_config(path_style=True)))
         assert tables.bucket is not None
@@ -74,9 +63,6 @@ def moto() -> Iterator[Endpoint]:
             BillingMode="PAY_PER_REQUEST",
         )
         yield Endpoint(url, tables.sessions, tables.messages, tables.bucket, "bench-peers", dynamodb)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def sample(tally: Tally, seconds: float) -> dict[str, Any]:
@@ -172,8 +158,7 @@ def run_special(endpoint: Endpoint) -> dict[str, Any]:
             out["huge"][c.name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     warm = Ours(endpoint, "cold")
     warm.prefill(history)
-    cold = Ours(endpoint, "cold-reader")
-    cold.session_id = warm.session_id
+    cold = Ours(endpoint, "cold", session_id=warm.session_id)
     turn = agent_transcript(1, seed=12, huge_every=0)[0]
     out["ours_cold_append"] = timed(cold, lambda: cold.append(turn))
     out["ours_warm_append"] = timed(cold, lambda: cold.append(turn))

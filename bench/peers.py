@@ -89,7 +89,8 @@ class Contender(ABC):
 class Ours(Contender):
     name = "agent-session-store"
 
-    def __init__(self, endpoint: Endpoint, conversation: str) -> None:
+    def __init__(self, endpoint: Endpoint, conversation: str, session_id: str | None = None) -> None:
+        """A fresh store object on a new session, or on `session_id` (a cold store: sequence unknown)."""
         super().__init__(endpoint, conversation)
         from store import SessionStore
         from store.session_store import s3_config
@@ -101,7 +102,7 @@ class Ours(Contender):
             client=self.client("dynamodb"),
             s3_client=self.client("s3", config=s3_config(path_style=True)),
         )
-        self.session_id = self.store.create_session("bench", title=conversation).id
+        self.session_id = session_id or self.store.create_session("bench", title=conversation).id
 
     @staticmethod
     def message(turn: Turn) -> dict[str, Any]:
