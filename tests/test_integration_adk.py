@@ -23,7 +23,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from infra.local import create_tables, local_client
-from store import SessionStore
+from store import SessionStore, StoreUnavailable
 from store.integrations.adk import StoreArtifactService, StoreSessionService, session_store_id
 from store.session_store import retry_config
 from store.validation import new_id
@@ -174,6 +174,22 @@ def shared_store(request: pytest.FixtureRequest) -> Any:
     client = local_client(endpoint_url=endpoint, config=retry_config(Config(max_pool_connections=16)))
     tables = create_tables(client, prefix=f"adk-{new_id()[:8]}")
     return SessionStore(tables.sessions, tables.messages, client=client)
+
+
+def test_a_create_that_fails_midway_leaves_nothing(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = StoreSessionService(harness.store)
+    real = harness.store.save_state
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable("injected")
+
+    monkeypatch.setattr(harness.store, "save_state", failing)
+    with pytest.raises(StoreUnavailable):
+        asyncio.run(service.create_session(app_name=APP, user_id="u5", session_id="half", state={"k": 1}))
+    assert asyncio.run(service.get_session(app_name=APP, user_id="u5", session_id="half")) is None
+    monkeypatch.setattr(harness.store, "save_state", real)
+    again = asyncio.run(service.create_session(app_name=APP, user_id="u5", session_id="half", state={"k": 1}))
+    assert again.state == {"k": 1}
 
 
 def test_concurrent_events_keep_every_state_change(shared_store: SessionStore) -> None:

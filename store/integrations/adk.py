@@ -30,6 +30,7 @@ Install with `pip install agent-session-store[adk]`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -158,27 +159,18 @@ class StoreSessionService(BaseSessionService):
         sid = session_store_id(app_name, user_id, session_id)
         await self._remember_user(app_name, user_id)
         metadata = {"framework": FRAMEWORK, "adk_app": app_name, "adk_user": user_id, "adk_session": session_id}
+        created = await self._claim(sid, user_id, session_id, metadata)
         try:
-            await call(
-                self.store,
-                "create_session",
-                user_id,
-                session_id=sid,
-                metadata=metadata,
-                retention=self._sessions.retention,
-            )
-        except SessionExists:
-            # the artifact service may have made the store session first (artifacts saved before the
-            # session was created): it becomes the ADK session; an ADK session already there is an error
-            existing = await call(self.store, "get_session", sid, owner=user_id)
-            if existing is None or "adk_session" in existing.metadata:
-                raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
-            await call(self.store, "update_session", sid, metadata=metadata, owner=user_id)
-        except InvalidInput as exc:
-            raise InputValidationError(str(exc)) from exc
-        await self._apply_shared(app_name, user_id, app_delta, user_delta)
-        if session_state:
-            await call(self.store, "save_state", sid, session_state, expected_version=0, owner=user_id)
+            await self._apply_shared(app_name, user_id, app_delta, user_delta)
+            if session_state:
+                await call(self.store, "save_state", sid, session_state, expected_version=0, owner=user_id)
+            if not created:  # an adopted session is marked last, so a failure leaves it as it was
+                await call(self.store, "update_session", sid, metadata=metadata, owner=user_id)
+        except BaseException:
+            if created:  # nothing half-made: without its initial state the session goes, and a retry can create it
+                with contextlib.suppress(StoreError):
+                    await call(self.store, "delete_session", sid, owner=user_id)
+            raise
         found = await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
         if found is None:  # deleted by another caller in the meantime
             raise SessionNotFoundError(f"Session {session_id} not found.")
@@ -212,6 +204,27 @@ class StoreSessionService(BaseSessionService):
             events=events,
             last_update_time=head.updated_at.timestamp(),
         )
+
+    async def _claim(self, sid: str, user_id: str, session_id: str, metadata: dict[str, Any]) -> bool:
+        """Create the ADK session's store session (True), or find an artifacts-only one to adopt (False:
+        artifacts were saved before the session was created); AlreadyExistsError for an ADK session."""
+        try:
+            await call(
+                self.store,
+                "create_session",
+                user_id,
+                session_id=sid,
+                metadata=metadata,
+                retention=self._sessions.retention,
+            )
+            return True
+        except SessionExists:
+            existing = await call(self.store, "get_session", sid, owner=user_id)
+            if existing is None or "adk_session" in existing.metadata:
+                raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
+            return False
+        except InvalidInput as exc:
+            raise InputValidationError(str(exc)) from exc
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         users = [user_id] if user_id is not None else await self._users(app_name)
