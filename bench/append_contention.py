@@ -15,6 +15,7 @@ import argparse
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 from botocore.config import Config
@@ -87,8 +88,13 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=50)
     parser.add_argument("--backoff-cap", type=float, default=Settings.backoff_cap)
     parser.add_argument("--retries", type=int, default=Settings.conflict_retries)
+    parser.add_argument("--retry-budget", type=float, default=Settings.retry_budget.total_seconds())
     args = parser.parse_args()
-    settings = Settings(backoff_cap=args.backoff_cap, conflict_retries=args.retries)
+    settings = Settings(
+        backoff_cap=args.backoff_cap,
+        conflict_retries=args.retries,
+        retry_budget=timedelta(seconds=args.retry_budget),
+    )
     with moto_server() as endpoint:
         rows = [
             run(endpoint, args.writers, args.appends, shared, f"bench{i}", settings)
@@ -96,7 +102,7 @@ def main() -> None:
         ]
     print(
         f"{args.writers} writers x {args.appends} appends each; moto server on 127.0.0.1; "
-        f"retry policy: backoff cap {args.backoff_cap}s, {args.retries} retries\n"
+        f"retry policy: backoff cap {args.backoff_cap}s, {args.retries} retries, budget {args.retry_budget:g} s\n"
     )
     print(
         "| target | appends | raised | stored | acknowledged, missing | duplicated | gapless | appends/s "

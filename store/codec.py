@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import zlib
 from typing import Any
 
@@ -23,26 +25,52 @@ ZLIB_LEVEL = 6
 CODEC_JSON = "json"
 CODEC_ZLIB = "zlib"
 MAX_DEPTH = 64
+MAX_INT_DIGITS = 1000
+_INT_LIMIT = 10**MAX_INT_DIGITS
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _check_depth(value: Any, what: str) -> None:
+def check_json(value: Any, what: str = "value", *, max_depth: int = MAX_DEPTH) -> None:
+    """InvalidInput unless `value` is JSON this store can encode and every reader can decode: objects with
+    string keys, arrays (lists or tuples), strings without lone surrogates (they have no UTF-8 form),
+    finite floats, integers of at most MAX_INT_DIGITS digits, booleans and None, nested at most
+    `max_depth` levels. One pass, no recursion (so no depth can exhaust the stack)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict | list):
-            if d > MAX_DEPTH:
-                raise InvalidInput(f"{what} is nested deeper than {MAX_DEPTH} levels")
-            children = v.values() if isinstance(v, dict) else v
-            stack.extend((c, d + 1) for c in children)
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                raise InvalidInput(f"{what} holds a lone surrogate (text that has no UTF-8 encoding)")
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif isinstance(v, int):
+            if not -_INT_LIMIT < v < _INT_LIMIT:
+                raise InvalidInput(f"{what} holds an integer of more than {MAX_INT_DIGITS} digits")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise InvalidInput(f"{what} holds {v!r}, which JSON cannot represent")
+        elif isinstance(v, dict | list | tuple):
+            if depth > max_depth:
+                raise InvalidInput(f"{what} is nested deeper than {max_depth} levels")
+            if isinstance(v, dict):
+                for key, child in v.items():
+                    if not isinstance(key, str):
+                        raise InvalidInput(f"{what} has a key that is not a string: {type(key).__name__}")
+                    if _SURROGATE.search(key):
+                        raise InvalidInput(f"{what} has a key with a lone surrogate")
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in v)
+        else:
+            raise InvalidInput(f"{what} is not JSON: it holds a {type(v).__name__}")
 
 
 def dumps(value: Any, what: str = "value") -> str:
-    """Compact JSON text of `value`; InvalidInput when it is not JSON (NaN, sets, objects, non-string keys,
-    nesting deeper than MAX_DEPTH)."""
-    _check_depth(value, what)
+    """Compact JSON text of `value`; InvalidInput when `check_json` refuses it."""
+    check_json(value, what)
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # a container subclass that misbehaves
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
 
 

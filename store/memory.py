@@ -603,7 +603,7 @@ class MemoryBackend(Backend):
             pending.data = bytes(data)
 
     def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
-        upload_id = upload.rstrip("/").rsplit("/", 1)[-1] if "://" in upload else upload
+        upload_id = upload
         with self._lock:
             self._need(session_id, owner)
             pending = self._uploads.get(upload_id)

@@ -554,10 +554,8 @@ class SessionStore(StoreFront):
         """Make the bytes uploaded through a presigned PUT (`upload`: its URL or upload id) the name's next
         version, after reading them back for their size and sha256. Confirming twice returns the same
         version; InvalidInput when nothing was uploaded or the upload is not this session's and name's."""
-        if not isinstance(upload, str):
-            raise InvalidInput("upload must be the presigned URL or its upload id")
         return self._backend.confirm_artifact_upload(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), upload
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.upload_id(upload)
         )
 
     # ------------------------------------------------------------ traces
@@ -591,10 +589,7 @@ class SessionStore(StoreFront):
         sessions whose head was removed (TTL expiry, or a finished delete: a backstop), and delete the S3
         objects that records release (upload intents that expired uncommitted; items deleted or
         replaced). Returns how many released objects were deleted."""
-        batch = list(records)
-        if not all(isinstance(r, dict) for r in batch):
-            raise InvalidInput("records must be DynamoDB stream records (dicts)")
-        return self._backend.reclaim(batch)
+        return self._backend.reclaim(v.stream_records(records))
 
     # ------------------------------------------------------------ search and operations
 
@@ -602,6 +597,7 @@ class SessionStore(StoreFront):
         """Case-insensitive search of one owner's session titles and message text (cost: docs/data-model.md)."""
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY:
             raise InvalidInput(f"query must be a non-blank string of at most {MAX_QUERY} characters")
+        v.text(query, "query", MAX_QUERY)
         return self._backend.search(v.owner(owner), query.strip(), v.limit(limit, maximum=100) or 20)
 
     def health_check(self) -> None:

@@ -16,6 +16,8 @@ class Settings:
     checkpoint_ttl: default lifetime of a checkpoint, renewed on every save.
     idempotency_ttl: how long an append's idempotency key is remembered.
     conflict_retries: how many times a write retries after losing a race before raising Conflict.
+    retry_budget: how long one call may spend waiting out contention (its backoffs stop, with Conflict,
+        once this much time has passed since it started): a call never spends a Lambda's time retrying.
     backoff_base / backoff_cap: full-jitter backoff between those retries, in seconds.
     max_item_bytes: DynamoDB's item size limit; larger payloads raise PayloadTooLarge.
     max_transaction_bytes: DynamoDB's limit for one transaction.
@@ -34,6 +36,7 @@ class Settings:
     checkpoint_ttl: timedelta = timedelta(hours=6)
     idempotency_ttl: timedelta = timedelta(hours=24)
     conflict_retries: int = 500
+    retry_budget: timedelta = timedelta(seconds=5)
     backoff_base: float = 0.002
     backoff_cap: float = 0.05
     max_item_bytes: int = 400 * 1024

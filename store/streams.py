@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.errors import InvalidInput
+from store.errors import InvalidInput, StoreError
 
 
 def read_chunk(source: Any, size: int) -> bytes:
@@ -13,8 +13,10 @@ def read_chunk(source: Any, size: int) -> bytes:
     something other than bytes."""
     try:
         data = source.read(size) if hasattr(source, "read") else next(source, b"")
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"reading the caller's stream failed: {exc}") from exc
+    except StoreError:
+        raise
+    except Exception as exc:  # the caller's own stream failed: their error, reported as bad input
+        raise InvalidInput(f"reading the caller's stream failed: {type(exc).__name__}: {exc}") from exc
     return _as_bytes(data)
 
 
@@ -40,8 +42,10 @@ async def aread_chunk(source: Any, size: int) -> bytes:
             data = source.read(size)
             if inspect.isawaitable(data):
                 data = await data
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"reading the caller's stream failed: {exc}") from exc
+    except StoreError:
+        raise
+    except Exception as exc:  # the caller's own stream failed: their error, reported as bad input
+        raise InvalidInput(f"reading the caller's stream failed: {type(exc).__name__}: {exc}") from exc
     return _as_bytes(data)
 
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from store.codec import canonical, dumps
+from store.codec import canonical, check_json, dumps
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
+from store.paging import MAX_SEQ
 from store.timeutil import to_duration
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -70,6 +74,7 @@ def text(value: Any, what: str, limit: int) -> str | None:
         raise InvalidInput(f"{what} must be a string")
     if len(value) > limit:
         raise InvalidInput(f"{what} must be at most {limit} characters")
+    check_json(value, what)
     return value
 
 
@@ -105,11 +110,11 @@ def limit(value: Any, what: str = "limit", *, allow_none: bool = False, maximum:
 
 
 def seq(value: Any, what: str, *, allow_none: bool = True) -> int | None:
-    """A sequence number (>= 0), or None."""
+    """A sequence or version number from 0 to 2**53 (what every JSON reader holds exactly), or None."""
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{what} must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEQ:
+        raise InvalidInput(f"{what} must be an integer from 0 to 2**53")
     return value
 
 
@@ -120,14 +125,32 @@ def scope(value: Any) -> str:
     return str(value)
 
 
-def usage(value: Any) -> TokenUsage:
-    """A TokenUsage, or a dict of its fields."""
-    if isinstance(value, TokenUsage):
-        return value
+MAX_TOKENS = 10**15
+MAX_COST = Decimal(10**12)
+COST_QUANTUM = Decimal("1e-12")
+
+
+def usage(value: Any, what: str = "usage") -> TokenUsage:
+    """A TokenUsage (or a dict of its fields) whose numbers DynamoDB stores exactly, and whose sums too:
+    token counts are integers from 0 to 10**15; a cost is a finite number of magnitude 10**-12 to
+    10**12 (or 0), kept to 12 decimal places. With these bounds a session's totals stay within
+    DynamoDB's 38 significant digits for far more calls than any session makes."""
     try:
-        return TokenUsage.model_validate(value)
+        checked = value if isinstance(value, TokenUsage) else TokenUsage.model_validate(value)
     except ValidationError as exc:
-        raise InvalidInput(f"usage is invalid: {exc.errors()[0]['msg']}") from None
+        raise InvalidInput(f"{what} is invalid: {exc.errors()[0]['msg']}") from None
+    for field_name, number in checked.numbers().items():
+        if field_name != "cost" and (isinstance(number, bool) or not 0 <= number <= MAX_TOKENS):
+            raise InvalidInput(f"{what}.{field_name} must be an integer from 0 to 10**15")
+    if checked.cost is None:
+        return checked
+    if not math.isfinite(checked.cost):
+        raise InvalidInput(f"{what}.cost must be a finite number")
+    cost = Decimal(repr(checked.cost))
+    if cost != 0 and not COST_QUANTUM <= abs(cost) <= MAX_COST:
+        raise InvalidInput(f"{what}.cost must be 0 or of magnitude 1e-12 to 1e12")
+    kept = float(cost.quantize(COST_QUANTUM))
+    return checked if kept == checked.cost else checked.model_copy(update={"cost": kept})
 
 
 def messages(values: Any, *, maximum: int) -> list[Message]:
@@ -146,6 +169,8 @@ def messages(values: Any, *, maximum: int) -> list[Message]:
             ident(msg.id, f"messages[{i}].id")
         if msg.tool_call_id is not None:
             text(msg.tool_call_id, f"messages[{i}].tool_call_id", 256)
+        if msg.usage is not None:
+            msg = msg.model_copy(update={"usage": usage(msg.usage, f"messages[{i}].usage")})
         out.append(msg)
     if not out:
         raise InvalidInput("messages must not be empty")
@@ -238,12 +263,84 @@ def artifact_metadata(value: Any) -> dict[str, str]:
 
 
 def version(value: Any) -> int | None:
-    """An artifact version (1, 2, 3, ...), or None for the latest."""
+    """An artifact version (1, 2, 3, ... up to 2**53), or None for the latest."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput("version must be a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEQ:
+        raise InvalidInput("version must be an integer from 1 to 2**53")
     return value
+
+
+UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def upload_id(value: Any) -> str:
+    """The upload id of a presigned upload, given as is or as the presigned URL it was issued with (the
+    last segment of the URL's path)."""
+    if not isinstance(value, str) or len(value) > 8192:
+        raise InvalidInput("upload must be the presigned URL or its upload id")
+    candidate = value
+    if "://" in value:
+        try:
+            candidate = urlsplit(value).path.rstrip("/").rsplit("/", 1)[-1]
+        except ValueError:
+            raise InvalidInput("upload is not a URL this store issued") from None
+    if not UPLOAD_ID.fullmatch(candidate):
+        raise InvalidInput("upload must be an upload id or the presigned URL it was issued with")
+    return candidate
+
+
+def stream_records(value: Any) -> list[dict[str, Any]]:
+    """DynamoDB stream records (as a Lambda event or GetRecords carries them): dicts whose `dynamodb`
+    part holds images of attribute values. InvalidInput for anything of another shape."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput("records must be a list of DynamoDB stream records")
+    out = list(value)
+    for i, record in enumerate(out):
+        where = f"records[{i}]"
+        if not isinstance(record, dict):
+            raise InvalidInput(f"{where} must be a stream record (a dict)")
+        for name in ("eventName", "eventSource"):
+            if not isinstance(record.get(name, ""), str):
+                raise InvalidInput(f"{where}.{name} must be a string")
+        for name in ("dynamodb", "userIdentity"):
+            if not isinstance(record.get(name, {}), dict):
+                raise InvalidInput(f"{where}.{name} must be an object")
+        for image in ("Keys", "OldImage", "NewImage"):
+            attrs = record.get("dynamodb", {}).get(image, {})
+            if not isinstance(attrs, dict) or not all(isinstance(k, str) and _attribute(v) for k, v in attrs.items()):
+                raise InvalidInput(f"{where}.dynamodb.{image} must map attribute names to attribute values")
+    return out
+
+
+_SCALARS: dict[str, tuple[type, ...]] = {"S": (str,), "N": (str,), "B": (str, bytes), "BOOL": (bool,), "NULL": (bool,)}
+
+
+def _attribute(value: Any) -> bool:
+    """True for a well-formed attribute value ({"S": "..."}, {"M": {...}}, ...), checked without recursion."""
+    pending = [value]
+    while pending:
+        av = pending.pop()
+        if not isinstance(av, dict) or len(av) != 1:
+            return False
+        ((kind, inner),) = av.items()
+        if kind in _SCALARS:
+            if not isinstance(inner, _SCALARS[kind]):
+                return False
+        elif kind == "M":
+            if not isinstance(inner, dict) or not all(isinstance(k, str) for k in inner):
+                return False
+            pending.extend(inner.values())
+        elif kind == "L":
+            if not isinstance(inner, list):
+                return False
+            pending.extend(inner)
+        elif kind in ("SS", "NS", "BS"):
+            if not isinstance(inner, list) or not all(isinstance(x, str | bytes) for x in inner):
+                return False
+        else:
+            return False
+    return True
 
 
 def presign_method(value: Any) -> str:

@@ -5,17 +5,22 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from botocore.config import Config
 
 from infra.local import create_tables, local_client
-from store import Conflict, SessionStore
+from store import Conflict, SessionStore, Settings
 from store.session_store import retry_config, s3_config
 
 WRITERS = 8
 APPENDS_EACH = 25
+# moto serves one request at a time, at several times DynamoDB's latency: eight writers on one session wait
+# longer for their turn than the default 5 s retry budget allows here (tests/test_retry_budget.py checks
+# the budget itself; these tests check what contention must never do: lose, duplicate or reorder).
+CONTENDED = Settings(retry_budget=timedelta(seconds=120))
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +43,12 @@ def stores(server_client: Any, server_s3: Any, request: pytest.FixtureRequest) -
 
     def make() -> SessionStore:
         return SessionStore(
-            tables.sessions, tables.messages, bucket=tables.bucket, client=server_client, s3_client=server_s3
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            client=server_client,
+            s3_client=server_s3,
+            settings=CONTENDED,
         )
 
     return make

@@ -11,7 +11,7 @@ from store.backend import INTERRUPT_SLOT, Backend, Presign
 from store.dynamo import keys
 from store.dynamo.calls import Plan
 from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
-from store.dynamo.plans.base import Context
+from store.dynamo.plans.base import Context, within_budget
 from store.models import (
     ArtifactVersion,
     Checkpoint,
@@ -56,7 +56,7 @@ class DynamoBackend(Backend):
 
     def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
         """The plan's result, through `then` if given (with an async driver: an awaitable of it)."""
-        result: T = self._run(plan, then)
+        result: T = self._run(within_budget(plan, self.ctx.settings.retry_budget.total_seconds()), then)
         return result
 
     def create_session(

@@ -52,9 +52,10 @@ class Read:
 
 @dataclass(frozen=True)
 class Sleep:
-    """Back off for `seconds` before the next call (the driver sleeps its own way)."""
+    """Back off for `seconds` before retrying `what` (the driver sleeps its own way)."""
 
     seconds: float
+    what: str = "write"
 
 
 Step = Call | Parallel | Read | Sleep

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.dynamo.calls import AwsError, Call
-from store.errors import Conflict, PayloadTooLarge, StoreError, StoreUnavailable
+from store.errors import Conflict, InvalidInput, PayloadTooLarge, StoreError, StoreUnavailable
 
 THROTTLED = frozenset(
     {
@@ -42,6 +42,6 @@ def to_store_error(err: AwsError) -> StoreError:
         return PayloadTooLarge(f"{where}: {err.message}")
     if err.code in ("TransactionCanceledException", "ConditionalCheckFailedException", "TransactionConflictException"):
         return Conflict(f"{where}: {err.code}: {err.message}")
-    if err.code == "ValidationException":
-        return StoreError(f"{where} rejected the request: {err.message}")
+    if err.code == "ValidationException":  # a value DynamoDB cannot hold that validation let through
+        return InvalidInput(f"{where} refused a value: {err.message}")
     return StoreUnavailable(f"{where} failed: {err.code}: {err.message}")

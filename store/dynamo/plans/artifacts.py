@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
 from store.backend import Presign
 from store.dynamo import keys, object_keys
@@ -397,7 +396,9 @@ def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str)
 
             try:
                 yield from write_session(ctx, session_id, owner, build, what="delete_artifact")
-            except Cancelled:
+            except Cancelled as exc:
+                if not exc.failed.failed(1):  # not a new version committed meanwhile: nothing to retry
+                    raise
                 attempt = yield from backoff(ctx, attempt, "delete_artifact")
                 continue
         break
@@ -471,22 +472,13 @@ def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presi
     return url
 
 
-def upload_id_of(upload: str) -> str:
-    """The upload id in a presigned URL (the last path segment of its key) or given as is."""
-    candidate = upload
-    if "://" in upload:
-        candidate = urlsplit(upload).path.rstrip("/").rsplit("/", 1)[-1]
-    if not object_keys.UPLOAD_ID.fullmatch(candidate):
-        raise InvalidInput("upload must be an upload id or the presigned URL it was issued with")
-    return candidate
-
-
-def confirm_upload(ctx: Context, session_id: str, owner: str | None, name: str, upload: str) -> Plan[ArtifactVersion]:
+def confirm_upload(
+    ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
+) -> Plan[ArtifactVersion]:
     """Check the object a presigned PUT wrote (size and SHA-256, read back) and commit it as the name's
     next version. InvalidInput when the upload id is not a pending upload of this session and name,
     or nothing was uploaded yet; confirming twice returns the version the first confirm made."""
     bucket(ctx)
-    upload_id = upload_id_of(upload)
     item = yield from load_intent(ctx, upload_id)
     if item is None:
         return (yield from _confirmed_before(ctx, session_id, owner, name, upload_id))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -17,11 +18,12 @@ from store.dynamo.attrs import Expr, Item, item_size, n, s
 from store.dynamo.calls import AwsError, Call, Parallel, Plan, Sleep
 from store.dynamo.items import Head, head_from_item
 from store.dynamo.keys import PK, SK
-from store.errors import Conflict, PayloadTooLarge, SessionNotFound
+from store.errors import Conflict, InvalidInput, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch
 
 V = TypeVar("V")
+T = TypeVar("T")
 
 BATCH_GET_MAX = 100
 BATCH_WRITE_MAX = 25
@@ -288,6 +290,11 @@ def transact(actions: list[dict[str, Any]]) -> Call:
     return Call("transact_write_items", {"TransactItems": actions, "ClientRequestToken": uuid.uuid4().hex})
 
 
+CONTENTION = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+)
+
+
 @dataclass(frozen=True)
 class Failed:
     """Which actions of a cancelled transaction failed their condition, and the old items returned."""
@@ -299,31 +306,68 @@ class Failed:
         return index < len(self.codes) and self.codes[index] == "ConditionalCheckFailed"
 
     def conflicted(self) -> bool:
-        return any(c in ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded") for c in self.codes)
+        """True when another request got in the way (contention or throttling): worth retrying as is."""
+        return any(c in CONTENTION for c in self.codes)
 
     def old(self, index: int) -> Item | None:
         return self.items[index] if index < len(self.items) else None
 
 
 def cancelled(err: AwsError) -> Failed:
-    """Read a TransactionCanceledException's reasons; re-raise anything else."""
+    """Read a TransactionCanceledException's reasons; re-raise anything else. Reasons that no retry can
+    mend are raised at once: DynamoDB refusing a value (InvalidInput), or a session's messages
+    outgrowing an item collection (PayloadTooLarge)."""
     if err.code != "TransactionCanceledException":
         raise err
     reasons = err.cancellation_reasons()
-    return Failed(
+    failed = Failed(
         codes=[str(r.get("Code") or "None") for r in reasons],
         items=[dict(r["Item"]) if r.get("Item") else None for r in reasons],
     )
+    for reason in reasons:
+        if reason.get("Code") == "ValidationError":
+            raise InvalidInput(f"DynamoDB refused the write: {reason.get('Message') or 'a value is invalid'}")
+        if reason.get("Code") == "ItemCollectionSizeLimitExceeded":
+            raise PayloadTooLarge("the session's transcript has reached DynamoDB's item collection limit")
+    return failed
 
 
 def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
-    """Sleep with full jitter before retry `attempt + 1`; Conflict once the retries are spent."""
+    """Sleep with full jitter before retry `attempt + 1`; Conflict once the retries are spent (and, through
+    `within_budget`, once the call's time budget is)."""
     if attempt >= ctx.settings.conflict_retries:
         raise Conflict(f"{what}: gave up after {attempt} retries under contention")
     cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
     # backoff jitter, not a secret:
-    yield Sleep(random.uniform(0, cap))  # nosec B311
+    yield Sleep(random.uniform(0, cap), what)  # nosec B311
     return attempt + 1
+
+
+def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
+    """`plan`, run with a time budget for its retries: a backoff that would end more than `budget`
+    seconds after the plan started is not slept; a Conflict is thrown into the plan in its place, so
+    the plan cleans up as it does for any refusal. The whole call, however many loops it retries in,
+    therefore waits out contention for at most `budget` seconds."""
+    deadline = time.monotonic() + budget
+    outcome: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = plan.throw(failure) if failure is not None else plan.send(outcome)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        failure = None
+        if isinstance(step, Sleep) and time.monotonic() + step.seconds > deadline:
+            failure = Conflict(f"{step.what}: gave up after {budget:g} s under contention; nothing more was written")
+            continue
+        try:
+            outcome = yield step
+        except GeneratorExit:
+            plan.close()
+            raise
+        except Exception as exc:  # what the driver throws in: an AwsError, or a caller's stream failing
+            failure = exc
 
 
 def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | None) -> Plan[Head]:

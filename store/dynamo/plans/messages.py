@@ -321,7 +321,9 @@ def update_usage(
         build = partial(_usage_actions, ctx, session_id, owner, item, usage, delta, ctx.now())
         try:
             yield from write_session(ctx, session_id, owner, build, what="update_usage")
-        except Cancelled:
+        except Cancelled as exc:
+            if not exc.failed.failed(1):  # not a concurrent update of this message's usage: nothing to retry
+                raise
             attempt = yield from backoff(ctx, attempt, "update_usage")
             continue
         return old.model_copy(update={"usage": usage})
@@ -360,8 +362,11 @@ def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id
         try:
             yield transact([head_update(ctx, session_id, expr, condition, sets), message])
         except AwsError as err:
-            if err.code != "TransactionCanceledException":
-                raise
+            failed = cancelled(err)
+            # the head moved (another compaction; or the session went: the re-read says so), the message
+            # was popped (the re-read says so), or contention: anything else is not retried
+            if not (failed.failed(0) or failed.failed(1) or failed.conflicted()):
+                raise Cancelled(failed, "mark_compaction") from None
             attempt = yield from backoff(ctx, attempt, "mark_compaction")
             continue
         return record_from_item({**item, "kind": s("compaction")})
@@ -440,13 +445,13 @@ def pop_message(
         try:
             yield transact(actions)
         except AwsError as err:
-            if err.code != "TransactionCanceledException":
-                raise
             failed = cancelled(err)
             if failed.failed(1) and not failed.failed(0):  # the state saw the message the head is still at
                 raise Conflict(
                     f"pop_message: the saved state has seen message {last}; pop before saving the state"
                 ) from None
+            if not (failed.failed(0) or failed.failed(2) or failed.conflicted()):  # not a race with a writer
+                raise Cancelled(failed, "pop_message") from None
             attempt = yield from backoff(ctx, attempt, "pop_message")
             continue
         ctx.remember(session_id, replace(pos, last_seq=last - 1))

@@ -1,0 +1,125 @@
+"""Only genuine contention is retried, and only within a time budget (DynamoDB backend: the memory backend
+takes a lock and never retries). A transaction refused for what its input is comes back at once."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.config import Config
+
+from infra.local import local_client
+from store import Conflict, InvalidInput, PayloadTooLarge
+from store.session_store import retry_config
+from tests.conftest import FakeClock, Harness, make_harness
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+
+def cancel_every(client: Any, op: str, reasons: list[str]) -> list[int]:
+    """Answer every `op` with a TransactionCanceledException whose reasons are `reasons` (codes, one per
+    action; the request never reaches moto). Returns a list that counts the attempts."""
+    attempts: list[int] = []
+
+    def before_send(request: Any, **_: Any) -> AWSResponse:
+        attempts.append(1)
+        request.url = "https://injected-failure.invalid/"
+        body = json.dumps(
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                "message": "Transaction cancelled",
+                "CancellationReasons": [{"Code": code, "Message": f"injected {code}"} for code in reasons],
+            }
+        ).encode()
+        headers: Any = {"Content-Type": "application/x-amz-json-1.0"}
+        return AWSResponse(request.url, 400, headers, _Raw(body))
+
+    client.meta.events.register(f"before-send.dynamodb.{op}", before_send)
+    return attempts
+
+
+@pytest.fixture
+def fresh_client(aws: None) -> Any:
+    return local_client(config=retry_config(Config(retries={"mode": "standard", "max_attempts": 1})))
+
+
+@pytest.fixture
+def dyn(
+    fresh_client: Any, inspector_client: Any, s3_client: Any, inspector_s3: Any, clock: FakeClock
+) -> Iterator[Harness]:
+    budget = timedelta(seconds=0.5)
+    h = make_harness("dynamodb", clock, fresh_client, inspector_client, s3_client, inspector_s3, retry_budget=budget)
+    yield h
+    s3_client.meta.events.unregister("before-call.s3.*", h.requests)
+
+
+def test_a_refused_value_is_not_retried(dyn: Harness, fresh_client: Any) -> None:
+    """What the input caused (DynamoDB's ValidationError) is InvalidInput after one request."""
+    sid = dyn.store.create_session("alice").id
+    [rec] = dyn.store.append_messages(sid, [{"role": "user", "content": "x"}])
+    attempts = cancel_every(fresh_client, "TransactWriteItems", ["None", "ValidationError"])
+    with pytest.raises(InvalidInput, match="refused"):
+        dyn.store.update_usage(sid, rec.id, {"input_tokens": 1})
+    assert len(attempts) == 1
+    with pytest.raises(InvalidInput):
+        dyn.store.append_messages(sid, [{"role": "user", "content": "y"}])
+    with pytest.raises(InvalidInput):
+        dyn.store.pop_message(sid)
+    with pytest.raises(InvalidInput):
+        dyn.store.mark_compaction(sid, rec.id)
+    assert len(attempts) == 4
+
+
+def test_a_full_item_collection_is_payload_too_large(dyn: Harness, fresh_client: Any) -> None:
+    sid = dyn.store.create_session("alice").id
+    attempts = cancel_every(fresh_client, "TransactWriteItems", ["None", "ItemCollectionSizeLimitExceeded"])
+    with pytest.raises(PayloadTooLarge):
+        dyn.store.append_messages(sid, [{"role": "user", "content": "y"}])
+    assert len(attempts) == 1
+
+
+def test_a_cancellation_that_is_not_contention_is_not_retried(dyn: Harness, fresh_client: Any) -> None:
+    """update_usage retries only when its message's usage moved under it, mark_compaction and pop_message
+    only when the head or the message did, delete_artifact only when a version was added: a transaction
+    cancelled for any other reason is a Conflict after one attempt."""
+    sid = dyn.store.create_session("alice").id
+    [rec] = dyn.store.append_messages(sid, [{"role": "user", "content": "x"}])
+    dyn.store.put_artifact(sid, "a.txt", b"x")
+    attempts = cancel_every(fresh_client, "TransactWriteItems", ["None", "None", "None"])
+    calls: list[Callable[[], Any]] = [
+        lambda: dyn.store.update_usage(sid, rec.id, {"input_tokens": 1}),
+        lambda: dyn.store.mark_compaction(sid, rec.id),
+        lambda: dyn.store.pop_message(sid),
+        lambda: dyn.store.delete_artifact(sid, "a.txt"),
+    ]
+    for call in calls:
+        attempts.clear()
+        with pytest.raises(Conflict):
+            call()
+        assert len(attempts) == 1
+
+
+def test_contention_is_retried_within_the_time_budget(dyn: Harness, fresh_client: Any) -> None:
+    """Contention on every attempt: the call gives up with Conflict once its budget (0.5 s here) is spent,
+    long before its attempt count (500) would end it."""
+    sid = dyn.store.create_session("alice").id
+    [rec] = dyn.store.append_messages(sid, [{"role": "user", "content": "x"}])
+    attempts = cancel_every(fresh_client, "TransactWriteItems", ["TransactionConflict", "None"])
+    started = time.monotonic()
+    with pytest.raises(Conflict, match=r"gave up after 0\.5 s"):
+        dyn.store.update_usage(sid, rec.id, {"input_tokens": 1})
+    took = time.monotonic() - started
+    assert took < 5, f"the budget did not bound the call: {took:.1f} s"
+    assert 2 <= len(attempts) < 500
+    assert dyn.store.get_message(sid, rec.id).usage is None
