@@ -84,6 +84,10 @@ def http_writer(api: str, token: str, sessions: list[str], writer: int, appends:
                 with urllib.request.urlopen(request, timeout=60) as resp:
                     if resp.status == 201:
                         break
+            except urllib.error.HTTPError as err:
+                if 400 <= err.code < 500 and err.code not in (409, 429):
+                    raise  # refused for what it is: retrying cannot help
+                time.sleep(0.01)
             except (urllib.error.URLError, OSError):
                 time.sleep(0.01)
     return appends
@@ -118,7 +122,7 @@ def verify(store: Any, sessions: list[str], writers: int, appends: int) -> tuple
 
 def measure(via: str, workers: str, many: bool, writers: int, appends: int) -> Result:
     from infra.local_api import local_stack
-    from store import SessionStore
+    from store import SessionStore, scoped_id
 
     with local_stack(port=0, cascade=False, prefix=f"load{next(RUNS)}") as stack:
         endpoint, names = stack.aws_endpoint, stack.tables.names
@@ -126,7 +130,9 @@ def measure(via: str, workers: str, many: bool, writers: int, appends: int) -> R
             stack.tables.sessions, stack.tables.messages, endpoint_url=endpoint, region_name="us-east-1"
         )
         owner = "load"
-        sessions = [store.create_session(owner).id for _ in range(SESSIONS_MANY if many else 1)]
+        # the sessions' ids as the API names them (the owner's namespace) and as the library stores them
+        local_ids = [f"load-{i}" for i in range(SESSIONS_MANY if many else 1)]
+        sessions = [store.create_session(owner, session_id=scoped_id(owner, local)).id for local in local_ids]
         token = stack.token(owner)
         started = time.perf_counter()
         if via == "library":
@@ -151,7 +157,7 @@ def measure(via: str, workers: str, many: bool, writers: int, appends: int) -> R
             run_workers(
                 workers,
                 writers,
-                lambda i: http_writer(stack.api_url, token, sessions, i, appends),
+                lambda i: http_writer(stack.api_url, token, local_ids, i, appends),
                 lambda i: [
                     sys.executable,
                     "-m",
@@ -160,7 +166,7 @@ def measure(via: str, workers: str, many: bool, writers: int, appends: int) -> R
                     "http",
                     stack.api_url,
                     token,
-                    json.dumps(sessions),
+                    json.dumps(local_ids),
                     str(i),
                     str(appends),
                 ],

@@ -2,16 +2,46 @@
 
 from __future__ import annotations
 
+import logging
+import os
+
 from store import SessionStore
 
 _store: SessionStore | None = None
+
+# botocore logs whole request and response bodies at DEBUG, and those are the sessions' data: however the
+# function's log level is set, the SDK's loggers stop at INFO.
+for _sdk in ("botocore", "boto3", "s3transfer", "urllib3"):
+    logging.getLogger(_sdk).setLevel(logging.INFO)
+
+# The API function's clients give up on an unanswered request sooner than the SDK's defaults (5 s to
+# connect, 60 s to read), so that three attempts of one call fit in a request's budget.
+API_CONNECT_TIMEOUT = 2
+API_READ_TIMEOUT = 6
+API_ATTEMPTS = 3
+
+
+def request_budget() -> float | None:
+    """REQUEST_BUDGET_SECONDS: the most one API request may take (the template sets it below the function's
+    timeout), or None where no budget is set (the cascade, the local tools)."""
+    value = os.environ.get("REQUEST_BUDGET_SECONDS")
+    return float(value) if value else None
 
 
 def store() -> SessionStore:
     """The container's store (SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET; clients reused across calls)."""
     global _store
     if _store is None:
-        _store = SessionStore.from_env()
+        config = None
+        if request_budget() is not None:
+            from botocore.config import Config
+
+            config = Config(
+                connect_timeout=API_CONNECT_TIMEOUT,
+                read_timeout=API_READ_TIMEOUT,
+                retries={"mode": "standard", "max_attempts": API_ATTEMPTS},
+            )
+        _store = SessionStore.from_env(config=config)
     return _store
 
 

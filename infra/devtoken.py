@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from typing import Any
@@ -61,8 +62,18 @@ def verify(secret: bytes, token: str, *, now: float | None = None) -> dict[str, 
     if not hmac.compare_digest(signature, expected):
         raise TokenError("bad signature")
     current = time.time() if now is None else now
-    if not isinstance(claims.get("exp"), int | float) or claims["exp"] <= current:
+    times: dict[str, float] = {}
+    for name in ("exp", "iat", "nbf"):
+        value = claims.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise TokenError(f"token's {name} is not a time")
+        times[name] = float(value)
+    if "exp" not in times or times["exp"] <= current:
         raise TokenError("token expired")
+    if times.get("iat", current) > current or times.get("nbf", current) > current:
+        raise TokenError("token is not valid yet")
     if claims.get("iss") != ISSUER or claims.get("aud") != AUDIENCE:
         raise TokenError("token is for another issuer or audience")
     if not isinstance(claims.get("sub"), str) or not claims["sub"]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import logging
 import signal
 import threading
@@ -69,16 +70,35 @@ class ApiAdapter(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _unauthorized(self, why: str) -> None:
-        body = ('{"code": "unauthorized", "message": "' + why + '"}').encode()
+        body = json.dumps({"code": "unauthorized", "message": why}).encode()
         self._reply(401, {"Content-Type": "application/json", "WWW-Authenticate": "Bearer"}, body)
+
+    def _refuse(self, status: int, code: str, message: str) -> None:
+        """An error in the API's shape; the connection is closed (what is left of the request is unread)."""
+        self.close_connection = True
+        body = json.dumps({"code": code, "message": message}).encode()
+        self._reply(status, {"Content-Type": "application/json", "Connection": "close"}, body)
+
+    def _body_length(self) -> int | None:
+        """The request's Content-Length, 0 without one; None (a 400 sent) when it is not a plain count."""
+        if self.headers.get("Transfer-Encoding"):
+            self._refuse(400, "invalid_request", "send the body with a Content-Length, not chunked")
+            return None
+        declared = self.headers.get_all("Content-Length") or []
+        if len(declared) > 1 or (declared and not declared[0].strip().isdigit()):
+            self._refuse(400, "invalid_request", "Content-Length must be one non-negative whole number")
+            return None
+        return int(declared[0]) if declared else 0
 
     def _handle(self) -> None:
         from functions.api.app import lambda_handler
 
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
+        length = self._body_length()
+        if length is None:
+            return
         if length > MAX_REQUEST_BYTES:
-            self._reply(413, {"Content-Type": "application/json"}, b'{"message": "Request Entity Too Large"}')
+            self._refuse(413, "payload_too_large", f"requests are at most {MAX_REQUEST_BYTES} bytes")
             return
         body = self.rfile.read(length) if length else None
         claims = None

@@ -3,6 +3,7 @@
 from store.artifact_reader import ArtifactReader, AsyncArtifactReader
 from store.async_session_store import AsyncSessionStore
 from store.checkpointer import Checkpointer
+from store.deadlines import deadline
 from store.errors import (
     ArtifactNotFound,
     Conflict,
@@ -27,6 +28,7 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
+from store.scoped_ids import scoped_id, unscoped_id
 from store.session_store import SessionStore
 from store.settings import Settings
 
@@ -57,4 +59,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TokenUsage",
+    "deadline",
+    "scoped_id",
+    "unscoped_id",
 ]

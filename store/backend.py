@@ -28,7 +28,8 @@ from store.paging import MessageQuery, SessionQuery
 @dataclass(frozen=True)
 class Presign:
     """A checked `presign_artifact` request: GET `version` of `name` (the latest when None), or PUT a new
-    upload of it with `content_type` and `metadata`; valid `expires_in` seconds."""
+    upload of it with `content_type` and `metadata`; valid `expires_in` seconds. An upload holds at most
+    `max_size` bytes, exactly `size` when declared, whose SHA-256 (hex) is `sha256` when declared."""
 
     name: str
     version: int | None
@@ -36,6 +37,9 @@ class Presign:
     expires_in: int
     content_type: str
     metadata: dict[str, str]
+    max_size: int = 0
+    size: int | None = None
+    sha256: str | None = None
 
 
 class _Unset:
@@ -173,15 +177,8 @@ class Backend(ABC):
         """A GET URL of a version (ArtifactNotFound when absent), or the PUT URL of a new upload."""
 
     @abstractmethod
-    def presign_put(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        content_type: str,
-        metadata: dict[str, str],
-        expires_in: int,
-    ) -> PresignedUpload: ...
+    def presign_artifact_upload(self, session_id: str, owner: str | None, request: Presign) -> PresignedUpload:
+        """The PUT URL of a new upload (`request.method` is "PUT"), with what the client must send."""
 
     @abstractmethod
     def confirm_artifact_upload(

@@ -17,7 +17,16 @@ from store import codec
 from store import cursor as cursors
 from store.artifact_reader import CHUNK, ArtifactReader
 from store.backend import UNSET, Backend, Presign
-from store.errors import ArtifactNotFound, Conflict, InvalidInput, MessageNotFound, SessionExists, SessionNotFound
+from store.errors import (
+    ArtifactNotFound,
+    Conflict,
+    InvalidInput,
+    MessageNotFound,
+    PayloadTooLarge,
+    SessionExists,
+    SessionNotFound,
+)
+from store.http_headers import upload_headers
 from store.models import (
     ArtifactVersion,
     Checkpoint,
@@ -65,9 +74,9 @@ class _Artifact:
 @dataclass
 class _Upload:
     session_id: str
-    name: str
-    content_type: str
-    metadata: dict[str, str]
+    owner: str
+    life: datetime  # the created_at of the session it was issued in
+    request: Presign
     expires_at: datetime
     data: bytes | None = None
     version: ArtifactVersion | None = None
@@ -103,7 +112,7 @@ class MemoryBackend(Backend):
         self.settings = settings or Settings()
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
-        self._checkpoints: dict[tuple[str, str], tuple[Checkpoint, str | None]] = {}
+        self._checkpoints: dict[tuple[str, str | None, str], Checkpoint] = {}  # (scope, owner, key)
         self._uploads: dict[str, _Upload] = {}
 
     def _copy(self, value: Any) -> Any:
@@ -439,24 +448,13 @@ class MemoryBackend(Backend):
                 cp = cp.model_copy(update={"seq": entry.session.last_seq})
                 entry.checkpoint = cp
             else:
-                held = self._checkpoints.get((scope, key))
-                if (
-                    owner is not None
-                    and held is not None
-                    and held[1] != owner
-                    and not is_expired(held[0].expires_at, now)
-                ):
-                    raise Conflict(f"{scope} checkpoint {key!r} belongs to another owner")
-                self._checkpoints[(scope, key)] = (cp, owner)
+                self._checkpoints[(scope, owner, key)] = cp
             return cp.model_copy(deep=True)
 
     def load_checkpoint(self, scope: str, key: str, owner: str | None) -> Checkpoint | None:
         with self._lock:
-            if scope == "session":
-                cp = self._need(key, owner).checkpoint
-            else:
-                held = self._checkpoints.get((scope, key))
-                cp = held[0] if held is not None and (owner is None or held[1] == owner) else None
+            where = (scope, owner, key)
+            cp = self._need(key, owner).checkpoint if scope == "session" else self._checkpoints.get(where)
             if cp is None or is_expired(cp.expires_at, self._now()):
                 return None
             return cp.model_copy(deep=True)
@@ -466,9 +464,7 @@ class MemoryBackend(Backend):
             if scope == "session":
                 self._need(key, owner).checkpoint = None
                 return
-            held = self._checkpoints.get((scope, key))
-            if held is not None and (owner is None or held[1] == owner):
-                del self._checkpoints[(scope, key)]
+            self._checkpoints.pop((scope, owner, key), None)
 
     # ------------------------------------------------------------ artifacts
 
@@ -560,62 +556,72 @@ class MemoryBackend(Backend):
             self._touch(entry)
 
     def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
-        name, version, expires_in = request.name, request.version, request.expires_in
         if request.method == "PUT":
-            return self.presign_put(session_id, owner, name, request.content_type, request.metadata, expires_in).url
+            return self.presign_artifact_upload(session_id, owner, request).url
         with self._lock:
-            found = self._find_version(session_id, owner, name, version)
+            found = self._find_version(session_id, owner, request.name, request.version)
         if found is None:
-            raise ArtifactNotFound(session_id, name, version)
+            raise ArtifactNotFound(session_id, request.name, request.version)
         av = found[0]
-        return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={expires_in}"
+        return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={request.expires_in}"
 
-    def presign_put(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        content_type: str,
-        metadata: dict[str, str],
-        expires_in: int,
-    ) -> PresignedUpload:
+    def presign_artifact_upload(self, session_id: str, owner: str | None, request: Presign) -> PresignedUpload:
         with self._lock:
-            self._need(session_id, owner)
+            session = self._need(session_id, owner).session
             upload_id = new_id()
-            expires = self._now() + timedelta(seconds=expires_in)
-            self._uploads[upload_id] = _Upload(session_id, name, content_type, metadata, expires)
+            expires = self._now() + timedelta(seconds=request.expires_in)
+            self._uploads[upload_id] = _Upload(session_id, session.owner, session.created_at, request, expires)
         return PresignedUpload(
             url=f"memory://uploads/{upload_id}",
             upload_id=upload_id,
             session_id=session_id,
-            name=name,
+            name=request.name,
             expires_at=expires,
-            headers={"Content-Type": content_type},
+            headers=upload_headers(request.content_type, request.size, request.sha256),
+            max_size=request.max_size,
+            size=request.size,
+            sha256=request.sha256,
         )
 
     def receive_upload(self, url: str, data: bytes) -> None:
-        """What an HTTP PUT to a presigned URL does (for tests of the memory backend): store the bytes,
-        unless the URL has expired."""
+        """What an HTTP PUT to a presigned URL, with the headers it was issued with, does at S3 (for tests of
+        the memory backend): store the bytes, unless the URL has expired, the upload already holds bytes
+        (If-None-Match), or they are not the declared size or SHA-256 (signed headers S3 checks)."""
         with self._lock:
             pending = self._uploads.get(url.rstrip("/").rsplit("/", 1)[-1])
             if pending is None or is_expired(pending.expires_at, self._now()):
                 raise InvalidInput("no such upload URL, or it has expired")
+            if pending.data is not None or pending.version is not None:
+                raise InvalidInput("precondition failed: the upload already holds its bytes")
+            wanted = pending.request
+            if wanted.size is not None and len(data) != wanted.size:
+                raise InvalidInput("the body is not the size the URL was signed for")
+            if wanted.sha256 is not None and hashlib.sha256(data).hexdigest() != wanted.sha256:
+                raise InvalidInput("the body does not match the SHA-256 the URL was signed for")
             pending.data = bytes(data)
 
-    def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
-        upload_id = upload
+    def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload_id: str) -> ArtifactVersion:
         with self._lock:
-            self._need(session_id, owner)
+            session = self._need(session_id, owner).session
             pending = self._uploads.get(upload_id)
             if pending is None:
                 raise InvalidInput("no pending upload with that id (it expired, or was never issued)")
-            if pending.session_id != session_id or pending.name != name:
+            if pending.session_id != session_id or pending.request.name != name:
                 raise InvalidInput("upload does not belong to this session and artifact name")
+            if (pending.owner, pending.life) != (session.owner, session.created_at):
+                del self._uploads[upload_id]  # issued in a session that no longer exists: nobody can confirm it
+                raise InvalidInput("upload was issued for an earlier session with this id; it has been discarded")
             if pending.version is not None:
                 return pending.version
             if pending.data is None:
                 raise InvalidInput("nothing has been uploaded to that URL yet")
-            pending.version = self._version(session_id, name, pending.data, pending.content_type, pending.metadata)
+            if len(pending.data) > pending.request.max_size:
+                pending.data = None
+                raise PayloadTooLarge(
+                    f"the upload holds more than its limit of {pending.request.max_size} bytes; it was discarded"
+                )
+            request = pending.request
+            pending.version = self._version(session_id, name, pending.data, request.content_type, request.metadata)
             pending.data = None
             return pending.version
 

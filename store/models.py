@@ -173,8 +173,10 @@ class ArtifactVersion(BaseModel):
 
 
 class PresignedUpload(BaseModel):
-    """A presigned PUT: upload the bytes to `url` (sending `headers`) before `expires_at`, then confirm
-    with `confirm_artifact_upload(session_id, name, upload_id)` to make them a version."""
+    """A presigned PUT: upload the bytes to `url` once, sending exactly `headers` (they are signed: the
+    content type, the condition that the upload does not exist yet, and the declared size and SHA-256
+    when given), before `expires_at`; then confirm with `confirm_artifact_upload(session_id, name,
+    upload_id)` to make them a version. At most `max_size` bytes are accepted."""
 
     url: str
     upload_id: str
@@ -182,3 +184,6 @@ class PresignedUpload(BaseModel):
     name: str
     expires_at: datetime
     headers: dict[str, str] = Field(default_factory=dict)
+    max_size: int = 0
+    size: int | None = None
+    sha256: str | None = None

@@ -80,6 +80,33 @@ def s3_config(config: Any = None, *, path_style: bool = False) -> Any:
     return retry_config(config).merge(extra)
 
 
+def presign_request(
+    settings: Settings,
+    name: str,
+    version: int | None,
+    method: str,
+    expires_in: timedelta | int,
+    content_type: str | None,
+    metadata: dict[str, str] | None,
+    size: int | None,
+    max_size: int | None,
+    sha256: str | None,
+) -> Presign:
+    """The checked request behind both presign methods (an upload's limits from `settings`)."""
+    limit, exact = v.upload_limits(size, max_size, settings) if method == "PUT" else (0, None)
+    return Presign(
+        v.artifact_name(name),
+        v.version(version),
+        method,
+        v.presign_expiry(expires_in),
+        v.content_type(content_type),
+        v.artifact_metadata(metadata),
+        max_size=limit,
+        size=exact,
+        sha256=None if sha256 is None else v.sha256_hex(sha256),
+    )
+
+
 class StoreFront:
     """What both fronts share: configuration, and the choice of backend. `SessionStore` builds its DynamoDB
     backend on boto3 and the sync driver, `AsyncSessionStore` on aioboto3 and the async driver."""
@@ -509,21 +536,23 @@ class SessionStore(StoreFront):
         expires_in: timedelta | int = DEFAULT_PRESIGN,
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
+        size: int | None = None,
+        max_size: int | None = None,
+        sha256: str | None = None,
         owner: str | None = None,
     ) -> str:
         """A SigV4 URL valid for `expires_in` (at most one hour). GET downloads a version (the latest by
-        default; ArtifactNotFound if absent). PUT uploads a new version's bytes (send the same
-        Content-Type), which become a version only when `confirm_artifact_upload` is called with this URL."""
+        default; ArtifactNotFound if absent) as an attachment. PUT uploads a new version's bytes once
+        (send the headers `presign_artifact_upload` lists: at least the same Content-Type and
+        `If-None-Match: *`); they become a version only when `confirm_artifact_upload` is called with
+        this URL. `size`, `max_size` and `sha256` bound and pin the upload as there."""
         method = v.presign_method(method)
         if method == "PUT" and version is not None:
             raise InvalidInput("a PUT URL uploads a new version; version must be None")
-        request = Presign(
-            v.artifact_name(name),
-            v.version(version),
-            method,
-            v.presign_expiry(expires_in),
-            v.content_type(content_type),
-            v.artifact_metadata(metadata),
+        if method == "GET" and (size, max_size, sha256) != (None, None, None):
+            raise InvalidInput("size, max_size and sha256 describe an upload; a GET URL takes none of them")
+        request = presign_request(
+            self.settings, name, version, method, expires_in, content_type, metadata, size, max_size, sha256
         )
         return self._backend.presign_artifact(v.ident(session_id, "session_id"), v.optional_owner(owner), request)
 
@@ -535,25 +564,34 @@ class SessionStore(StoreFront):
         expires_in: timedelta | int = DEFAULT_PRESIGN,
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
+        size: int | None = None,
+        max_size: int | None = None,
+        sha256: str | None = None,
         owner: str | None = None,
     ) -> PresignedUpload:
-        """`presign_artifact(method="PUT")` with everything a client needs: the URL, the headers to send,
-        the upload id to confirm, and when the URL expires."""
-        return self._backend.presign_put(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.artifact_name(name),
-            v.content_type(content_type),
-            v.artifact_metadata(metadata),
-            v.presign_expiry(expires_in),
+        """`presign_artifact(method="PUT")` with everything a client needs: the URL, the headers to send
+        (signed: the content type, `If-None-Match: *` so the URL writes once, and the declared size and
+        SHA-256), the upload id to confirm, the size limit, and when the URL expires. Declare `size` (the
+        exact byte count, enforced by S3) or `max_size` (enforced at confirm); without either the upload
+        may hold `settings.default_upload_bytes`, and neither may exceed `settings.max_upload_bytes`.
+        With `sha256` (hex) S3 verifies the bytes as they arrive and confirm need not read them back."""
+        request = presign_request(
+            self.settings, name, None, "PUT", expires_in, content_type, metadata, size, max_size, sha256
+        )
+        return self._backend.presign_artifact_upload(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), request
         )
 
     def confirm_artifact_upload(
         self, session_id: str, name: str, upload: str, *, owner: str | None = None
     ) -> ArtifactVersion:
         """Make the bytes uploaded through a presigned PUT (`upload`: its URL or upload id) the name's next
-        version, after reading them back for their size and sha256. Confirming twice returns the same
-        version; InvalidInput when nothing was uploaded or the upload is not this session's and name's."""
+        version: their size is checked against the upload's limit from the object's metadata (an oversize
+        upload is PayloadTooLarge and discarded), their SHA-256 taken from S3's checksum when one was
+        declared (else read back), and the object copied, server-side, to a key no URL was issued for, so
+        nothing can change a committed version. Confirming twice returns the same version; InvalidInput
+        when nothing was uploaded, or the upload is not this session's and name's (or was issued for an
+        earlier session under the same id: then it is discarded)."""
         return self._backend.confirm_artifact_upload(
             v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.upload_id(upload)
         )

@@ -30,6 +30,10 @@ class Settings:
         record with this TTL makes it reclaimable if the commit never comes.
     multipart_threshold / part_size: artifacts above the threshold are uploaded in parts of `part_size`
         bytes (at most 10,000 parts); `part_concurrency` parts are uploaded at once (and held in memory).
+    max_upload_bytes: the most a presigned upload may hold (S3's limit for one PUT); nobody may declare more.
+    default_upload_bytes: the most a presigned upload that declares neither its size nor a maximum may hold.
+    copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
+        above it (S3 copies the bytes; none pass through the caller).
     """
 
     clock: Clock = field(default=utcnow)
@@ -48,3 +52,6 @@ class Settings:
     multipart_threshold: int = 8 * 1024 * 1024
     part_size: int = 8 * 1024 * 1024
     part_concurrency: int = 2
+    max_upload_bytes: int = 5 * 1024**3
+    default_upload_bytes: int = 64 * 1024**2
+    copy_part_bytes: int = 512 * 1024**2

@@ -17,6 +17,7 @@ from store.codec import canonical, check_json, dumps
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
 from store.paging import MAX_SEQ
+from store.settings import Settings
 from store.timeutil import to_duration
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -341,6 +342,30 @@ def _attribute(value: Any) -> bool:
         else:
             return False
     return True
+
+
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def sha256_hex(value: Any) -> str:
+    """A SHA-256 digest as 64 hex digits (returned lowercase)."""
+    if not isinstance(value, str) or not _SHA256.fullmatch(value):
+        raise InvalidInput("sha256 must be 64 hexadecimal digits")
+    return value.lower()
+
+
+def upload_limits(size: Any, max_size: Any, settings: Settings) -> tuple[int, int | None]:
+    """(the most bytes an upload may hold, its exact size if declared): `size` when given, else `max_size`,
+    else the default; never above `settings.max_upload_bytes`."""
+    cap = settings.max_upload_bytes
+    for what, value in (("size", size), ("max_size", max_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= cap):
+            raise InvalidInput(f"{what} must be an integer from 0 to {cap} bytes")
+    if size is not None and max_size is not None and size > max_size:
+        raise InvalidInput("size is larger than max_size")
+    if size is not None:
+        return size, size
+    return (max_size if max_size is not None else min(settings.default_upload_bytes, cap)), None
 
 
 def presign_method(value: Any) -> str:

@@ -273,10 +273,17 @@ def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harnes
 
 @pytest.fixture
 def dyn(
-    dynamodb_client: Any, inspector_client: Any, s3_client: Any, inspector_s3: Any, clock: FakeClock
+    dynamodb_client: Any,
+    inspector_client: Any,
+    s3_client: Any,
+    inspector_s3: Any,
+    clock: FakeClock,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Harness]:
     """The DynamoDB + S3 harness alone, for tests of what only it has (requests, keys, the bucket)."""
-    h = make_harness("dynamodb", clock, dynamodb_client, inspector_client, s3_client, inspector_s3)
+    marker = request.node.get_closest_marker("settings")
+    settings = marker.kwargs if marker else {}
+    h = make_harness("dynamodb", clock, dynamodb_client, inspector_client, s3_client, inspector_s3, **settings)
     yield h
     dynamodb_client.meta.events.unregister("before-call.dynamodb.*", h.requests)
     s3_client.meta.events.unregister("before-call.s3.*", h.requests)

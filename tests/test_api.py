@@ -100,7 +100,8 @@ def test_state_interrupts_records_checkpoints(api: Harness) -> None:
     ok(call("PUT", "/checkpoints/run/r-1", json_body={"data": [1]}))
     assert ok(call("GET", "/checkpoints/run/r-1"))["data"] == [1]
     err(call("GET", "/checkpoints/run/r-1", owner="mallory"), 404)
-    err(call("PUT", "/checkpoints/run/r-1", owner="mallory", json_body={"data": 2}), 409, "conflict")
+    assert ok(call("PUT", "/checkpoints/run/r-1", owner="mallory", json_body={"data": 2}))["data"] == 2  # hers
+    assert ok(call("GET", "/checkpoints/run/r-1"))["data"] == [1]
     assert call("DELETE", "/checkpoints/run/r-1").status == 204
     err(call("GET", "/checkpoints/run/r-1"), 404)
     err(call("GET", "/checkpoints/galaxy/r-1"), 422, "invalid_request")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from functions.api import context
+from store.scoped_ids import scoped_id
 from tests.api_client import call
 from tests.conftest import Harness
 
@@ -67,8 +68,11 @@ def api(dyn: Harness) -> Iterator[Harness]:
 
 
 def alices_session(dyn: Harness) -> dict[str, str]:
+    """A session of alice's with one of everything, made through the library under the id the API gives
+    her "plans" session; the ids returned are the ones her requests use."""
     store = dyn.store
-    sid = store.create_session("alice", title="secret plans").id
+    sid = scoped_id("alice", "plans")
+    store.create_session("alice", session_id=sid, title="secret plans")
     mid = store.append_messages(sid, [{"role": "user", "content": "secret"}])[0].id
     store.save_state(sid, {"s": 1})
     store.save_interrupt(sid, {"i": 1})
@@ -77,7 +81,7 @@ def alices_session(dyn: Harness) -> dict[str, str]:
     store.put_artifact(sid, "a.txt", b"alice's")
     store.append_trace_events(sid, "run-1", [{"e": 1}])
     upload = store.presign_artifact_upload(sid, "a.txt", owner="alice")
-    return {"s": sid, "m": mid, "u": upload.upload_id, "k": "runs", "r": "run-1"}
+    return {"s": "plans", "m": mid, "u": upload.upload_id, "k": "runs", "r": "run-1"}
 
 
 def fill(template: str, ids: dict[str, str]) -> str:

@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -250,8 +251,10 @@ def test_presigned_upload_becomes_a_version_only_when_confirmed(harness: Harness
     assert store.get_artifact(session_id, "upload.csv") == data
 
 
-def put_through_url(harness: Harness, url: str, data: bytes) -> None:
-    """What a client's HTTP PUT to a presigned URL does, without HTTP (moto in-process)."""
+def put_through_url(harness: Harness, url: str, data: bytes, headers: dict[str, str] | None = None) -> Any:
+    """What a client's HTTP PUT to a presigned URL does, without HTTP (moto in-process): the headers a
+    PresignedUpload lists (If-None-Match, Content-Length, the SHA-256 checksum) are sent as S3 would get
+    them. Returns the S3 response (None for the memory backend, whose refusals are InvalidInput)."""
     from urllib.parse import unquote, urlsplit
 
     from store.memory import MemoryBackend
@@ -259,11 +262,19 @@ def put_through_url(harness: Harness, url: str, data: bytes) -> None:
     backend = harness.store._backend
     if isinstance(backend, MemoryBackend):
         backend.receive_upload(url, data)
-        return
+        return None
     assert harness.tables is not None and harness.tables.bucket is not None
     path = unquote(urlsplit(url).path).lstrip("/")
     bucket, key = path.split("/", 1) if path.startswith(harness.tables.bucket + "/") else (harness.tables.bucket, path)
-    harness.s3.put_object(Bucket=bucket, Key=key, Body=data)
+    sent = {k.lower(): v for k, v in (headers or {}).items()}
+    params: dict[str, Any] = {}
+    if "if-none-match" in sent:
+        params["IfNoneMatch"] = sent["if-none-match"]
+    if "x-amz-checksum-sha256" in sent:
+        params["ChecksumSHA256"] = sent["x-amz-checksum-sha256"]
+    if "content-type" in sent:
+        params["ContentType"] = sent["content-type"]
+    return harness.s3.put_object(Bucket=bucket, Key=key, Body=data, **params)
 
 
 @pytest.mark.settings(multipart_threshold=5 * MB, part_size=5 * MB)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from store import Checkpointer, Conflict, SessionNotFound, SessionStore
+from store import Checkpointer, SessionNotFound, SessionStore
 from tests.conftest import Harness
 
 
@@ -65,12 +65,18 @@ def test_expired_checkpoint_is_absent_although_still_stored(harness: Harness, se
 
 
 def test_checkpoint_owner_isolation(store: SessionStore) -> None:
+    """Run and workflow keys are per owner: the same key is two checkpoints, and neither owner learns of,
+    blocks or touches the other's (nor the ownerless one)."""
     store.save_checkpoint("workflow", "wf", {"a": 1}, owner="alice")
     assert store.load_checkpoint("workflow", "wf", owner="bob") is None
-    with pytest.raises(Conflict):
-        store.save_checkpoint("workflow", "wf", {"a": 2}, owner="bob")
+    assert store.load_checkpoint("workflow", "wf") is None
+    assert store.save_checkpoint("workflow", "wf", {"a": 2}, owner="bob").data == {"a": 2}
+    store.save_checkpoint("workflow", "wf", {"a": 3})
+    assert store.load_checkpoint("workflow", "wf", owner="bob").data == {"a": 2}
     store.delete_checkpoint("workflow", "wf", owner="bob")
+    assert store.load_checkpoint("workflow", "wf", owner="bob") is None
     assert store.load_checkpoint("workflow", "wf", owner="alice").data == {"a": 1}
+    assert store.load_checkpoint("workflow", "wf").data == {"a": 3}
 
 
 def test_checkpointer_never_raises(store: SessionStore, session_id: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from agents import Agent, Model, ModelResponse, Runner, Usage, set_tracing_disabled
 from agents.memory import Session, SessionSettings
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
 from store import AsyncSessionStore, SessionStore
 from store.integrations.openai_agents import OpenAIAgentsSession
+from store.scoped_ids import scoped_id
 from tests.conftest import Harness
 
 set_tracing_disabled(True)
@@ -67,9 +67,9 @@ def test_runner_keeps_the_history_across_runs(harness: Harness) -> None:
     stored = asyncio.run(second.get_items())
     assert said(stored) == [*said(model.inputs[1]), ("assistant", "Your name is Ada.")]
     # one store message per item, in the owner's session
-    records = harness.store.list_messages("chat-1", owner="ada").items
+    records = harness.store.list_messages(scoped_id("ada", "chat-1"), owner="ada").items
     assert [r.role for r in records] == ["user", "assistant", "user", "assistant"]
-    assert harness.store.get_session("chat-1").owner == "ada"
+    assert harness.store.get_session(first.store_session_id).owner == "ada"
 
 
 def test_session_protocol_operations(harness: Harness) -> None:
@@ -98,7 +98,7 @@ def test_session_protocol_operations(harness: Harness) -> None:
         assert await session.get_items(limit=10) == [{"role": "user", "content": "again"}]
 
     asyncio.run(scenario())
-    roles = [r.role for r in harness.store.list_messages("s-2").items]
+    roles = [r.role for r in harness.store.list_messages(session.store_session_id).items]
     assert roles == ["user"]
 
 
@@ -107,11 +107,13 @@ def test_items_beyond_one_transaction_and_other_owners(harness: Harness) -> None
     items = [{"role": "user", "content": f"m{i}"} for i in range(250)]
     asyncio.run(session.add_items(items))
     assert asyncio.run(session.get_items()) == items
-    intruder = OpenAIAgentsSession("s-3", harness.store, owner="mallory")
-    assert asyncio.run(intruder.get_items()) == []
-    assert asyncio.run(intruder.pop_item()) is None
-    with pytest.raises(Exception, match="s-3"):
-        asyncio.run(intruder.add_items([{"role": "user", "content": "x"}]))
+    # another owner's "s-3" is another session: it neither sees carol's items nor is blocked by them
+    other = OpenAIAgentsSession("s-3", harness.store, owner="mallory")
+    assert asyncio.run(other.get_items()) == []
+    assert asyncio.run(other.pop_item()) is None
+    asyncio.run(other.add_items([{"role": "user", "content": "mallory's own"}]))
+    assert asyncio.run(other.get_items()) == [{"role": "user", "content": "mallory's own"}]
+    assert other.store_session_id != session.store_session_id
     assert len(asyncio.run(session.get_items())) == 250
 
 

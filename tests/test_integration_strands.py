@@ -13,7 +13,8 @@ from strands.session import RepositorySessionManager
 from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
-from store.integrations.strands import StrandsSessionRepository, agent_session_id, session_manager
+from store.integrations.strands import StrandsSessionRepository, agent_store_id, session_manager
+from store.scoped_ids import scoped_id
 from tests.conftest import Harness
 
 
@@ -75,9 +76,9 @@ def test_a_new_agent_resumes_the_conversation(harness: Harness) -> None:
     assert texts(second_model.seen[0])[-1] == ("user", "What is my name?")
     assert len(second_model.seen[0]) == 5  # the whole conversation went to the model
     # one store message per Strands message, in the agent's own session
-    records = harness.store.list_messages(agent_session_id("trip-1", "planner"), owner="ada").items
+    records = harness.store.list_messages(agent_store_id("ada", "trip-1", "planner"), owner="ada").items
     assert [r.role for r in records] == ["user", "assistant"] * 3
-    assert harness.store.get_session("trip-1").metadata["framework"] == "strands"
+    assert harness.store.get_session(scoped_id("ada", "trip-1")).metadata["framework"] == "strands"
 
 
 def test_repository_contract(harness: Harness) -> None:
@@ -144,7 +145,7 @@ def test_repository_contract(harness: Harness) -> None:
     repo.delete_session("s-1")
     assert repo.read_session("s-1") is None
     assert repo.read_agent("s-1", "a") is None
-    assert harness.store.get_session(agent_session_id("s-1", "a")) is None
+    assert harness.store.get_session(agent_store_id("bob", "s-1", "a")) is None
 
 
 def test_ids_that_are_not_store_ids_are_mapped_stably(harness: Harness) -> None:

@@ -107,8 +107,27 @@ def test_a_session_over_http(stack: LocalStack) -> None:
         lambda stack: devtoken.issue(devtoken.new_secret(), "alice"),  # signed by someone else
         lambda stack: devtoken.issue(stack.secret, "alice", now=time.time() - 7200, ttl=60),  # expired
         lambda stack: stack.token("alice").rsplit(".", 1)[0] + ".",  # signature stripped
+        lambda stack: signed(stack, exp=time.time() + 600, iat=time.time() + 300),  # issued in the future
+        lambda stack: signed(stack, exp=time.time() + 600, nbf=time.time() + 300),  # not valid yet
+        lambda stack: signed(stack, exp=float("nan")),  # never compares as expired
+        lambda stack: signed(stack, exp=float("inf")),
+        lambda stack: signed(stack, exp="tomorrow"),
+        lambda stack: signed(stack, exp=True),
     ],
-    ids=["none", "garbage", "malformed", "wrong-signature", "expired", "unsigned"],
+    ids=[
+        "none",
+        "garbage",
+        "malformed",
+        "wrong-signature",
+        "expired",
+        "unsigned",
+        "future-iat",
+        "future-nbf",
+        "nan-exp",
+        "infinite-exp",
+        "text-exp",
+        "bool-exp",
+    ],
 )
 def test_bad_tokens_are_refused(stack: LocalStack, make_token: Any) -> None:
     token = make_token(stack)
@@ -117,6 +136,47 @@ def test_bad_tokens_are_refused(stack: LocalStack, make_token: Any) -> None:
         assert status == 401 and json.loads(body)["code"] == "unauthorized"
     assert http("GET", f"{stack.api_url}/health")[0] == 200
     assert json.loads(http("GET", f"{stack.api_url}/openapi.json")[2])["info"]["title"] == "agent-session-store"
+
+
+def signed(stack: LocalStack, **times: Any) -> str:
+    """A development token for alice, correctly signed, with the time claims given (json allows NaN)."""
+    import hashlib
+    import hmac
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    claims = {"sub": "alice", "iss": devtoken.ISSUER, "aud": devtoken.AUDIENCE, **times}
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps(claims).encode())
+    signature = hmac.new(stack.secret, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{b64(signature)}"
+
+
+def raw_request(stack: LocalStack, head: str, body: bytes = b"") -> tuple[int, bytes]:
+    """Send bytes as they are (what urllib would refuse to send) and read the status line and body."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(stack.api_url)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as conn:
+        conn.sendall(head.encode() + b"\r\n\r\n" + body)
+        conn.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer.split(b"\r\n\r\n", 1)[1]
+
+
+@pytest.mark.parametrize("length", ["-5", "abc", "1e3", "5, 5", " "])
+def test_a_bad_content_length_is_a_400(stack: LocalStack, length: str) -> None:
+    """Never a skipped size check or a dropped connection: an answer in the API's error shape."""
+    token = stack.token("alice")
+    head = f"POST /sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {length}"
+    status, body = raw_request(stack, head, b"{}")
+    assert status == 400 and json.loads(body)["code"] == "invalid_request"
+    assert http("GET", f"{stack.api_url}/health")[0] == 200  # and the server is still serving
 
 
 def test_another_owner_sees_nothing_over_http(stack: LocalStack) -> None:

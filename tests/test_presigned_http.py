@@ -24,8 +24,16 @@ def server_store(moto_endpoint: str, request: pytest.FixtureRequest) -> SessionS
 
 def http(method: str, url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
     request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return resp.status, resp.read()
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def download(url: str) -> tuple[int, bytes, dict[str, str]]:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return resp.status, resp.read(), {k.lower(): v for k, v in resp.headers.items()}
 
 
 def test_presigned_get_downloads_the_version(server_store: SessionStore) -> None:
@@ -42,7 +50,7 @@ def test_presigned_put_then_confirm(server_store: SessionStore) -> None:
     sid = server_store.create_session("alice").id
     url = server_store.presign_artifact(sid, "upload.bin", method="PUT", content_type="application/pdf", expires_in=300)
     data = b"%PDF-1.7 uploaded by a browser"
-    status, _ = http("PUT", url, data, {"Content-Type": "application/pdf"})
+    status, _ = http("PUT", url, data, {"Content-Type": "application/pdf", "If-None-Match": "*"})
     assert status == 200
     assert server_store.list_artifacts(sid) == []  # not a version until confirmed
     v = server_store.confirm_artifact_upload(sid, "upload.bin", url)
@@ -53,3 +61,19 @@ def test_presigned_put_then_confirm(server_store: SessionStore) -> None:
         "application/pdf",
     )
     assert server_store.get_artifact(sid, "upload.bin") == data
+
+
+def test_a_presigned_url_cannot_change_a_version(server_store: SessionStore) -> None:
+    """Over real HTTP: a second PUT with the URL's headers is refused (412); after confirm a PUT lands, but
+    at the upload's own key, and the version (downloaded through its presigned GET) is what was confirmed,
+    served as an attachment."""
+    sid = server_store.create_session("alice").id
+    up = server_store.presign_artifact_upload(sid, "page.html", content_type="text/html", expires_in=300)
+    assert http("PUT", up.url, b"<p>mine</p>", up.headers)[0] == 200
+    assert http("PUT", up.url, b"<script>theirs</script>", up.headers)[0] == 412
+    server_store.confirm_artifact_upload(sid, "page.html", up.url)
+    assert http("PUT", up.url, b"<script>after confirm</script>", up.headers)[0] == 200
+    assert http("PUT", up.url, b"<script>no condition</script>", {"Content-Type": "text/html"})[0] == 200
+    status, body, headers = download(server_store.presign_artifact(sid, "page.html", expires_in=60))
+    assert (status, body) == (200, b"<p>mine</p>")
+    assert headers["content-disposition"].startswith('attachment; filename="page.html"')

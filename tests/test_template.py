@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.local import create_tables
-from infra.template import tables
+from infra.template import load, tables
 from infra.validate import cfn_lint, transformed
 from store.dynamo import keys
 
@@ -109,7 +109,14 @@ def test_every_route_but_health_and_openapi_needs_the_jwt_authorizer() -> None:
         for operation in operations.values():
             expected: list[dict[str, list[str]]] = [{"NONE": []}] if path in public else [{"JwtAuthorizer": []}]
             assert operation["security"] == expected, path
-    assert set(paths) == public | {"/{proxy+}"}
+    costly = {
+        "/search",
+        "/sessions/{session_id}/full",
+        "/sessions/{session_id}",
+        "/sessions/{session_id}/artifact-uploads",
+        "/sessions/{session_id}/artifact-uploads/{upload_id}/confirm",
+    }
+    assert set(paths) == public | costly | {"/{proxy+}"}
     auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]
     assert auth["x-amazon-apigateway-authorizer"]["type"] == "jwt"
     assert auth["x-amazon-apigateway-authorizer"]["jwtConfiguration"]["issuer"] == {"Ref": "JwtIssuer"}
@@ -157,3 +164,31 @@ def test_alarms_and_outputs() -> None:
     assert {"SessionsTableName", "MessagesTableName", "ArtifactsBucketName", "ApiUrl", "ClientPolicyArn"} <= set(
         doc["Outputs"]
     )
+
+
+def test_abuse_limits() -> None:
+    """Per-route throttles (the unauthenticated and the costly routes below the default), a reserved
+    concurrency that is optional, the request budget and the required scopes handed to the function."""
+    doc = transformed()
+    resources = doc["Resources"]
+    stage = next(r["Properties"] for r in resources.values() if r["Type"] == "AWS::ApiGatewayV2::Stage")
+    routes = stage["RouteSettings"]
+    for key in ("GET /health", "GET /openapi.json"):
+        assert routes[key]["ThrottlingRateLimit"] == {"Ref": "PublicRouteRateLimit"}, key
+    for key in ("GET /search", "GET /sessions/{session_id}/full", "DELETE /sessions/{session_id}"):
+        assert routes[key]["ThrottlingBurstLimit"] == {"Ref": "CostlyRouteBurstLimit"}, key
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == {"Ref": "ApiRateLimit"}
+    params = load()["Parameters"]
+    defaults = {
+        name: params[name]["Default"] for name in ("PublicRouteRateLimit", "CostlyRouteRateLimit", "ApiRateLimit")
+    }
+    assert defaults["PublicRouteRateLimit"] < defaults["CostlyRouteRateLimit"] < defaults["ApiRateLimit"]
+    api = resources["ApiFunction"]["Properties"]
+    assert api["ReservedConcurrentExecutions"] == {
+        "Fn::If": ["HasReservedConcurrency", {"Ref": "ApiReservedConcurrency"}, {"Ref": "AWS::NoValue"}]
+    }
+    env = api["Environment"]["Variables"]
+    assert env["REQUEST_BUDGET_SECONDS"] == {"Ref": "RequestBudgetSeconds"}
+    assert params["RequestBudgetSeconds"]["MaxValue"] < api["Timeout"] <= 29
+    assert env["JWT_SCOPES"] == {"Fn::Join": [",", {"Ref": "JwtScopes"}]}
+    assert params["JwtScopes"]["Default"] == ""

@@ -7,9 +7,11 @@ JSON `{"code": ..., "message": ...}` with a stable code, never a stack trace."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
+import traceback
 import warnings
 from typing import Any
 
@@ -25,8 +27,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import artifacts, messages, sessions, state, traces
-from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized
+from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
+from functions.runtime import request_budget
 from store import (
     ArtifactNotFound,
     Conflict,
@@ -37,6 +40,7 @@ from store import (
     SessionNotFound,
     StoreError,
     StoreUnavailable,
+    deadline,
 )
 
 API_TITLE = "agent-session-store"
@@ -48,7 +52,7 @@ logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session
 tracer = Tracer()
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=parse_json_body)
 for module in (sessions, messages, state, artifacts, traces):
     app.include_router(module.router)
 
@@ -77,9 +81,12 @@ def error_body(status: int, code: str, message: str) -> Response[Any]:
 def known_error(exc: Exception) -> Response[Any]:
     kind = next(k for k in type(exc).__mro__ if k in ERRORS)
     status, code = ERRORS[kind]
-    if status >= 500:
-        logger.warning("request failed", extra={"code": code, "error": str(exc)})
-    return error_body(status, code, str(exc) or code.replace("_", " "))
+    message = str(exc) or code.replace("_", " ")
+    with contextlib.suppress(Unauthorized):  # ids in the message as the caller names them
+        message = caller(app.current_event).scrub(message)
+    if status >= 500:  # the store's messages name resources and AWS's answers, never content
+        logger.warning("request failed", extra={"code": code, "error": message})
+    return error_body(status, code, message)
 
 
 @app.exception_handler(RequestValidationError)
@@ -97,7 +104,9 @@ def unsupported_media_type(exc: RequestUnsupportedContentType) -> Response[Any]:
 
 @app.exception_handler(Exception)
 def unexpected(exc: Exception) -> Response[Any]:
-    logger.exception("unexpected error")
+    # the type and where it was raised, not the message: an unexpected exception may quote a request's data
+    stack = "".join(traceback.format_tb(exc.__traceback__))
+    logger.error("unexpected error", extra={"error_type": type(exc).__name__, "stack": stack})
     return error_body(500, "internal_error", "internal error; the request id is in the logs")
 
 
@@ -111,6 +120,7 @@ def route_not_found(exc: Exception) -> Response[Any]:
 ERROR_RESPONSES = {
     "400": "invalid input (a bad id, name or value)",
     "401": "no verified bearer token",
+    "403": "the token lacks every scope the deployment requires (JwtScopes)",
     "404": "absent, or another owner's",
     "409": "a conflict: the id is taken, or an expectation (expected_seq, expected_version) is stale",
     "413": "the request or the payload is too large",
@@ -143,7 +153,7 @@ def openapi_document() -> str:
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             for status, description in ERROR_RESPONSES.items():
-                if status == "401" and path == "/health":
+                if status in ("401", "403") and path == "/health":
                     continue
                 responses[status] = {"description": description, "content": error}
             if path == "/health":
@@ -164,12 +174,31 @@ def openapi() -> Response[str]:
     return Response(200, content_type="application/json", body=openapi_document())
 
 
+def required_scopes() -> frozenset[str]:
+    """JWT_SCOPES (the template's JwtScopes): a token must carry one of them; empty = any verified token."""
+    return frozenset(s.strip() for s in os.environ.get("JWT_SCOPES", "").split(",") if s.strip())
+
+
+def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
+    """The scopes a verified token carries: its `scope` (or `scp`) claim, space-separated (API Gateway passes
+    a list claim as text such as "[a b]")."""
+    found: set[str] = set()
+    for name in ("scope", "scp"):
+        value = claims.get(name)
+        text = " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
+        found.update(text.strip("[]").replace(",", " ").split())
+    return frozenset(found)
+
+
 def _precheck(event: dict[str, Any]) -> Response[Any] | None:
     """Refuse before routing: no verified identity on a protected route (401), an oversized body (413)."""
     path = event.get("rawPath") or ""
     claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
     if path not in PUBLIC_ROUTES and not claims.get("sub"):
         return error_body(401, "unauthorized", "this route needs a bearer token")
+    wanted = required_scopes()
+    if path not in PUBLIC_ROUTES and wanted and not wanted & token_scopes(claims):
+        return error_body(403, "insufficient_scope", f"this API needs a token with one of the scopes {sorted(wanted)}")
     body = event.get("body") or ""
     size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
     if size > MAX_BODY_BYTES:
@@ -188,17 +217,37 @@ def _precheck(event: dict[str, Any]) -> Response[Any] | None:
     return None
 
 
+# what is left of the function's time when the request starts, less this, bounds the request's retries
+TIMEOUT_MARGIN_SECONDS = 2.0
+
+
+def time_budget(context: LambdaContext) -> float:
+    """Seconds this request may spend: the configured budget, within what the invocation has left."""
+    left = context.get_remaining_time_in_millis() / 1000 - TIMEOUT_MARGIN_SECONDS
+    budget = request_budget()
+    return max(0.0, left if budget is None else min(budget, left))
+
+
+# every answer: never sniffed into another type, never cached by a shared cache (it is one owner's data)
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+
+
+# Responses and errors are not recorded in traces: they carry the callers' messages, state and artifacts.
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     refused = _precheck(event)
     if refused is not None:
         body = refused.body if isinstance(refused.body, str) else json.dumps(refused.body)
-        return {
+        response: dict[str, Any] = {
             "statusCode": refused.status_code,
             "headers": {"Content-Type": "application/json"},
             "body": body,
             "isBase64Encoded": False,
         }
-    return app.resolve(event, context)
+    else:
+        with deadline(time_budget(context)):  # no retry outlives the request
+            response = app.resolve(event, context)
+    response["headers"] = {**(response.get("headers") or {}), **SECURITY_HEADERS}
+    return response

@@ -10,9 +10,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, owner_of, store
+from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, caller, store
 from functions.api.schemas import ConfirmUpload, UploadRequest, Versions
 from store import ArtifactNotFound, PayloadTooLarge
+from store.http_headers import attachment
 from store.models import ArtifactVersion, PresignedUpload
 
 router = APIGatewayHttpRouter()
@@ -21,7 +22,8 @@ DOWNLOAD_URL_SECONDS = 300
 
 @router.get("/sessions/<session_id>/artifacts", tags=["artifacts"], summary="The latest version of each artifact")
 def list_artifacts(session_id: str) -> Versions:
-    return Versions(items=store().list_artifacts(session_id, owner=owner_of(router.current_event)))
+    me = caller(router.current_event)
+    return Versions(items=me.out(store().list_artifacts(me.sid(session_id), owner=me.owner)))
 
 
 @router.post(
@@ -31,15 +33,19 @@ def list_artifacts(session_id: str) -> Versions:
     summary="Get a presigned URL to upload a new version (confirm it afterwards)",
 )
 def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
+    me = caller(router.current_event)
     upload = store().presign_artifact_upload(
-        session_id,
+        me.sid(session_id),
         body.name,
         expires_in=body.expires_in,
         content_type=body.content_type,
         metadata=body.metadata,
-        owner=owner_of(router.current_event),
+        size=body.size,
+        max_size=body.max_size,
+        sha256=body.sha256,
+        owner=me.owner,
     )
-    return Response(201, body=upload, content_type="application/json")
+    return Response(201, body=me.out(upload), content_type="application/json")
 
 
 @router.post(
@@ -49,8 +55,9 @@ def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUp
     summary="Make an uploaded object the artifact's next version",
 )
 def confirm_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
-    version = store().confirm_artifact_upload(session_id, body.name, upload_id, owner=owner_of(router.current_event))
-    return Response(201, body=version, content_type="application/json")
+    me = caller(router.current_event)
+    version = store().confirm_artifact_upload(me.sid(session_id), body.name, upload_id, owner=me.owner)
+    return Response(201, body=me.out(version), content_type="application/json")
 
 
 @router.put(
@@ -63,11 +70,9 @@ def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
     data = body_bytes(router.current_event)
     if len(data) > INLINE_ARTIFACT_BYTES:
         raise PayloadTooLarge(f"inline uploads are at most {INLINE_ARTIFACT_BYTES} bytes; use artifact-uploads")
-    content_type = router.current_event.headers.get("content-type")
-    version = store().put_artifact(
-        session_id, unquote(name), data, content_type=content_type, owner=owner_of(router.current_event)
-    )
-    return Response(201, body=version, content_type="application/json")
+    content_type, me = router.current_event.headers.get("content-type"), caller(router.current_event)
+    version = store().put_artifact(me.sid(session_id), unquote(name), data, content_type=content_type, owner=me.owner)
+    return Response(201, body=me.out(version), content_type="application/json")
 
 
 @router.get(
@@ -82,37 +87,40 @@ def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools mus
     inline: Annotated[bool, Query()] = False,
 ):
 
-    owner, artifact = owner_of(router.current_event), unquote(name)
+    me, artifact = caller(router.current_event), unquote(name)
+    sid = me.sid(session_id)
     if not inline:
         try:
             url = store().presign_artifact(
-                session_id, artifact, version=version, expires_in=DOWNLOAD_URL_SECONDS, owner=owner
+                sid, artifact, version=version, expires_in=DOWNLOAD_URL_SECONDS, owner=me.owner
             )
         except ArtifactNotFound:
             raise Absent("no such artifact version") from None
         return Response(302, headers={"Location": url})
-    reader = store().open_artifact(session_id, artifact, version=version, owner=owner)
+    reader = store().open_artifact(sid, artifact, version=version, owner=me.owner)
     if reader is None:
         raise Absent("no such artifact version")
     with reader:
         if reader.version.size > INLINE_ARTIFACT_BYTES:
             raise PayloadTooLarge(f"inline downloads are at most {INLINE_ARTIFACT_BYTES} bytes; omit inline")
         data = reader.read()
-    return Response(200, content_type=reader.version.content_type, body=data)
+    # a download, never a page: served as an attachment, its type not to be second-guessed
+    headers = {"Content-Disposition": attachment(reader.version.name)}
+    return Response(200, content_type=reader.version.content_type, body=data, headers=headers)
 
 
 @router.get(
     "/sessions/<session_id>/artifacts/<name>/versions", tags=["artifacts"], summary="Every version, oldest first"
 )
 def list_versions(session_id: str, name: str) -> Versions:
-    return Versions(
-        items=store().list_artifact_versions(session_id, unquote(name), owner=owner_of(router.current_event))
-    )
+    me = caller(router.current_event)
+    return Versions(items=me.out(store().list_artifact_versions(me.sid(session_id), unquote(name), owner=me.owner)))
 
 
 @router.delete(
     "/sessions/<session_id>/artifacts/<name>", tags=["artifacts"], status_code=204, summary="Delete every version"
 )
 def delete_artifact(session_id: str, name: str) -> Response[None]:
-    store().delete_artifact(session_id, unquote(name), owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().delete_artifact(me.sid(session_id), unquote(name), owner=me.owner)
     return Response(204)

@@ -3,14 +3,57 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+import json
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
 
 from functions.runtime import store, use_store
+from store import validation
+from store.codec import MAX_DEPTH, MAX_INT_DIGITS, check_json
+from store.errors import InvalidInput
+from store.models import Checkpoint, Session
+from store.scoped_ids import MAX_LOCAL_ID, VERBATIM, owner_tag, scoped_id, unscoped_id
 
-__all__ = ["MAX_BODY_BYTES", "Absent", "Unauthorized", "body_bytes", "owner_of", "store", "use_store"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "Absent",
+    "Caller",
+    "Unauthorized",
+    "body_bytes",
+    "caller",
+    "owner_of",
+    "parse_json_body",
+    "store",
+    "use_store",
+]
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a Lambda request is at most 6 MB, and binary bodies arrive base64-encoded
 INLINE_ARTIFACT_BYTES = MAX_BODY_BYTES
+BODY_DEPTH = MAX_DEPTH + 4  # the request's own envelope ({"messages": [{"content": ...}]}) around a value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise InvalidInput(f"the request body holds {name}, which is not JSON")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidInput(f"the request body holds an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def parse_json_body(text: str) -> Any:
+    """A request body as JSON, refused with InvalidInput (400) when no store could keep it: NaN or
+    Infinity, integers of more than MAX_INT_DIGITS digits, floats beyond a double, lone surrogates,
+    nesting deeper than BODY_DEPTH. Malformed JSON raises JSONDecodeError (422, as Powertools answers)."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
+    except RecursionError:
+        raise InvalidInput(f"the request body is nested deeper than {BODY_DEPTH} levels") from None
+    check_json(value, "the request body", max_depth=BODY_DEPTH)
+    return value
 
 
 class Absent(Exception):
@@ -28,6 +71,62 @@ def owner_of(event: Any) -> str:
     if not isinstance(subject, str) or not subject:
         raise Unauthorized("this route needs a verified token")
     return subject
+
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The verified owner of a request, and the translation of session ids at the HTTP boundary: a session
+    id in a path or body is the caller's own name for it, scoped to the caller's namespace before it
+    reaches the store (`sid`), so two owners can use the same id and neither learns of the other's; ids
+    in answers and error messages are the caller's names again (`out`, `scrub`)."""
+
+    owner: str
+
+    def sid(self, local: Any) -> str:
+        """The store id of the caller's session `local` (InvalidInput for an id the API does not take)."""
+        validation.ident(local, "session_id")
+        if len(local) > MAX_LOCAL_ID:
+            raise InvalidInput(f"session ids are at most {MAX_LOCAL_ID} characters")
+        return scoped_id(self.owner, local)
+
+    def local(self, session_id: str) -> str | None:
+        """The caller's name for the store session `session_id`, or None when it is outside the namespace
+        (a session the library made for this owner under an unscoped id: not addressable over HTTP)."""
+        return unscoped_id(self.owner, session_id)
+
+    def out(self, value: M) -> M:
+        """`value` (a model, or a list of them, nested) with every session id as the caller names it."""
+        return cast(M, self._out(value))
+
+    def _out(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self._out(v) for v in value]
+        if not isinstance(value, BaseModel):
+            return value
+        changes: dict[str, Any] = {}
+        for name in type(value).model_fields:
+            field = getattr(value, name)
+            if name == "session_id" and isinstance(field, str):
+                changes[name] = self.local(field) or field
+            elif isinstance(field, BaseModel | list):
+                changes[name] = self._out(field)
+        if isinstance(value, Session):
+            changes["id"] = self.local(value.id) or value.id
+        if isinstance(value, Checkpoint) and value.scope == "session":
+            changes["key"] = self.local(value.key) or value.key
+        return value.model_copy(update=changes) if changes else value
+
+    def scrub(self, message: str) -> str:
+        """An error message with the caller's namespace taken off the ids it names."""
+        return message.replace(owner_tag(self.owner) + VERBATIM, "")
+
+
+def caller(event: Any) -> Caller:
+    """The request's verified caller (Unauthorized without one)."""
+    return Caller(owner_of(event))
 
 
 def body_bytes(event: Any) -> bytes:

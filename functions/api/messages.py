@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import owner_of, store
+from functions.api.context import caller, store
 from functions.api.schemas import AppendMessages, Items, UpdateUsage
 from store import MessageNotFound
 from store.models import MessageRecord, Page
@@ -26,14 +26,15 @@ def append_messages(
         str | None, Header(alias="idempotency-key", description="a retry with the same key writes nothing twice")
     ] = None,
 ) -> Response[Items]:
+    me = caller(router.current_event)
     records = store().append_messages(
-        session_id,
+        me.sid(session_id),
         body.messages,
         expected_seq=body.expected_seq,
         idempotency_key=idempotency_key,
-        owner=owner_of(router.current_event),
+        owner=me.owner,
     )
-    return Response(201, body=Items(items=records), content_type="application/json")
+    return Response(201, body=Items(items=me.out(records)), content_type="application/json")
 
 
 @router.get("/sessions/<session_id>/messages", tags=["messages"], summary="A page of the transcript")
@@ -47,8 +48,9 @@ def list_messages(
     roles: Annotated[list[str] | None, Query()] = None,
     cursor: Annotated[str | None, Query()] = None,
 ) -> Page[MessageRecord]:
-    return store().list_messages(
-        session_id,
+    me = caller(router.current_event)
+    page = store().list_messages(
+        me.sid(session_id),
         after_seq=after_seq,
         before_seq=before_seq,
         limit=limit,
@@ -56,26 +58,30 @@ def list_messages(
         since_compaction=since_compaction,
         roles=roles,
         cursor=cursor,
-        owner=owner_of(router.current_event),
+        owner=me.owner,
     )
+    return me.out(page)
 
 
 @router.get("/sessions/<session_id>/last-messages", tags=["messages"], summary="The latest n messages, oldest first")
 def last_messages(session_id: str, n: Annotated[int, Query(ge=1, le=1000)] = 20) -> Items:
-    return Items(items=store().last_messages(session_id, n, owner=owner_of(router.current_event)))
+    me = caller(router.current_event)
+    return Items(items=me.out(store().last_messages(me.sid(session_id), n, owner=me.owner)))
 
 
 @router.get("/sessions/<session_id>/messages/<message_id>", tags=["messages"], summary="One message by id")
 def get_message(session_id: str, message_id: str) -> MessageRecord:
-    found = store().get_message(session_id, message_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().get_message(me.sid(session_id), message_id, owner=me.owner)
     if found is None:
         raise MessageNotFound(session_id, message_id)
-    return found
+    return me.out(found)
 
 
 @router.put("/sessions/<session_id>/messages/<message_id>/usage", tags=["messages"], summary="Set a message's usage")
 def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> MessageRecord:
-    return store().update_usage(session_id, message_id, body.usage, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    return me.out(store().update_usage(me.sid(session_id), message_id, body.usage, owner=me.owner))
 
 
 @router.post(
@@ -84,12 +90,14 @@ def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> Message
     summary="Mark an appended summary as the start of the live context",
 )
 def mark_compaction(session_id: str, message_id: str) -> MessageRecord:
-    return store().mark_compaction(session_id, message_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    return me.out(store().mark_compaction(me.sid(session_id), message_id, owner=me.owner))
 
 
 @router.get("/sessions/<session_id>/compaction", tags=["messages"], summary="The latest compaction message")
 def latest_compaction(session_id: str) -> MessageRecord:
-    found = store().get_latest_compaction(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().get_latest_compaction(me.sid(session_id), owner=me.owner)
     if found is None:
         raise MessageNotFound(session_id, "latest compaction")
-    return found
+    return me.out(found)

@@ -70,6 +70,13 @@ class UploadRequest(Strict):
     content_type: str | None = None
     metadata: dict[str, str] | None = None
     expires_in: int = Field(default=900, ge=1, le=3600, description="seconds the upload URL stays valid")
+    size: int | None = Field(default=None, ge=0, description="the exact byte count (signed: S3 refuses another)")
+    max_size: int | None = Field(
+        default=None, ge=0, description="the most bytes the upload may hold (checked at confirm); default 64 MiB"
+    )
+    sha256: str | None = Field(
+        default=None, description="hex SHA-256 of the bytes (signed: S3 verifies them as they arrive)"
+    )
 
 
 class ConfirmUpload(Strict):

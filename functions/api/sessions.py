@@ -6,17 +6,20 @@ import os
 from datetime import datetime
 from typing import Annotated
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import owner_of, store
+from functions.api.context import caller, store
 from functions.api.schemas import CreateSession, Health, Hits, UpdateSession
-from store import SessionNotFound
+from store import SessionNotFound, StoreUnavailable
 from store.backend import UNSET
 from store.models import Page, Session
+from store.validation import new_id
 
 router = APIGatewayHttpRouter()
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"), child=True)
 
 
 def retention(requested: int | None) -> int | None:
@@ -30,15 +33,16 @@ def retention(requested: int | None) -> int | None:
 
 @router.post("/sessions", tags=["sessions"], status_code=201, summary="Create a session")
 def create_session(body: CreateSession) -> Response[Session]:
+    me = caller(router.current_event)
     session = store().create_session(
-        owner_of(router.current_event),
-        session_id=body.session_id,
+        me.owner,
+        session_id=me.sid(body.session_id if body.session_id is not None else new_id()),
         title=body.title,
         model=body.model,
         metadata=body.metadata,
         retention=retention(body.retention_seconds),
     )
-    return Response(201, body=session, content_type="application/json")
+    return Response(201, body=me.out(session), content_type="application/json")
 
 
 @router.get("/sessions", tags=["sessions"], summary="List my sessions, most recently updated first")
@@ -48,40 +52,43 @@ def list_sessions(
     created_after: Annotated[datetime | None, Query()] = None,
     created_before: Annotated[datetime | None, Query()] = None,
 ) -> Page[Session]:
-    return store().list_sessions(
-        owner_of(router.current_event),
-        limit=limit,
-        cursor=cursor,
-        created_after=created_after,
-        created_before=created_before,
+    me = caller(router.current_event)
+    page = store().list_sessions(
+        me.owner, limit=limit, cursor=cursor, created_after=created_after, created_before=created_before
     )
+    # sessions the library made for this owner under ids outside the namespace are not addressable here
+    mine = [s for s in page.items if me.local(s.id) is not None]
+    return Page[Session](items=me.out(mine), next_cursor=page.next_cursor)
 
 
 @router.get("/sessions/<session_id>", tags=["sessions"], summary="Get a session")
 def get_session(session_id: str) -> Session:
-    found = store().get_session(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().get_session(me.sid(session_id), owner=me.owner)
     if found is None:
         raise SessionNotFound(session_id)
-    return found
+    return me.out(found)
 
 
 @router.patch("/sessions/<session_id>", tags=["sessions"], summary="Change title, model or metadata")
 def update_session(session_id: str, body: UpdateSession) -> Session:
-    given = body.model_fields_set
-    return store().update_session(
-        session_id,
+    given, me = body.model_fields_set, caller(router.current_event)
+    updated = store().update_session(
+        me.sid(session_id),
         title=body.title if "title" in given else UNSET,
         model=body.model if "model" in given else UNSET,
         metadata=body.metadata if "metadata" in given else UNSET,
-        owner=owner_of(router.current_event),
+        owner=me.owner,
     )
+    return me.out(updated)
 
 
 @router.delete(
     "/sessions/<session_id>", tags=["sessions"], status_code=204, summary="Delete a session and everything it owns"
 )
 def delete_session(session_id: str) -> Response[None]:
-    store().delete_session(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().delete_session(me.sid(session_id), owner=me.owner)
     return Response(204)
 
 
@@ -90,10 +97,17 @@ def search(
     q: Annotated[str, Query(min_length=1, max_length=256)],
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> Hits:
-    return Hits(items=store().search(owner_of(router.current_event), q, limit=limit))
+    me = caller(router.current_event)
+    hits = [h for h in store().search(me.owner, q, limit=limit) if me.local(h.session_id) is not None]
+    return Hits(items=me.out(hits))
 
 
 @router.get("/health", tags=["operations"], summary="Health of the tables and bucket (no token needed)")
 def health() -> Health:
-    store().health_check()
+    """Unauthenticated: the answer says only whether storage answers; what failed goes to the log."""
+    try:
+        store().health_check()
+    except StoreUnavailable as exc:
+        logger.warning("health check failed", extra={"error": str(exc)})
+        raise StoreUnavailable("storage is unavailable") from None
     return Health(status="ok")

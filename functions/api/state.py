@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import Absent, owner_of, store
+from functions.api.context import Absent, Caller, caller, store
 from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState
 from store.models import Checkpoint, FullSession, StateSnapshot
 
@@ -17,7 +17,8 @@ router = APIGatewayHttpRouter()
 
 @router.get("/sessions/<session_id>/state", tags=["state"], summary="The current state")
 def load_state(session_id: str) -> StateSnapshot:
-    found = store().load_state(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().load_state(me.sid(session_id), owner=me.owner)
     if found is None:
         raise Absent("no state has been saved")
     return found
@@ -25,27 +26,29 @@ def load_state(session_id: str) -> StateSnapshot:
 
 @router.put("/sessions/<session_id>/state", tags=["state"], summary="Save a new version of the state")
 def save_state(session_id: str, body: SaveState) -> Saved:
-    version = store().save_state(
-        session_id, body.state, expected_version=body.expected_version, owner=owner_of(router.current_event)
-    )
+    me = caller(router.current_event)
+    version = store().save_state(me.sid(session_id), body.state, expected_version=body.expected_version, owner=me.owner)
     return Saved(version=version)
 
 
 @router.get("/sessions/<session_id>/full", tags=["state"], summary="Session, messages and state as of one instant")
 def load_full(session_id: str, since_compaction: Annotated[bool, Query()] = False) -> FullSession:
-    return store().load_full(session_id, since_compaction=since_compaction, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    return me.out(store().load_full(me.sid(session_id), since_compaction=since_compaction, owner=me.owner))
 
 
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")
 def save_full(session_id: str, body: SaveFull) -> StateSnapshot:
+    me = caller(router.current_event)
     return store().save_full(
-        session_id, body.messages, body.state, expected_seq=body.expected_seq, owner=owner_of(router.current_event)
+        me.sid(session_id), body.messages, body.state, expected_seq=body.expected_seq, owner=me.owner
     )
 
 
 @router.get("/sessions/<session_id>/interrupt", tags=["state"], summary="The pending interrupt")
 def load_interrupt(session_id: str) -> Interrupt:
-    found = store().load_interrupt(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().load_interrupt(me.sid(session_id), owner=me.owner)
     if found is None:
         raise Absent("no interrupt is pending")
     return Interrupt(interrupt=found)
@@ -53,7 +56,8 @@ def load_interrupt(session_id: str) -> Interrupt:
 
 @router.put("/sessions/<session_id>/interrupt", tags=["state"], status_code=204, summary="Record a pending interrupt")
 def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
-    store().save_interrupt(session_id, body.interrupt, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().save_interrupt(me.sid(session_id), body.interrupt, owner=me.owner)
     return Response(204)
 
 
@@ -61,13 +65,15 @@ def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
     "/sessions/<session_id>/interrupt", tags=["state"], status_code=204, summary="Clear the pending interrupt"
 )
 def clear_interrupt(session_id: str) -> Response[None]:
-    store().clear_interrupt(session_id, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().clear_interrupt(me.sid(session_id), owner=me.owner)
     return Response(204)
 
 
 @router.get("/sessions/<session_id>/records/<kind>", tags=["state"], summary="The session's records of a kind")
 def load_records(session_id: str, kind: str) -> SaveRecords:
-    return SaveRecords(records=store().load_records(session_id, kind, owner=owner_of(router.current_event)))
+    me = caller(router.current_event)
+    return SaveRecords(records=store().load_records(me.sid(session_id), kind, owner=me.owner))
 
 
 @router.put(
@@ -77,28 +83,39 @@ def load_records(session_id: str, kind: str) -> SaveRecords:
     summary="Replace the session's records of a kind",
 )
 def save_records(session_id: str, kind: str, body: SaveRecords) -> Response[None]:
-    store().save_records(session_id, kind, body.records, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().save_records(me.sid(session_id), kind, body.records, owner=me.owner)
     return Response(204)
 
 
 Scope = Literal["session", "run", "workflow"]
 
 
+def checkpoint_key(me: Caller, scope: str, key: str) -> str:
+    """A session checkpoint's key is a session id (scoped like every other); run and workflow checkpoints
+    are kept apart per owner by the store itself."""
+    return me.sid(key) if scope == "session" else key
+
+
 @router.get("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="A checkpoint (absent once expired)")
 def load_checkpoint(scope: Scope, key: str) -> Checkpoint:
-    found = store().load_checkpoint(scope, key, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    found = store().load_checkpoint(scope, checkpoint_key(me, scope, key), owner=me.owner)
     if found is None:
         raise Absent("no such checkpoint")
-    return found
+    return me.out(found)
 
 
 @router.put("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="Save or renew a checkpoint")
 def save_checkpoint(scope: Scope, key: str, body: SaveCheckpoint) -> Checkpoint:
     data: Any = body.data
-    return store().save_checkpoint(scope, key, data, ttl=body.ttl_seconds, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    saved = store().save_checkpoint(scope, checkpoint_key(me, scope, key), data, ttl=body.ttl_seconds, owner=me.owner)
+    return me.out(saved)
 
 
 @router.delete("/checkpoints/<scope>/<key>", tags=["checkpoints"], status_code=204, summary="Delete a checkpoint")
 def delete_checkpoint(scope: Scope, key: str) -> Response[None]:
-    store().delete_checkpoint(scope, key, owner=owner_of(router.current_event))
+    me = caller(router.current_event)
+    store().delete_checkpoint(scope, checkpoint_key(me, scope, key), owner=me.owner)
     return Response(204)

@@ -26,7 +26,8 @@ metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Agen
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
-@tracer.capture_method
+# nothing of a record, nor of an error about one, is put in a trace: records carry the sessions' data
+@tracer.capture_method(capture_response=False, capture_error=False)
 def handle_record(record: DynamoDBRecord) -> None:
     """Apply one stream record (idempotent: a retried record does nothing twice)."""
     released = store().reclaim([record.raw_event])
@@ -35,7 +36,7 @@ def handle_record(record: DynamoDBRecord) -> None:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return dict(

@@ -169,16 +169,8 @@ class DynamoBackend(Backend):
     def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
         return self.run(artifacts.presign_url(self.ctx, session_id, owner, request))
 
-    def presign_put(
-        self,
-        session_id: str,
-        owner: str | None,
-        name: str,
-        content_type: str,
-        metadata: dict[str, str],
-        expires_in: int,
-    ) -> PresignedUpload:
-        return self.run(artifacts.presign_put(self.ctx, session_id, owner, name, content_type, metadata, expires_in))
+    def presign_artifact_upload(self, session_id: str, owner: str | None, request: Presign) -> PresignedUpload:
+        return self.run(artifacts.presign_artifact_upload(self.ctx, session_id, owner, request))
 
     def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
         return self.run(artifacts.confirm_upload(self.ctx, session_id, owner, name, upload))

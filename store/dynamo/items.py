@@ -176,10 +176,10 @@ def state_from_item(item: Item) -> StateSnapshot:
     )
 
 
-def checkpoint_item(cp: Checkpoint, ttl: int, encoded: tuple[str, bytes]) -> Item:
-    """A checkpoint item; `encoded` is the codec's form of `cp.data`."""
+def checkpoint_item(cp: Checkpoint, ttl: int, encoded: tuple[str, bytes], owner: str | None) -> Item:
+    """A checkpoint item (in `owner`'s namespace); `encoded` is the codec's form of `cp.data`."""
     item: Item = {
-        **keys.checkpoint_key(cp.scope, cp.key),
+        **keys.checkpoint_key(cp.scope, cp.key, owner),
         "scope": s(cp.scope),
         "key": s(cp.key),
         "saved_at": s(iso(cp.saved_at)),

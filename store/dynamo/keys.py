@@ -4,6 +4,7 @@ every key is built from validated ids only."""
 from __future__ import annotations
 
 from store.dynamo.attrs import Item, n, s
+from store.dynamo.object_keys import digest
 
 # Sessions table (template.yaml: SessionsTable)
 PK = "pk"
@@ -58,12 +59,15 @@ def owner_index_pk(owner: str) -> str:
     return f"O#{owner}"
 
 
-def checkpoint_key(scope: str, key: str) -> Item:
+def checkpoint_key(scope: str, key: str, owner: str | None = None) -> Item:
     """Session-scope checkpoints live in the session's partition (and go with it); run and workflow
-    checkpoints have partitions of their own."""
+    checkpoints have partitions of their own, one namespace per owner (the owner's digest is in the key),
+    so owners neither see nor block each other's keys; without an owner, the shared namespace."""
     if scope == "session":
         return session_key(key, CHECKPOINT)
-    return {PK: s(f"C#{scope}#{key}"), SK: s(CHECKPOINT)}
+    if owner is None:
+        return {PK: s(f"C#{scope}#{key}"), SK: s(CHECKPOINT)}
+    return {PK: s(f"C#{scope}#{digest(owner)}#{key}"), SK: s(CHECKPOINT)}
 
 
 def message_key(session_id: str, seq: int) -> Item:

@@ -3,9 +3,11 @@ string) and an artifact name (user text) only ever appear as SHA-256 digests, so
 becomes a key path. Owner and session scoping is the key's prefix:
 
     sessions/<owner-digest>/<session-id>/artifacts/<name-digest>/<upload-id>
+    sessions/<owner-digest>/<session-id>/uploads/<upload-id>   (where a presigned PUT lands; never a version)
     sessions/<owner-digest>/<session-id>/traces/<run-id>/<batch, 10 digits>.jsonl.gz
     sessions/<owner-digest>/<session-id>/payloads/<write-id>/<sha256 of the stored bytes>
-    checkpoints/<scope>/<key>/payloads/<write-id>/<sha256 of the stored bytes>
+    checkpoints/<scope>/<key>/payloads/<write-id>/<sha256 of the stored bytes>   (no owner)
+    checkpoints/<scope>/owners/<owner-digest>/<key>/payloads/<write-id>/<sha256 of the stored bytes>
 """
 
 from __future__ import annotations
@@ -27,14 +29,23 @@ def session_prefix(owner: str, session_id: str) -> str:
     return f"sessions/{digest(owner)}/{session_id}/"
 
 
-def checkpoint_prefix(scope: str, key: str) -> str:
-    """Objects of a run or workflow checkpoint (session checkpoints use their session's prefix)."""
-    return f"checkpoints/{scope}/{key}/"
+def checkpoint_prefix(scope: str, key: str, owner: str | None = None) -> str:
+    """Objects of a run or workflow checkpoint (session checkpoints use their session's prefix), in its
+    owner's namespace when it has one."""
+    if owner is None:
+        return f"checkpoints/{scope}/{key}/"
+    return f"checkpoints/{scope}/owners/{digest(owner)}/{key}/"
 
 
 def artifact_key(prefix: str, name: str, upload_id: str) -> str:
     """One uploaded object of an artifact; its version number lives in DynamoDB, allocated at commit."""
     return f"{prefix}artifacts/{digest(name)}/{upload_id}"
+
+
+def incoming_key(prefix: str, upload_id: str) -> str:
+    """Where a presigned upload's bytes land. A version never lives here: confirm copies them to the
+    version's `artifact_key`, which no URL is issued for."""
+    return f"{prefix}uploads/{upload_id}"
 
 
 def trace_key(prefix: str, run_id: str, batch: int) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from store.errors import SessionNotFound
 from store.integrations._calls import AnyStore, call, call_or, ensure_session
+from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
 
 ROLE_MAX = 64
@@ -47,10 +48,13 @@ class OpenAIAgentsSession:
         retention: timedelta | int | None = None,
         session_settings: Any = None,
     ) -> None:
-        """`session_id` names the store session (created on the first `add_items`, owned by `owner`,
-        expiring after `retention` without activity if given). `session_settings` is the SDK's
-        `SessionSettings` (or a dict of it); its `limit` applies when `get_items` is given none."""
+        """`session_id` names the store session within `owner`'s namespace (its store id is
+        `store.scoped_ids.scoped_id(owner, session_id)`: another owner's session of the same id is another
+        session, and the HTTP API serves this one to its owner as `session_id`). It is created on the
+        first `add_items`, expiring after `retention` without activity if given. `session_settings` is
+        the SDK's `SessionSettings` (or a dict of it); its `limit` applies when `get_items` is given none."""
         self.session_id = session_id
+        self.store_session_id = scoped_id(owner, session_id)
         self.store = store
         self.owner = owner
         self.retention = retention
@@ -67,10 +71,10 @@ class OpenAIAgentsSession:
         if limit == 0:
             return []
         if limit is None or limit < 0:
-            page = await call_or(None, self.store, "list_messages", self.session_id, owner=self.owner)
+            page = await call_or(None, self.store, "list_messages", self.store_session_id, owner=self.owner)
             records = [] if page is None else page.items
         else:
-            records = await call_or([], self.store, "last_messages", self.session_id, limit, owner=self.owner)
+            records = await call_or([], self.store, "last_messages", self.store_session_id, limit, owner=self.owner)
         return [r.content for r in records]
 
     async def add_items(self, items: list[Any]) -> None:
@@ -79,20 +83,21 @@ class OpenAIAgentsSession:
         for start in range(0, len(messages), APPEND_MAX):
             batch = messages[start : start + APPEND_MAX]
             try:
-                await call(self.store, "append_messages", self.session_id, batch, owner=self.owner)
+                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
             except SessionNotFound:
                 await self._create()
-                await call(self.store, "append_messages", self.session_id, batch, owner=self.owner)
+                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
 
     async def pop_item(self) -> Any | None:
         """Remove and return the latest item (None when there is none); two concurrent pops never
         return the same item."""
-        record = await call_or(None, self.store, "pop_message", self.session_id, owner=self.owner)
+        record = await call_or(None, self.store, "pop_message", self.store_session_id, owner=self.owner)
         return None if record is None else record.content
 
     async def clear_session(self) -> None:
         """Remove every item (the store session is deleted with everything it holds)."""
-        await call(self.store, "delete_session", self.session_id, owner=self.owner)
+        await call(self.store, "delete_session", self.store_session_id, owner=self.owner)
 
     async def _create(self) -> None:
-        await ensure_session(self.store, self.owner, self.session_id, {"framework": "openai-agents"}, self.retention)
+        meta = {"framework": "openai-agents"}
+        await ensure_session(self.store, self.owner, self.store_session_id, meta, self.retention)

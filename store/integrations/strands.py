@@ -10,15 +10,17 @@
     agent = Agent(session_manager=RepositorySessionManager(session_id="chat-42", session_repository=repository))
 
 How Strands' records map onto the store:
-- the Strands session is a store session (id: the Strands id; metadata `framework: strands`);
-- each agent of it has its own store session, `<session>:agent:<agent id>` (metadata names the Strands
-  session and the agent), whose transcript holds the agent's messages, one item each, message `i`
-  at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so a retried append is
-  stored once and two writers cannot interleave one agent's messages);
+- the Strands session is a store session whose id is the Strands id in the owner's namespace
+  (`store.scoped_ids.scoped_id(owner, session_id)`: two owners' "chat-42" are two sessions, and the
+  HTTP API serves it to its owner as "chat-42"; metadata `framework: strands`);
+- each agent of it has its own store session, `<session>:agent:<agent id>` in the same namespace
+  (metadata names the Strands session and the agent), whose transcript holds the agent's messages, one
+  item each, message `i` at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so
+  a retried append is stored once and two writers cannot interleave one agent's messages);
 - the agent record (`SessionAgent`) and the messages Strands redacts later live in that session's
   state, changed with optimistic versioning (`expected_version`), so concurrent updates never lose one;
 - multi-agent state is a record list of the Strands session (`strands.multi.<id>`).
-Ids that are not store ids (over 128 characters, or other characters) are mapped to stable hashed ids.
+Ids that are not store ids (over 100 characters, or other characters) are mapped to stable hashed ids.
 Bytes in messages (images, documents) are kept base64-encoded exactly as Strands' own managers do.
 Install with `pip install agent-session-store[strands]`.
 """
@@ -45,6 +47,7 @@ from strands.types.session import (
 
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.models import MessageRecord
+from store.scoped_ids import scoped_id
 from store.session_store import SessionStore
 from store.validation import ID_PATTERN
 
@@ -62,10 +65,18 @@ def store_id(raw: str, prefix: str = "strands") -> str:
     return f"{prefix}-{hashlib.sha256(raw.encode()).hexdigest()[:40]}"
 
 
-def agent_session_id(session_id: str, agent_id: str) -> str:
-    """The store session that holds one agent's record and transcript."""
-    candidate = f"{store_id(session_id)}:agent:{agent_id}"
-    return store_id(candidate, "strands-agent")
+def session_store_id(owner: str, session_id: str) -> str:
+    """The store session of a Strands session: its id in the owner's namespace (`store.scoped_ids`), so
+    two owners' sessions of the same id are two sessions, and the HTTP API finds it under that id."""
+    return scoped_id(owner, session_id)
+
+
+def agent_store_id(owner: str, session_id: str, agent_id: str) -> str:
+    """The store session that holds one agent's record and transcript (in the owner's namespace; readable
+    when the ids are, hashed when they contain the separator or are not store ids)."""
+    if ":" in session_id or ":" in agent_id:
+        return scoped_id(owner, f"{session_id}\x00{agent_id}")
+    return scoped_id(owner, f"{session_id}:agent:{agent_id}")
 
 
 def _now() -> str:
@@ -85,14 +96,15 @@ class StrandsSessionRepository(SessionRepository):
     def create_session(self, session: Session, **kwargs: Any) -> Session:
         """Create the store session; SessionException if it exists."""
         try:
-            self._create(store_id(session.session_id), session.session_id, {"session_type": session.session_type.value})
+            meta = {"session_type": session.session_type.value}
+            self._create(session_store_id(self.owner, session.session_id), session.session_id, meta)
         except SessionExists:
             raise SessionException(f"Session {session.session_id} already exists") from None
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Session | None:
         """The Strands session, or None."""
-        found = self._call(self.store.get_session, store_id(session_id), owner=self.owner)
+        found = self._call(self.store.get_session, session_store_id(self.owner, session_id), owner=self.owner)
         if found is None or found.metadata.get("framework") != FRAMEWORK:
             return None
         return Session(
@@ -104,7 +116,7 @@ class StrandsSessionRepository(SessionRepository):
 
     def delete_session(self, session_id: str, **kwargs: Any) -> None:
         """Delete the session, its agents' transcripts and its multi-agent state (idempotent)."""
-        main = store_id(session_id)
+        main = session_store_id(self.owner, session_id)
         cursor = None
         while True:
             page = self._call(
@@ -120,19 +132,19 @@ class StrandsSessionRepository(SessionRepository):
     # -- agents -----------------------------------------------------------------------------------
     def create_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
         """Create the agent's store session (if a crash left it, reuse it) and record the agent."""
-        child = agent_session_id(session_id, session_agent.agent_id)
+        child = agent_store_id(self.owner, session_id, session_agent.agent_id)
         with contextlib.suppress(SessionExists):
             self._create(
                 child,
                 f"{session_id} / {session_agent.agent_id}",
-                {"strands_session": store_id(session_id), "agent_id": session_agent.agent_id},
+                {"strands_session": session_store_id(self.owner, session_id), "agent_id": session_agent.agent_id},
             )
         record = session_agent.to_dict()
         self._change_state(child, lambda state: {**state, "agent": record})
 
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> SessionAgent | None:
         """The agent's record, or None."""
-        state = self._state(agent_session_id(session_id, agent_id))
+        state = self._state(agent_store_id(self.owner, session_id, agent_id))
         return None if state is None or "agent" not in state else SessionAgent.from_dict(state["agent"])
 
     def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
@@ -145,7 +157,7 @@ class StrandsSessionRepository(SessionRepository):
             session_agent.created_at = state["agent"].get("created_at", session_agent.created_at)
             return {**state, "agent": session_agent.to_dict()}
 
-        self._change_state(agent_session_id(session_id, agent_id), change)
+        self._change_state(agent_store_id(self.owner, session_id, agent_id), change)
 
     # -- messages ---------------------------------------------------------------------------------
     def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
@@ -159,7 +171,7 @@ class StrandsSessionRepository(SessionRepository):
         index = session_message.message_id
         self._call(
             self.store.append_messages,
-            agent_session_id(session_id, agent_id),
+            agent_store_id(self.owner, session_id, agent_id),
             [message],
             expected_seq=index,
             idempotency_key=f"strands-message-{index}",
@@ -173,7 +185,7 @@ class StrandsSessionRepository(SessionRepository):
 
     def update_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Replace a stored message (Strands does so to redact it); SessionException if it does not exist."""
-        child = agent_session_id(session_id, agent_id)
+        child = agent_store_id(self.owner, session_id, agent_id)
         index = session_message.message_id
         page = self._call(self.store.list_messages, child, after_seq=index, limit=1, owner=self.owner)
         if not page.items or page.items[0].seq != index + 1:
@@ -188,7 +200,7 @@ class StrandsSessionRepository(SessionRepository):
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
     ) -> list[SessionMessage]:
         """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state)."""
-        child = agent_session_id(session_id, agent_id)
+        child = agent_store_id(self.owner, session_id, agent_id)
         page = self._read(None, self.store.list_messages, child, after_seq=offset, limit=limit, owner=self.owner)
         if page is None:
             return []
@@ -203,7 +215,8 @@ class StrandsSessionRepository(SessionRepository):
     def read_multi_agent(self, session_id: str, multi_agent_id: str, **kwargs: Any) -> dict[str, Any] | None:
         """The orchestrator's state, or None."""
         kind = self._multi_kind(multi_agent_id)
-        found = self._read([], self.store.load_records, store_id(session_id), kind, owner=self.owner)
+        main = session_store_id(self.owner, session_id)
+        found = self._read([], self.store.load_records, main, kind, owner=self.owner)
         return decode_bytes_values(found[0]) if found else None
 
     def update_multi_agent(self, session_id: str, multi_agent: MultiAgentBase, **kwargs: Any) -> None:
@@ -278,7 +291,8 @@ class StrandsSessionRepository(SessionRepository):
 
     def _put_multi(self, session_id: str, multi_agent_id: str, state: dict[str, Any]) -> None:
         kind = self._multi_kind(multi_agent_id)
-        self._call(self.store.save_records, store_id(session_id), kind, [encode_bytes_values(state)], owner=self.owner)
+        main = session_store_id(self.owner, session_id)
+        self._call(self.store.save_records, main, kind, [encode_bytes_values(state)], owner=self.owner)
 
 
 def session_manager(session_id: str, store: SessionStore, *, owner: str = "strands", **kwargs: Any) -> Any:

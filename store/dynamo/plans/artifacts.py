@@ -13,6 +13,7 @@ Version numbers are never reused, even after `delete_artifact`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,7 +22,7 @@ from typing import Any
 
 from store.backend import Presign
 from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, Item, boolean, get_int, get_s, n, need_s, s
+from store.dynamo.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.plans.base import (
     Cancelled,
@@ -40,6 +41,8 @@ from store.dynamo.plans.base import (
     write_session,
 )
 from store.dynamo.plans.objects import (
+    COMMITTED,
+    OBJECTS,
     Intent,
     abandon,
     bucket,
@@ -50,8 +53,9 @@ from store.dynamo.plans.objects import (
     s3,
     session_owner,
 )
-from store.dynamo.plans.uploads import Uploaded, digest_object, upload
-from store.errors import ArtifactNotFound, InvalidInput, StoreError
+from store.dynamo.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.errors import ArtifactNotFound, Conflict, InvalidInput, PayloadTooLarge, StoreError
+from store.http_headers import attachment, sha256_base64, upload_headers
 from store.models import ArtifactVersion, PresignedUpload
 from store.timeutil import from_epoch, iso, parse_iso
 from store.validation import new_id
@@ -203,25 +207,49 @@ def _version_range(ctx: Context, session_id: str, d: str, lo: int, hi: int) -> P
 
 
 def _intent_for(
-    ctx: Context, session_id: str, owner: str | None, name: str, extra: Item, grace: Any = None
+    ctx: Context, session_id: str, owner: str | None, name: str, upload: Presign | None = None
 ) -> Plan[tuple[Intent, str]]:
-    """Record the intent for one artifact object of this session; returns it and the object's key."""
+    """Record the intent for one artifact object of this session; returns it and the object's key. For a
+    presigned `upload` the object is its incoming key (never a version's), and the intent remembers the
+    owner and the life (creation time) of the session it was issued in, and what the upload promised."""
     attempt = 0
     while True:
-        owner_of = yield from session_owner(ctx, session_id, owner)
+        life = None
+        if upload is None:
+            owner_of = yield from session_owner(ctx, session_id, owner)
+        else:
+            head = yield from read_head(ctx, session_id, owner)
+            owner_of, life = head.session.owner, iso(head.session.created_at)
         upload_id = new_id()
-        key = object_keys.artifact_key(object_keys.session_prefix(owner_of, session_id), name, upload_id)
+        prefix = object_keys.session_prefix(owner_of, session_id)
+        extra: Item = {"kind": s(KIND_ARTIFACT), "session_id": s(session_id), "name": s(name), "owner": s(owner_of)}
+        grace = None
+        if upload is None:
+            key = object_keys.artifact_key(prefix, name, upload_id)
+        else:
+            key = object_keys.incoming_key(prefix, upload_id)
+            grace = ctx.settings.upload_grace + timedelta(seconds=upload.expires_in)
+            extra.update(_promised(upload), session_created=s(life or ""))
         intent = yield from record_intent(
-            ctx,
-            [key],
-            session=(session_id, owner, owner_of),
-            upload_id=upload_id,
-            extra={"kind": s(KIND_ARTIFACT), "session_id": s(session_id), "name": s(name), **extra},
-            grace=grace,
+            ctx, [key], session=(session_id, owner, owner_of), upload_id=upload_id, extra=extra, grace=grace, life=life
         )
         if intent is not None:
             return intent, key
         attempt = yield from backoff(ctx, attempt, "put_artifact")
+
+
+def _promised(upload: Presign) -> Item:
+    """What a presigned upload's intent records of its request (read back by `confirm_upload`)."""
+    out: Item = {
+        "content_type": s(upload.content_type),
+        "metadata": s(json.dumps(upload.metadata, sort_keys=True)),
+        "max_size": n(upload.max_size),
+    }
+    if upload.size is not None:
+        out["size"] = n(upload.size)
+    if upload.sha256 is not None:
+        out["sha256"] = s(upload.sha256)
+    return out
 
 
 def put_artifact(
@@ -235,13 +263,14 @@ def put_artifact(
 ) -> Plan[ArtifactVersion]:
     """Upload `data` behind an intent, then commit it as the name's next version."""
     bucket(ctx)  # before anything is written
-    intent, key = yield from _intent_for(ctx, session_id, owner, name, {})
+    intent, key = yield from _intent_for(ctx, session_id, owner, name)
     try:
         uploaded = yield from upload(ctx, key, data, content_type)
     except (AwsError, StoreError):
         yield from abandon(ctx, intent)
         raise
-    return (yield from commit(ctx, session_id, owner, name, key, uploaded, content_type, metadata, intent))
+    done = intent.release(ctx)
+    return (yield from commit(ctx, session_id, owner, name, key, uploaded, content_type, metadata, intent, done))
 
 
 @dataclass(frozen=True)
@@ -252,7 +281,7 @@ class Attempt:
     owner: str | None
     digest: str
     key: str
-    intent: Intent
+    done: dict[str, Any]
     fields: Item
     version: int
     latest: int
@@ -260,7 +289,8 @@ class Attempt:
     now: datetime
 
     def actions(self, ctx: Context, pos: Position) -> list[dict[str, Any]]:
-        """Head touch, index move latest -> version, version put, intent release (in this order)."""
+        """Head touch, index move latest -> version, version put, and `done`, the action that settles the
+        upload's intent (its release; or, for a presigned upload, marking it committed), in this order."""
         head = touch_head(ctx, self.session_id, self.owner, pos, self.now)
         iexpr = Expr()
         lat = iexpr.name("latest")
@@ -292,7 +322,7 @@ class Attempt:
                 **vexpr.params(),
             }
         }
-        return [head, index, put, self.intent.release(ctx)]
+        return [head, index, put, self.done]
 
     def landed(self, ctx: Context, pos: Position) -> Plan[bool]:
         """True when this attempt's version item is stored (a resent commit whose response was lost)."""
@@ -311,15 +341,17 @@ def commit(
     content_type: str,
     metadata: dict[str, str],
     intent: Intent,
+    done: dict[str, Any],
 ) -> Plan[ArtifactVersion]:
-    """Make the uploaded object the name's next version (see the module docstring)."""
+    """Make the uploaded object the name's next version (see the module docstring); `done` is the action
+    that settles its intent. If the commit fails for good, the intent and its objects are removed."""
     d = object_keys.digest(name)
     ikey = keys.session_key(session_id, keys.artifact_sk(d))
     latest, deleted_through, attempt = 0, 0, 0
     while True:
         now = ctx.now()
         fields = _fields(name, latest + 1, uploaded, content_type, metadata, iso(now))
-        tr = Attempt(session_id, owner, d, key, intent, fields, latest + 1, latest, deleted_through, now)
+        tr = Attempt(session_id, owner, d, key, done, fields, latest + 1, latest, deleted_through, now)
         try:
             yield from write_session(
                 ctx, session_id, owner, partial(tr.actions, ctx), what="put_artifact", landed=partial(tr.landed, ctx)
@@ -422,49 +454,52 @@ def presign(method: str, params: dict[str, Any], expires_in: int) -> Call:
 def presign_get(
     ctx: Context, session_id: str, owner: str | None, name: str, version: int | None, expires_in: int
 ) -> Plan[str | None]:
-    """A SigV4 URL for downloading a version (None when absent)."""
+    """A SigV4 URL for downloading a version (None when absent), served as an attachment of its type."""
     found = yield from find_version(ctx, session_id, owner, name, version)
     if found is None:
         return None
     av, key = found
-    params = {"Bucket": ctx.bucket, "Key": key, "ResponseContentType": av.content_type}
+    params = {
+        "Bucket": ctx.bucket,
+        "Key": key,
+        "ResponseContentType": av.content_type,
+        "ResponseContentDisposition": attachment(av.name),
+    }
     url: str = yield presign("get_object", params, expires_in)
     return url
 
 
-def presign_put(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    name: str,
-    content_type: str,
-    metadata: dict[str, str],
-    expires_in: int,
+def presign_artifact_upload(
+    ctx: Context, session_id: str, owner: str | None, request: Presign
 ) -> Plan[PresignedUpload]:
-    """A SigV4 URL for uploading a new version, behind an intent that outlives the URL by the upload
-    grace. The bytes become a version only through `confirm_upload`."""
+    """A SigV4 URL for uploading a new version once, behind an intent that outlives the URL by the upload
+    grace. What the client must send is signed (`http_headers.upload_headers`). The bytes become a
+    version only through `confirm_upload`."""
     bucket(ctx)
-    grace = ctx.settings.upload_grace + timedelta(seconds=expires_in)
-    extra = {"content_type": s(content_type), "metadata": s(json.dumps(metadata, sort_keys=True))}
-    intent, key = yield from _intent_for(ctx, session_id, owner, name, extra, grace)
-    params = {"Bucket": ctx.bucket, "Key": key, "ContentType": content_type}
-    url: str = yield presign("put_object", params, expires_in)
+    intent, key = yield from _intent_for(ctx, session_id, owner, request.name, request)
+    params: dict[str, Any] = {"Bucket": ctx.bucket, "Key": key, "ContentType": request.content_type, "IfNoneMatch": "*"}
+    if request.size is not None:
+        params["ContentLength"] = request.size
+    if request.sha256 is not None:
+        params["ChecksumSHA256"] = sha256_base64(request.sha256)
+    url: str = yield presign("put_object", params, request.expires_in)
     return PresignedUpload(
         url=url,
         upload_id=intent.key[keys.PK]["S"].split("#", 1)[1],
         session_id=session_id,
-        name=name,
-        expires_at=from_epoch(int(ctx.now().timestamp()) + expires_in),
-        headers={"Content-Type": content_type},
+        name=request.name,
+        expires_at=from_epoch(int(ctx.now().timestamp()) + request.expires_in),
+        headers=upload_headers(request.content_type, request.size, request.sha256),
+        max_size=request.max_size,
+        size=request.size,
+        sha256=request.sha256,
     )
 
 
 def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presign) -> Plan[str]:
     """`presign_artifact`: a GET URL of a version (ArtifactNotFound if absent) or a PUT URL of a new upload."""
     if request.method == "PUT":
-        upload = yield from presign_put(
-            ctx, session_id, owner, request.name, request.content_type, request.metadata, request.expires_in
-        )
+        upload = yield from presign_artifact_upload(ctx, session_id, owner, request)
         return upload.url
     url = yield from presign_get(ctx, session_id, owner, request.name, request.version, request.expires_in)
     if url is None:
@@ -475,32 +510,87 @@ def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presi
 def confirm_upload(
     ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
 ) -> Plan[ArtifactVersion]:
-    """Check the object a presigned PUT wrote (size and SHA-256, read back) and commit it as the name's
-    next version. InvalidInput when the upload id is not a pending upload of this session and name,
-    or nothing was uploaded yet; confirming twice returns the version the first confirm made."""
+    """Check the object a presigned PUT wrote and commit it as the name's next version:
+    1. the upload must be a pending upload of this session and name, issued in this life of the session
+       (one issued before the id was deleted and taken again is discarded: nobody can confirm it);
+    2. its size, from the object's metadata, must be within its limit (and the declared size); its
+       SHA-256 is S3's checksum when one was declared, else read back (within the limit); a refused
+       object is deleted, so the URL can upload again while it is valid;
+    3. it is copied, server-side and only while it is the object checked, to the version's key, which
+       no URL was ever issued for: no URL can change a committed version;
+    4. one transaction makes the copy the next version and marks the intent committed; the intent stays
+       until the URL has expired, so that a late PUT to the URL is reclaimed with it.
+    Confirming twice returns the version the first confirm made."""
     bucket(ctx)
+    head = yield from read_head(ctx, session_id, owner)
+    version_key = object_keys.artifact_key(object_keys.session_prefix(head.session.owner, session_id), name, upload_id)
     item = yield from load_intent(ctx, upload_id)
     if item is None:
-        return (yield from _confirmed_before(ctx, session_id, owner, name, upload_id))
+        return (yield from _confirmed_before(ctx, session_id, name, version_key))
     if get_s(item, "session_id") != session_id or get_s(item, "name") != name or get_s(item, "kind") != KIND_ARTIFACT:
         raise InvalidInput("upload does not belong to this session and artifact name")
-    yield from read_head(ctx, session_id, owner)
-    key = item["objects"]["L"][0]["S"]
-    intent = Intent(intent_key(upload_id), [key])
-    uploaded = yield from digest_object(ctx, key)
-    if uploaded is None:
+    intent = Intent(intent_key(upload_id), [v["S"] for v in item[OBJECTS]["L"]])
+    if (get_s(item, "owner"), get_s(item, "session_created")) != (head.session.owner, iso(head.session.created_at)):
+        yield from abandon(ctx, intent)
+        raise InvalidInput("upload was issued for an earlier session with this id; it has been discarded")
+    if COMMITTED in item:
+        return (yield from _confirmed_before(ctx, session_id, name, need_s(item, COMMITTED)))
+    incoming = intent.objects[0]
+    stored = yield from head_object(ctx, incoming)
+    if stored is None:
         raise InvalidInput("nothing has been uploaded to that URL yet")
+    sha256 = yield from _checked(ctx, item, incoming, stored)
     content_type = get_s(item, "content_type") or "application/octet-stream"
     metadata = json.loads(get_s(item, "metadata") or "{}")
-    return (yield from commit(ctx, session_id, owner, name, key, uploaded, content_type, metadata, intent))
+    covered = Intent(intent.key, [incoming, version_key])
+    try:  # the intent covers the copy before it is made
+        yield Call("update_item", intent.cover(ctx, covered.objects)["Update"])
+    except AwsError as err:
+        if err.code != "ConditionalCheckFailedException":
+            raise
+        return (yield from _confirmed_before(ctx, session_id, name, version_key))  # confirmed meanwhile, or expired
+    try:
+        yield from copy_object(ctx, incoming, version_key, stored, content_type)
+    except (AwsError, StoreError):
+        with contextlib.suppress(AwsError):
+            yield from delete_objects(ctx, [version_key])
+        raise
+    done = intent.cover(ctx, [incoming], committed=version_key)
+    uploaded = Uploaded(stored.size, sha256)
+    version = yield from commit(
+        ctx, session_id, owner, name, version_key, uploaded, content_type, metadata, covered, done
+    )
+    with contextlib.suppress(AwsError):  # best effort: the intent reclaims it (and any late PUT) when it expires
+        yield from delete_objects(ctx, [incoming])
+    return version
 
 
-def _confirmed_before(
-    ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
-) -> Plan[ArtifactVersion]:
-    head = yield from read_head(ctx, session_id, owner)
-    key = object_keys.artifact_key(object_keys.session_prefix(head.session.owner, session_id), name, upload_id)
-    mine = yield from _committed_version(ctx, session_id, object_keys.digest(name), key)
+def _checked(ctx: Context, intent: Item, incoming: str, stored: Stored) -> Plan[str]:
+    """The SHA-256 of an uploaded object that keeps its upload's promises (limit, declared size and
+    digest); otherwise the object is deleted and the refusal raised."""
+    limit, size, declared = get_int(intent, "max_size"), get_n(intent, "size"), get_s(intent, "sha256")
+    refusal: StoreError | None = None
+    sha256 = stored.sha256
+    if stored.size > limit:
+        refusal = PayloadTooLarge(f"the upload holds {stored.size} bytes, over its limit of {limit}; it was discarded")
+    elif size is not None and stored.size != size:
+        refusal = InvalidInput(f"the upload holds {stored.size} bytes, not the {size} declared; it was discarded")
+    elif sha256 is None:  # S3 has no checksum for it (none was declared): hash it, while it is the object checked
+        read = yield from digest_object(ctx, incoming, if_match=stored.etag)
+        if read is None:
+            raise Conflict("the upload changed while it was being confirmed; confirm again")
+        sha256 = read.sha256
+    if refusal is None and declared is not None and sha256 != declared:
+        refusal = InvalidInput("the uploaded bytes do not match the declared sha256; they were discarded")
+    if refusal is not None:
+        yield from delete_objects(ctx, [incoming])
+        raise refusal
+    return str(sha256)
+
+
+def _confirmed_before(ctx: Context, session_id: str, name: str, version_key: str) -> Plan[ArtifactVersion]:
+    """The version an earlier confirm of the upload made (its object is `version_key`)."""
+    mine = yield from _committed_version(ctx, session_id, object_keys.digest(name), version_key)
     if mine is None:
         raise InvalidInput("no pending upload with that id (it expired, or was never issued)")
     return mine

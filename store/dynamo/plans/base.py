@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from store.deadlines import current_deadline
 from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, item_size, n, s
 from store.dynamo.calls import AwsError, Call, Parallel, Plan, Sleep
@@ -345,10 +346,13 @@ def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
 
 def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
     """`plan`, run with a time budget for its retries: a backoff that would end more than `budget`
-    seconds after the plan started is not slept; a Conflict is thrown into the plan in its place, so
-    the plan cleans up as it does for any refusal. The whole call, however many loops it retries in,
-    therefore waits out contention for at most `budget` seconds."""
+    seconds after the plan started (or after the enclosing `store.deadline`) is not slept; a Conflict is
+    thrown into the plan in its place, so the plan cleans up as it does for any refusal. The whole call,
+    however many loops it retries in, therefore waits out contention for at most `budget` seconds."""
     deadline = time.monotonic() + budget
+    outer = current_deadline()  # a handler's deadline for everything in its request
+    if outer is not None and outer < deadline:
+        deadline, budget = outer, max(0.0, outer - time.monotonic())
     outcome: Any = None
     failure: BaseException | None = None
     while True:

@@ -7,14 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, n, s
-from store.dynamo.calls import AwsError, Call, Plan
+from store.dynamo.attrs import Expr, n
+from store.dynamo.calls import Call, Plan
 from store.dynamo.items import checkpoint_from_item, checkpoint_item, live_ttl
 from store.dynamo.plans.base import (
     Context,
     Position,
     at_position,
-    cancelled,
     get_item,
     guard,
     head_check,
@@ -23,20 +22,20 @@ from store.dynamo.plans.base import (
 )
 from store.dynamo.plans.payloads import committed, encode, resolve_one, stage
 from store.dynamo.plans.state import load_child
-from store.errors import Conflict
 from store.models import Checkpoint
-from store.timeutil import epoch, expiry, now_epoch
+from store.timeutil import epoch, expiry
 from store.validation import new_id
 
 
 def save_checkpoint(
     ctx: Context, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None
 ) -> Plan[Checkpoint]:
-    """Store (or renew) a checkpoint that expires `ttl` from now."""
+    """Store (or renew) a checkpoint that expires `ttl` from now (a run or workflow checkpoint in its
+    owner's namespace)."""
     now = ctx.now()
     expires = expiry(now, ttl)
     cp = Checkpoint(scope=scope, key=key, data=data, saved_at=now, expires_at=expires)
-    inline = checkpoint_item(cp, epoch(expires), encode(ctx, data, "checkpoint data"))
+    inline = checkpoint_item(cp, epoch(expires), encode(ctx, data, "checkpoint data"), owner)
     write_id = new_id()
     if scope == "session":
         staged = yield from stage(ctx, [inline], "save_checkpoint", session=(key, owner), write_id=write_id)
@@ -56,32 +55,16 @@ def save_checkpoint(
         [inline],
         "save_checkpoint",
         session=None,
-        prefix=object_keys.checkpoint_prefix(scope, key),
+        prefix=object_keys.checkpoint_prefix(scope, key, owner),
         write_id=write_id,
     )
-    expr = Expr()
     put: dict[str, Any] = {"TableName": ctx.sessions_table, "Item": staged.items[0]}
-    if owner is not None:
-        put["Item"] = {**staged.items[0], "owner": s(owner)}
-        ttl_name = expr.name(keys.TTL)
-        put["ConditionExpression"] = (
-            f"attribute_not_exists({expr.name(keys.PK)}) OR {expr.name('owner')} = "
-            f"{expr.value(s(owner))} OR {ttl_name} <= {expr.value(n(now_epoch(now)))}"
-        )
-        put.update(expr.params())
 
     def write() -> Plan[None]:
-        try:
-            if staged.intent is None:
-                yield Call("put_item", put)
-            else:
-                yield transact([{"Put": put}, *staged.release(ctx)])
-        except AwsError as err:
-            if err.code == "ConditionalCheckFailedException" or (
-                err.code == "TransactionCanceledException" and cancelled(err).failed(0)
-            ):
-                raise Conflict(f"{scope} checkpoint {key!r} belongs to another owner") from None
-            raise
+        if staged.intent is None:
+            yield Call("put_item", put)
+        else:
+            yield transact([{"Put": put}, *staged.release(ctx)])
 
     yield from committed(ctx, staged, write)
     return cp
@@ -92,9 +75,7 @@ def load_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Pl
     if scope == "session":
         item = yield from load_child(ctx, key, owner, keys.CHECKPOINT)
     else:
-        item = yield from get_item(ctx.sessions_table, keys.checkpoint_key(scope, key))
-        if item is not None and owner is not None and item.get("owner", {}).get("S") != owner:
-            item = None
+        item = yield from get_item(ctx.sessions_table, keys.checkpoint_key(scope, key, owner))
     if item is None or not live_ttl(item, ctx.now()):
         return None
     return checkpoint_from_item((yield from resolve_one(ctx, item)) or item)
@@ -102,7 +83,7 @@ def load_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Pl
 
 def delete_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Plan[None]:
     """Remove the checkpoint; idempotent."""
-    delete: dict[str, Any] = {"TableName": ctx.sessions_table, "Key": keys.checkpoint_key(scope, key)}
+    delete: dict[str, Any] = {"TableName": ctx.sessions_table, "Key": keys.checkpoint_key(scope, key, owner)}
     if scope == "session":
         now = ctx.now()
 
@@ -113,14 +94,4 @@ def delete_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> 
 
         yield from write_session(ctx, key, owner, build, what="delete_checkpoint")
         return
-    if owner is not None:
-        expr = Expr()
-        delete["ConditionExpression"] = (
-            f"attribute_not_exists({expr.name(keys.PK)}) OR {expr.name('owner')} = {expr.value(s(owner))}"
-        )
-        delete.update(expr.params())
-    try:
-        yield Call("delete_item", delete)
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
+    yield Call("delete_item", delete)

@@ -33,6 +33,7 @@ DELETE_OBJECTS_MAX = 1000
 INTENT_PREFIX = "U#"
 INTENT_SK = "UPLOAD"
 OBJECTS = "objects"
+COMMITTED = "committed"  # a presigned upload's intent, kept until its URL expires: the version it became
 
 
 def bucket(ctx: Context) -> str:
@@ -68,11 +69,33 @@ class Intent:
             "Delete": {
                 "TableName": ctx.sessions_table,
                 "Key": self.key,
-                "ConditionExpression": f"attribute_exists({expr.name(keys.PK)}) AND "
-                f"{expr.name(keys.TTL)} > {expr.value(n(now_epoch(ctx.now())))}",
+                "ConditionExpression": _pending(expr, ctx),
                 **expr.params(),
             }
         }
+
+    def cover(self, ctx: Context, objects: Sequence[str], committed: str | None = None) -> dict[str, Any]:
+        """An Update of the intent, while it is pending (unexpired, not committed), so that it covers
+        `objects` from now on (what its expiry will reclaim); with `committed`, it also records the object
+        that became a version, which ends its pending life."""
+        expr = Expr()
+        sets = [f"{expr.name(OBJECTS)} = {expr.value({'L': [s(k) for k in objects]})}"]
+        if committed is not None:
+            sets.append(f"{expr.name(COMMITTED)} = {expr.value(s(committed))}")
+        return {
+            "Update": {
+                "TableName": ctx.sessions_table,
+                "Key": self.key,
+                "UpdateExpression": "SET " + ", ".join(sets),
+                "ConditionExpression": f"{_pending(expr, ctx)} AND attribute_not_exists({expr.name(COMMITTED)})",
+                **expr.params(),
+            }
+        }
+
+
+def _pending(expr: Expr, ctx: Context) -> str:
+    """Condition: the intent is there, not expired (once expired its objects belong to the reclaimer)."""
+    return f"attribute_exists({expr.name(keys.PK)}) AND {expr.name(keys.TTL)} > {expr.value(n(now_epoch(ctx.now())))}"
 
 
 def intent_item(ctx: Context, key: Item, objects: Sequence[str], extra: Item | None = None, grace: Any = None) -> Item:
@@ -104,11 +127,13 @@ def record_intent(
     upload_id: str | None = None,
     extra: Item | None = None,
     grace: Any = None,
+    life: str | None = None,
 ) -> Plan[Intent | None]:
     """Store the intent for `objects`. With `session` = (session id, caller's owner,
     session owner whose digest is in the keys): in one transaction with a check that the session is
-    live and has that owner. Returns None when the session turned out to have another owner (the
-    caller rebuilds its keys and tries again); SessionNotFound when it is not live for the caller."""
+    live and has that owner (and, with `life`, that creation time). Returns None when the session turned
+    out to be another (the caller rebuilds its keys and tries again); SessionNotFound when it is not live
+    for the caller."""
     key = intent_key(upload_id or new_id())
     item = intent_item(ctx, key, objects, extra, grace)
     put = {"TableName": ctx.sessions_table, "Item": item}
@@ -121,7 +146,8 @@ def record_intent(
         "ConditionCheck": {
             "TableName": ctx.sessions_table,
             "Key": keys.head_key(session_id),
-            "ConditionExpression": guard(expr, ctx.now(), session_owner_),
+            "ConditionExpression": guard(expr, ctx.now(), session_owner_)
+            + ("" if life is None else f" AND {expr.name('created_at')} = {expr.value(s(life))}"),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             **expr.params(),
         }

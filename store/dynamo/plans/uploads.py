@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.dynamo.calls import AwsError, Parallel, Plan, Read
-from store.dynamo.plans.base import Context
-from store.dynamo.plans.objects import s3
-from store.errors import PayloadTooLarge, StoreError
+from store.dynamo.plans.base import PARALLEL_REQUESTS, Context
+from store.dynamo.plans.objects import bucket, s3
+from store.errors import Conflict, PayloadTooLarge, StoreError
+from store.http_headers import sha256_hex
 
 MAX_PARTS = 10_000
 HASH_CHUNK = 1024 * 1024
@@ -119,15 +120,89 @@ def _parts(ctx: Context, key: str, upload_id: str, source: Source, sent: Hashed)
     return parts
 
 
-def digest_object(ctx: Context, key: str) -> Plan[Uploaded | None]:
-    """Size and SHA-256 of an object, read as a stream; None when there is no such object."""
+@dataclass(frozen=True)
+class Stored:
+    """What S3 says of an object without reading it: its size, ETag, and SHA-256 when it has that checksum."""
+
+    size: int
+    etag: str
+    sha256: str | None
+
+
+def head_object(ctx: Context, key: str) -> Plan[Stored | None]:
+    """The object's metadata (its SHA-256 checksum included, when it was uploaded with one), or None."""
     try:
-        resp = yield s3("get_object", ctx, stream=True, Key=key)
+        resp = yield s3("head_object", ctx, Key=key, ChecksumMode="ENABLED")
     except AwsError as err:
-        if err.code in ("NoSuchKey", "404"):
+        if err.code in ("NoSuchKey", "404", "NotFound"):
+            return None
+        raise
+    checksum = resp.get("ChecksumSHA256")
+    return Stored(int(resp["ContentLength"]), str(resp["ETag"]), sha256_hex(checksum) if checksum else None)
+
+
+def digest_object(ctx: Context, key: str, *, if_match: str | None = None) -> Plan[Uploaded | None]:
+    """Size and SHA-256 of an object, read as a stream; None when there is no such object (or, with
+    `if_match`, when it is no longer the object with that ETag)."""
+    params = {"IfMatch": if_match} if if_match else {}
+    try:
+        resp = yield s3("get_object", ctx, stream=True, Key=key, **params)
+    except AwsError as err:
+        if err.code in ("NoSuchKey", "404", "PreconditionFailed", "412"):
             return None
         raise
     source, seen = Source(resp["Body"]), Hashed()
     while chunk := (yield from source.take(HASH_CHUNK)):
         seen.add(chunk)
     return Uploaded(seen.size, seen.sha.hexdigest())
+
+
+def copy_object(ctx: Context, source: str, target: str, stored: Stored, content_type: str) -> Plan[None]:
+    """Copy `source` to `target` inside the bucket (S3 moves the bytes; none pass through here), only while
+    `source` is still the object with `stored.etag`: one CopyObject up to `settings.copy_part_bytes`,
+    else a multipart copy of that part size, parts copied concurrently (aborted if anything fails).
+    StoreError when `source` changed meanwhile."""
+    origin = {"Bucket": bucket(ctx), "Key": source}
+    try:
+        if stored.size <= ctx.settings.copy_part_bytes:
+            yield s3("copy_object", ctx, Key=target, CopySource=origin, CopySourceIfMatch=stored.etag)
+            return
+        resp = yield s3("create_multipart_upload", ctx, Key=target, ContentType=content_type)
+    except AwsError as err:
+        raise _changed(err) from None
+    upload_id = resp["UploadId"]
+    part = ctx.settings.copy_part_bytes
+    ranges = [(i + 1, start, min(start + part, stored.size) - 1) for i, start in enumerate(range(0, stored.size, part))]
+    try:
+        parts: list[dict[str, Any]] = []
+        for first in range(0, len(ranges), PARALLEL_REQUESTS):
+            batch = ranges[first : first + PARALLEL_REQUESTS]
+            calls = tuple(
+                s3(
+                    "upload_part_copy",
+                    ctx,
+                    Key=target,
+                    UploadId=upload_id,
+                    PartNumber=number,
+                    CopySource=origin,
+                    CopySourceRange=f"bytes={lo}-{hi}",
+                    CopySourceIfMatch=stored.etag,
+                )
+                for number, lo, hi in batch
+            )
+            responses = yield Parallel(calls)
+            parts += [
+                {"PartNumber": b[0], "ETag": r["CopyPartResult"]["ETag"]} for b, r in zip(batch, responses, strict=True)
+            ]
+        yield s3("complete_multipart_upload", ctx, Key=target, UploadId=upload_id, MultipartUpload={"Parts": parts})
+    except AwsError as err:
+        with contextlib.suppress(AwsError):
+            yield s3("abort_multipart_upload", ctx, Key=target, UploadId=upload_id)
+        raise _changed(err) from None
+
+
+def _changed(err: AwsError) -> BaseException:
+    """A copy's failure: StoreError when its source changed (its ETag condition failed), else the error."""
+    if err.code in ("PreconditionFailed", "412"):
+        return Conflict("the upload changed while it was being confirmed; confirm again")
+    return err

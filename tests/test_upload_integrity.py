@@ -1,0 +1,213 @@
+"""Presigned uploads keep their promises on every backend: a committed version is immutable whatever is
+later sent to its URL, an upload is bounded in size (refused at confirm from its metadata, not by reading
+it), pinned by a declared SHA-256, and belongs to its owner and to the life of the session it was issued
+in. The uploads themselves are put in place without HTTP (tests/test_presigned_http.py sends real PUTs)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from botocore.exceptions import ClientError
+
+from store import InvalidInput, PayloadTooLarge, SessionNotFound
+from store.dynamo import object_keys
+from tests.conftest import Harness
+from tests.test_artifacts import put_through_url
+from tests.test_cascade import handle, remove_like_ttl, ttl_removal
+
+MB = 1024 * 1024
+
+
+def put(harness: Harness, url: str, data: bytes, headers: dict[str, str] | None = None) -> bool:
+    """PUT `data` to the URL as a client would; False when the store (S3, or the memory backend's stand-in)
+    refused it."""
+    try:
+        put_through_url(harness, url, data, headers)
+    except InvalidInput:
+        return False
+    except ClientError as err:
+        assert err.response["Error"]["Code"] in ("PreconditionFailed", "BadDigest"), err.response
+        return False
+    return True
+
+
+def test_a_url_writes_once(harness: Harness, session_id: str) -> None:
+    """The signed If-None-Match makes a second PUT with the URL's headers fail while the bytes are there."""
+    store = harness.store
+    up = store.presign_artifact_upload(session_id, "notes.txt", content_type="text/plain")
+    assert up.headers == {"Content-Type": "text/plain", "If-None-Match": "*"}
+    assert put(harness, up.url, b"first", up.headers)
+    assert not put(harness, up.url, b"second", up.headers)
+    v = store.confirm_artifact_upload(session_id, "notes.txt", up.upload_id)
+    assert (v.size, v.sha256) == (5, hashlib.sha256(b"first").hexdigest())
+
+
+def test_a_committed_version_is_immutable(harness: Harness, session_id: str) -> None:
+    """After confirm, nothing sent to the URL changes the version: not a PUT with the URL's headers, not
+    one without them (moto, unlike S3, does not check signatures and takes it), not a second confirm."""
+    store = harness.store
+    up = store.presign_artifact_upload(session_id, "report.html", content_type="text/html")
+    original = b"<p>the report</p>"
+    assert put(harness, up.url, original, up.headers)
+    v = store.confirm_artifact_upload(session_id, "report.html", up.url)
+    put(harness, up.url, b"<script>replaced</script>", up.headers)
+    put(harness, up.url, b"<script>replaced without the condition</script>")
+    assert store.confirm_artifact_upload(session_id, "report.html", up.upload_id) == v
+    assert store.get_artifact(session_id, "report.html") == original
+    with store.open_artifact(session_id, "report.html") as reader:
+        assert reader.read() == original  # the reader's SHA-256 check passes
+    assert store.list_artifact_versions(session_id, "report.html") == [v]
+    if harness.tables is not None:  # the version lives under a key no URL was issued for
+        prefix = object_keys.session_prefix("alice", session_id)
+        assert urlsplit(up.url).path.endswith(object_keys.incoming_key(prefix, up.upload_id))
+        assert harness.objects(prefix + "artifacts/") == [object_keys.artifact_key(prefix, "report.html", up.upload_id)]
+
+
+@pytest.mark.settings(default_upload_bytes=1000)
+def test_an_oversize_upload_is_refused_without_reading_it(harness: Harness, session_id: str) -> None:
+    """Declared as a small file, sent large: confirm refuses it from its size alone, discards it, and the
+    URL may then upload the right bytes."""
+    store = harness.store
+    up = store.presign_artifact_upload(session_id, "small.txt", content_type="text/plain")
+    assert up.max_size == 1000
+    assert put(harness, up.url, b"x" * 300_000, up.headers)
+    if harness.requests is not None:
+        harness.requests.clear()
+    with pytest.raises(PayloadTooLarge):
+        store.confirm_artifact_upload(session_id, "small.txt", up.upload_id)
+    if harness.requests is not None:
+        assert harness.requests.count("GetObject") == 0 and harness.requests.count("HeadObject") == 1
+        assert harness.objects(object_keys.session_prefix("alice", session_id)) == []
+    assert store.list_artifacts(session_id) == []
+    assert put(harness, up.url, b"fits", up.headers)
+    assert store.confirm_artifact_upload(session_id, "small.txt", up.upload_id).size == 4
+
+
+def test_declared_sizes_and_limits(harness: Harness, session_id: str) -> None:
+    store = harness.store
+    up = store.presign_artifact_upload(session_id, "exact.bin", size=10)
+    assert (up.size, up.max_size, up.headers["Content-Length"]) == (10, 10, "10")
+    if put(harness, up.url, b"too short", up.headers):  # moto takes it; S3 refuses the signed length
+        with pytest.raises(InvalidInput, match="not the 10 declared"):
+            store.confirm_artifact_upload(session_id, "exact.bin", up.upload_id)
+    assert put(harness, up.url, b"0123456789", up.headers)
+    assert store.confirm_artifact_upload(session_id, "exact.bin", up.upload_id).size == 10
+    assert store.presign_artifact_upload(session_id, "big.bin", max_size=5 * MB).max_size == 5 * MB
+    cap = store.settings.max_upload_bytes
+    for bad in ({"size": cap + 1}, {"max_size": cap + 1}, {"size": -1}, {"size": 5, "max_size": 4}, {"size": True}):
+        with pytest.raises(InvalidInput):
+            store.presign_artifact_upload(session_id, "x.bin", **bad)
+    for digest in ("abc", "g" * 64, 7):
+        with pytest.raises(InvalidInput):
+            store.presign_artifact_upload(session_id, "x.bin", sha256=digest)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.presign_artifact(session_id, "exact.bin", size=10)  # a GET takes no upload limits
+
+
+def test_a_declared_sha256_pins_the_bytes(harness: Harness, session_id: str) -> None:
+    store = harness.store
+    data = b"the bytes the client hashed"
+    digest = hashlib.sha256(data).hexdigest()
+    up = store.presign_artifact_upload(session_id, "pinned.bin", sha256=digest.upper())
+    assert up.sha256 == digest and "x-amz-checksum-sha256" in up.headers
+    if put(harness, up.url, b"other bytes entirely", up.headers):  # moto does not verify checksums; S3 does
+        with pytest.raises(InvalidInput, match="sha256"):
+            store.confirm_artifact_upload(session_id, "pinned.bin", up.upload_id)
+    assert put(harness, up.url, data, up.headers)
+    assert store.confirm_artifact_upload(session_id, "pinned.bin", up.upload_id).sha256 == digest
+
+
+def test_the_signed_headers_are_what_the_client_must_send(dyn: Harness) -> None:
+    """S3 refuses a presigned request that lacks a signed header: these are the promises S3 enforces."""
+    sid = dyn.store.create_session("alice").id
+    up = dyn.store.presign_artifact_upload(sid, "a.bin", size=3, sha256=hashlib.sha256(b"abc").hexdigest())
+    signed = parse_qs(urlsplit(up.url).query)["X-Amz-SignedHeaders"][0].split(";")
+    assert {"content-type", "if-none-match", "content-length", "x-amz-checksum-sha256", "host"} <= set(signed)
+    assert {h.lower() for h in up.headers} <= set(signed)
+
+
+def test_with_s3s_checksum_confirm_reads_nothing(dyn: Harness, s3_client: Any) -> None:
+    """Where S3 keeps the declared checksum (moto does not), confirm takes the SHA-256 from HeadObject."""
+    sid = dyn.store.create_session("alice").id
+    data = b"checked by S3 on arrival"
+    up = dyn.store.presign_artifact_upload(sid, "a.bin", sha256=hashlib.sha256(data).hexdigest())
+    put(dyn, up.url, data, up.headers)
+
+    def with_checksum(parsed: dict[str, Any], **_: Any) -> None:
+        parsed.setdefault("ChecksumSHA256", up.headers["x-amz-checksum-sha256"])
+
+    s3_client.meta.events.register("after-call.s3.HeadObject", with_checksum)
+    try:
+        dyn.requests.clear()
+        v = dyn.store.confirm_artifact_upload(sid, "a.bin", up.upload_id)
+    finally:
+        s3_client.meta.events.unregister("after-call.s3.HeadObject", with_checksum)
+    assert v.sha256 == hashlib.sha256(data).hexdigest()
+    assert dyn.requests.count("GetObject") == 0 and dyn.requests.count("CopyObject") == 1
+
+
+@pytest.mark.settings(copy_part_bytes=5 * MB)
+def test_a_large_upload_is_copied_in_parts(dyn: Harness) -> None:
+    sid = dyn.store.create_session("alice").id
+    data = bytes(range(256)) * (11 * MB // 256) + b"tail"
+    up = dyn.store.presign_artifact_upload(sid, "big.bin", max_size=20 * MB)
+    put(dyn, up.url, data, up.headers)
+    dyn.requests.clear()
+    v = dyn.store.confirm_artifact_upload(sid, "big.bin", up.upload_id)
+    assert dyn.requests.count("UploadPartCopy") == 3 and dyn.requests.count("CopyObject") == 0
+    assert (v.size, v.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    assert dyn.store.get_artifact(sid, "big.bin") == data
+
+
+def test_an_upload_belongs_to_its_owner_and_its_session_life(harness: Harness) -> None:
+    """Owner A presigns, deletes the session, and PUTs late; owner B takes the id and confirms A's upload:
+    refused, nothing of A's becomes B's, and A's bytes are discarded. So too when A itself re-creates it."""
+    store = harness.store
+    sid = store.create_session("alice").id
+    up = store.presign_artifact_upload(sid, "private.txt", owner="alice")
+    store.delete_session(sid, owner="alice")
+    put(harness, up.url, b"alice's private bytes", up.headers)
+    store.create_session("bob", session_id=sid)
+    with pytest.raises(SessionNotFound):
+        store.confirm_artifact_upload(sid, "private.txt", up.upload_id, owner="alice")
+    with pytest.raises(InvalidInput, match="earlier session"):
+        store.confirm_artifact_upload(sid, "private.txt", up.upload_id, owner="bob")
+    assert store.list_artifacts(sid, owner="bob") == []
+    with pytest.raises(InvalidInput):  # discarded: not even a retry finds it
+        store.confirm_artifact_upload(sid, "private.txt", up.upload_id, owner="bob")
+    if harness.tables is not None:
+        assert harness.objects(object_keys.session_prefix("alice", sid)) == []
+    store.delete_session(sid)
+    store.create_session("alice", session_id=sid)
+    again = store.presign_artifact_upload(sid, "private.txt", owner="alice")
+    store.delete_session(sid)
+    store.create_session("alice", session_id=sid)
+    put(harness, again.url, b"late", again.headers)
+    with pytest.raises(InvalidInput, match="earlier session"):
+        store.confirm_artifact_upload(sid, "private.txt", again.upload_id, owner="alice")
+
+
+def test_a_late_put_after_confirm_is_reclaimed_with_the_intent(dyn: Harness, inspector_client: Any) -> None:
+    """The intent outlives the URL: when it expires, whatever a late PUT left at the upload's key goes,
+    and the version stays."""
+    from functions import runtime
+
+    store = dyn.store
+    sid = store.create_session("alice").id
+    up = store.presign_artifact_upload(sid, "a.txt")
+    put(dyn, up.url, b"kept", up.headers)
+    store.confirm_artifact_upload(sid, "a.txt", up.upload_id)
+    prefix = object_keys.session_prefix("alice", sid)
+    assert put(dyn, up.url, b"late", up.headers)  # the upload's key was emptied at confirm
+    assert object_keys.incoming_key(prefix, up.upload_id) in dyn.objects()
+    intent = remove_like_ttl(dyn, inspector_client, f"U#{up.upload_id}", "UPLOAD")
+    runtime.use_store(store)
+    try:
+        assert handle([ttl_removal(intent, 1)]) == {"batchItemFailures": []}
+    finally:
+        runtime.use_store(None)
+    assert dyn.objects(prefix) == [object_keys.artifact_key(prefix, "a.txt", up.upload_id)]
+    assert store.get_artifact(sid, "a.txt") == b"kept"
