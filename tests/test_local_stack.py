@@ -70,6 +70,7 @@ def test_a_session_over_http(stack: LocalStack) -> None:
     upload = json.loads(body)
     assert status == 201 and upload["url"].startswith(stack.aws_endpoint)
     assert http("PUT", upload["url"], raw=b"uploaded bytes", headers=upload["headers"])[0] == 200
+    assert http("PUT", upload["url"], raw=b"replaced", headers=upload["headers"])[0] == 412  # the URL writes once
     status, _, body = http(
         "POST",
         f"{api}/sessions/{sid}/artifact-uploads/{upload['upload_id']}/confirm",
@@ -83,6 +84,7 @@ def test_a_session_over_http(stack: LocalStack) -> None:
     assert http("GET", headers["Location"])[2] == b"uploaded bytes"
     status, headers, body = http("GET", f"{path}?inline=true", token=token)
     assert (status, body) == (200, b"uploaded bytes") and headers["Content-Type"] == "text/plain"
+    assert headers["Content-Disposition"].startswith("attachment") and headers["X-Content-Type-Options"] == "nosniff"
     binary = os.urandom(3000)
     status, _, body = http(
         "PUT",

@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,14 +97,17 @@ def nested(value: Any, depth: int) -> Any:
     return value
 
 
-def every_route(dyn: Harness) -> list[int]:
-    """Every route once (most more than once), carrying the marker wherever a caller's data goes."""
+def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
+    """Every route once (most more than once), carrying the marker wherever a caller's data goes; returns
+    the statuses and the routes called."""
     m = MARKER
     statuses: list[int] = []
+    called: set[tuple[str, str]] = set()
 
     def go(method: str, path: str, **kwargs: Any) -> Any:
         reply = call(method, path, **kwargs)
         statuses.append(reply.status)
+        called.add((method, path))
         return reply
 
     s = "/sessions/s1"
@@ -155,15 +160,26 @@ def every_route(dyn: Harness) -> list[int]:
     go("PATCH", s, json_body={"title": m, "unknown": m})
     go("GET", "/health", owner=None)
     go("DELETE", s)
-    return statuses
+    return statuses, called
+
+
+def documented_routes() -> list[tuple[str, re.Pattern[str]]]:
+    doc = json.loads(Path("docs/openapi.json").read_text(encoding="utf-8"))
+    return [
+        (method.upper(), re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$"))
+        for path, operations in doc["paths"].items()
+        for method in operations
+    ]
 
 
 def test_no_user_content_in_traces_logs_or_metrics(
     dyn: Harness, captured: tuple[Recorder, Lines, list[Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recorder, lines, metrics = captured
-    statuses = every_route(dyn)
+    statuses, called = every_route(dyn)
     assert {200, 201, 204, 302} <= set(statuses) and {400, 409, 422} <= set(statuses)
+    missed = [(m, p.pattern) for m, p in documented_routes() if not any(c[0] == m and p.match(c[1]) for c in called)]
+    assert missed == [], f"routes the marker was not sent through: {missed}"
 
     # an unexpected error whose message quotes a request's data: logged by type and place only
     from functions.api import sessions as routes

@@ -1,0 +1,83 @@
+"""Every route that takes a JSON body, sent JSON that no store could keep (found by the hardening probe:
+10,000-deep arrays and 5,000-digit integers were 500s): a 400 `invalid_input` in the error shape, at once,
+and nothing written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from functions.api import context
+from store.scoped_ids import scoped_id
+from tests.api_client import call
+from tests.conftest import Harness
+
+# raw JSON texts: Python's json module reads each of them, and none may reach a store
+HOSTILE = {
+    "deep": "[" * 10_000 + "]" * 10_000,
+    "digits": "7" * 5_000,
+    "nan": "NaN",
+    "infinity": "Infinity",
+    "minus-infinity": "-Infinity",
+    "overflow": "1e400",
+    "surrogate": '"a\\ud800b"',
+    "surrogate-key": '{"\\udfff": 1}',
+}
+# every route with a JSON body, and where in it the hostile value goes (@)
+BODIES = [
+    ("POST", "/sessions", '{"title": "t", "metadata": {"m": @}}'),
+    ("PATCH", "/sessions/{s}", '{"metadata": {"m": @}}'),
+    ("POST", "/sessions/{s}/messages", '{"messages": [{"role": "user", "content": @}]}'),
+    ("PUT", "/sessions/{s}/messages/{m}/usage", '{"usage": {"cost": @}}'),
+    ("PUT", "/sessions/{s}/state", '{"state": @}'),
+    ("POST", "/sessions/{s}/full", '{"messages": [{"role": "user", "content": "x"}], "state": @}'),
+    ("PUT", "/sessions/{s}/interrupt", '{"interrupt": {"i": @}}'),
+    ("PUT", "/sessions/{s}/records/runs", '{"records": [@]}'),
+    ("PUT", "/checkpoints/run/k1", '{"data": @}'),
+    ("PUT", "/checkpoints/session/{s}", '{"data": @}'),
+    ("POST", "/sessions/{s}/artifact-uploads", '{"name": "a.txt", "metadata": {"k": @}}'),
+    ("POST", "/sessions/{s}/artifact-uploads/{u}/confirm", '{"name": @}'),
+    ("POST", "/sessions/{s}/traces/run-1", '{"events": [{"e": @}]}'),
+]
+# numbers that parse, but that no DynamoDB number holds (or whose sums would not)
+USAGE = ['{"cost": 1e300}', '{"cost": 1e-300}', '{"input_tokens": -1}', '{"output_tokens": 100000000000000000000}']
+
+
+@pytest.fixture
+def api(dyn: Harness) -> Iterator[tuple[Harness, dict[str, str]]]:
+    context.use_store(dyn.store)
+    sid = scoped_id("alice", "s1")
+    dyn.store.create_session("alice", session_id=sid)
+    mid = dyn.store.append_messages(sid, [{"role": "user", "content": "x"}])[0].id
+    upload = dyn.store.presign_artifact_upload(sid, "a.txt")
+    yield dyn, {"s": "s1", "m": mid, "u": upload.upload_id}
+    context.use_store(None)
+
+
+def refused(harness: Harness, method: str, path: str, body: str) -> None:
+    before = harness.snapshot()
+    reply = call(method, path, body=body.encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"})
+    assert reply.status == 400, (method, path, body[:60], reply.status, reply.body[:200])
+    assert reply.json()["code"] == "invalid_input" and set(reply.json()) == {"code", "message"}
+    assert harness.snapshot() == before, (method, path, body[:60])
+
+
+@pytest.mark.parametrize(("method", "template", "envelope"), BODIES, ids=[f"{m} {p}" for m, p, _ in BODIES])
+def test_json_no_store_can_keep_is_a_400(
+    api: tuple[Harness, dict[str, str]], method: str, template: str, envelope: str
+) -> None:
+    harness, ids = api
+    path = template.format(**ids)
+    for value in HOSTILE.values():
+        refused(harness, method, path, envelope.replace("@", value))
+
+
+def test_numbers_dynamodb_cannot_store_are_a_400(api: tuple[Harness, dict[str, str]]) -> None:
+    harness, ids = api
+    for usage in USAGE:
+        refused(harness, "PUT", "/sessions/s1/messages/{m}/usage".format(**ids), '{"usage": ' + usage + "}")
+        message = '{"role": "user", "content": "x", "usage": ' + usage + "}"
+        refused(harness, "POST", "/sessions/s1/messages", '{"messages": [' + message + "]}")
+        refused(harness, "POST", "/sessions/s1/full", '{"messages": [' + message + '], "state": 1}')
+    refused(harness, "PUT", "/sessions/s1/state", '{"state": 1, "expected_version": ' + "9" * 40 + "}")
