@@ -26,8 +26,16 @@ class _Raw:
         yield self._body
 
 
-def failing_sends(client: Any, op: str, responses: list[tuple[int, str]], *, reach_server: bool = False) -> list[int]:
-    """Make the next sends of `op` answer (status, AWS error code); count attempts.
+def failing_sends(
+    client: Any,
+    op: str,
+    responses: list[tuple[int, str]],
+    *,
+    reach_server: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> list[int]:
+    """Make the next sends of `op` answer (status, AWS error code), with the `extra` fields in the error
+    body (a cancellation's reasons); count attempts.
 
     This handler runs before moto's (more specific event). With reach_server=False the request is
     pointed away from moto, so nothing is applied; with True moto applies it and only the response
@@ -41,7 +49,8 @@ def failing_sends(client: Any, op: str, responses: list[tuple[int, str]], *, rea
         if not reach_server:
             request.url = "https://injected-failure.invalid/"
         status, code = responses.pop(0)
-        body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": "injected"}).encode()
+        error = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": "injected", **(extra or {})}
+        body = json.dumps(error).encode()
         headers: Any = {"Content-Type": "application/x-amz-json-1.0"}
         return AWSResponse(request.url, status, headers, _Raw(body))
 

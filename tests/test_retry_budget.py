@@ -3,50 +3,26 @@ takes a lock and never retries). A transaction refused for what its input is com
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
 from infra.local import local_client
 from store import Conflict, InvalidInput, PayloadTooLarge
 from store.session_store import retry_config
 from tests.conftest import FakeClock, Harness, make_harness
-
-
-class _Raw:
-    def __init__(self, body: bytes) -> None:
-        self._body = body
-
-    def stream(self, **_: Any) -> Any:
-        yield self._body
+from tests.test_dynamo_failures import failing_sends
 
 
 def cancel_every(client: Any, op: str, reasons: list[str]) -> list[int]:
-    """Answer every `op` with a TransactionCanceledException whose reasons are `reasons` (codes, one per
-    action; the request never reaches moto). Returns a list that counts the attempts."""
-    attempts: list[int] = []
-
-    def before_send(request: Any, **_: Any) -> AWSResponse:
-        attempts.append(1)
-        request.url = "https://injected-failure.invalid/"
-        body = json.dumps(
-            {
-                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                "message": "Transaction cancelled",
-                "CancellationReasons": [{"Code": code, "Message": f"injected {code}"} for code in reasons],
-            }
-        ).encode()
-        headers: Any = {"Content-Type": "application/x-amz-json-1.0"}
-        return AWSResponse(request.url, 400, headers, _Raw(body))
-
-    client.meta.events.register(f"before-send.dynamodb.{op}", before_send)
-    return attempts
+    """Answer every `op` (the next thousand) with a TransactionCanceledException whose reasons are
+    `reasons` (codes, one per action; the request never reaches moto). Returns the attempts' counter."""
+    extra = {"CancellationReasons": [{"Code": code, "Message": f"injected {code}"} for code in reasons]}
+    return failing_sends(client, op, [(400, "TransactionCanceledException")] * 1000, extra=extra)
 
 
 @pytest.fixture
