@@ -141,3 +141,14 @@ def test_two_users_share_an_id_through_the_adk_adapter(store: SessionStore) -> N
             assert got is not None and got.state["u"] == user
 
     asyncio.run(scenario())
+
+
+def test_an_adk_session_is_its_users_http_session(api: Harness) -> None:
+    from store.integrations.adk import StoreSessionService
+
+    service = StoreSessionService(api.store)
+    asyncio.run(service.create_session(app_name="travel", user_id="alice", session_id="trip-1", state={"k": 1}))
+    got = call("GET", "/sessions/adk.travel.trip-1", owner="alice")
+    assert got.status == 200 and got.json()["metadata"]["adk_session"] == "trip-1", got.body
+    assert call("GET", "/sessions/adk.travel.trip-1/state", owner="alice").json()["state"] == {"k": 1}
+    assert call("GET", "/sessions/adk.travel.trip-1", owner="bob").status == 404

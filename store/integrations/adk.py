@@ -12,8 +12,9 @@
 
 How ADK's records map onto the store (owner = ADK's `user_id`, so the store's owner checks and the HTTP
 API see the same user's sessions):
-- an ADK session is a store session with a stable id derived from (app, user, session id) and those
-  three in its metadata; each event is one message (author as role, the event as JSON content);
+- an ADK session is a store session whose id is `adk.<app>.<session id>` in the user's namespace
+  (`store.scoped_ids.scoped_id`; hashed when the ids do not make a store id), with those three in its
+  metadata; each event is one message (author as role, the event as JSON content);
   session-scoped state is the session's state, saved with the event in one transaction (`save_full`,
   conditioned on the transcript not having moved, retried from a fresh read when it has): concurrent
   appends never lose a state change or an event;
@@ -51,6 +52,7 @@ from pydantic_core import to_jsonable_python
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import AnyStore, call, call_or, ensure_session
 from store.models import MessageRecord
+from store.scoped_ids import scoped_id
 from store.validation import new_id
 
 FRAMEWORK = "adk"
@@ -66,14 +68,21 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:40]
 
 
+def _local(*parts: str) -> str:
+    """A local id from `parts` joined by dots, readable when no part but the last has a dot (so the joined
+    form names one tuple); otherwise a form `scoped_id` hashes."""
+    return ".".join(parts) if not any("." in p for p in parts[:-1]) else "\x00".join(parts)
+
+
 def session_store_id(app_name: str, user_id: str, session_id: str) -> str:
-    """The store session of an ADK session (ADK ids are unique per app and user)."""
-    return f"adk-{_digest(app_name, user_id, session_id)}"
+    """The store session of an ADK session (ADK ids are unique per app and user): `adk.<app>.<session>` in
+    the user's namespace (`store.scoped_ids`), so the user's front end reads it over HTTP under that id."""
+    return scoped_id(user_id, _local("adk", app_name, session_id))
 
 
 def user_store_id(app_name: str, user_id: str) -> str:
     """The store session holding a user's `user:` state and user-scoped artifacts in an app."""
-    return f"adk-user-{_digest(app_name, user_id)}"
+    return scoped_id(user_id, _local("adk-user", app_name))
 
 
 def app_store_id(app_name: str) -> str:
