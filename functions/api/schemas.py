@@ -14,7 +14,11 @@ class Strict(BaseModel):
 
 
 class CreateSession(Strict):
-    session_id: str | None = Field(default=None, description="a chosen id; generated when absent")
+    session_id: str | None = Field(
+        default=None,
+        description="a chosen id (at most 100 characters; yours alone: another owner may use the same one); "
+        "generated when absent",
+    )
     title: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
