@@ -7,7 +7,8 @@ Items (sessions table, the session's partition; `<d>` is the digest of the artif
 
 A version number is allocated when the upload commits: one transaction moves the index from
 `latest` = v-1 to v (a condition), puts the version item (which must not exist), touches the
-session head and removes the upload's intent. Two writers cannot both move the index from the same
+session head and settles the upload's intent (removes it; a presigned upload's is marked committed and
+kept until its URL has expired, see `confirm_upload`). Two writers cannot both move the index from the same
 value, so they cannot get the same version; the loser re-reads the index and takes the next one.
 Version numbers are never reused, even after `delete_artifact`."""
 

@@ -1,5 +1,6 @@
-"""Streaming an artifact's bytes into S3 (one PutObject, or a multipart upload above the threshold)
-and hashing an object back out, without ever holding more than one part in memory."""
+"""Streaming an artifact's bytes into S3 (one PutObject, or a multipart upload above the threshold),
+hashing an object back out without ever holding more than one part in memory, and reading and copying
+an uploaded object inside the bucket (a presigned upload's checks at confirm)."""
 
 from __future__ import annotations
 
@@ -161,7 +162,7 @@ def copy_object(ctx: Context, source: str, target: str, stored: Stored, content_
     """Copy `source` to `target` inside the bucket (S3 moves the bytes; none pass through here), only while
     `source` is still the object with `stored.etag`: one CopyObject up to `settings.copy_part_bytes`,
     else a multipart copy of that part size, parts copied concurrently (aborted if anything fails).
-    StoreError when `source` changed meanwhile."""
+    Conflict when `source` changed meanwhile."""
     origin = {"Bucket": bucket(ctx), "Key": source}
     try:
         if stored.size <= ctx.settings.copy_part_bytes:
