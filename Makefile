@@ -59,6 +59,7 @@ bench: $(STAMP)
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)
 	$(UV) pip compile pyproject.toml --extra dev --extra async --extra bench --extra strands --extra openai-agents --extra adk \
+		--extra langgraph --extra langchain \
 		-c requirements/constraints.in \
 		-o requirements/lock.txt --python-version 3.11
 

@@ -1,4 +1,4 @@
-"""`AsyncSessionStore`: `SessionStore`'s API, awaitable, on aioboto3.
+"""`AsyncSessionStore`: `SessionStore`'s API, awaitable, on aiobotocore.
 
 Nothing is written twice: each method *is* `SessionStore`'s method (the same argument checks), run
 against a backend whose DynamoDB plans are driven by the async driver, so what the sync method returns is
@@ -8,7 +8,7 @@ an awaitable that this front awaits. Signatures and documentation are `SessionSt
         session = await store.create_session("user-42")
         await store.append_messages(session.id, [{"role": "user", "content": "hi"}])
 
-aioboto3 is imported only when a DynamoDB-backed async store is built, so importing `store` (as the
+aiobotocore is imported only when a DynamoDB-backed async store is built, so importing `store` (as the
 Lambda handlers do) does not load it."""
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def default_aioboto3_session() -> Any:
-    """The process's shared aioboto3 Session."""
-    return shared_sdk_session("aioboto3")
+def default_async_session() -> Any:
+    """The process's shared aiobotocore session."""
+    return shared_sdk_session("aiobotocore")
 
 
 def awaited(
@@ -50,10 +50,11 @@ def awaited(
 class AsyncSessionStore(StoreFront, AsyncClosing):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces, awaitable.
 
-    One per process (or per event loop); it keeps one aioboto3 session and long-lived clients, created on
+    One per process (or per event loop); it keeps one aiobotocore session and long-lived clients, created on
     first use. Close it with `await store.aclose()` or use `async with`. Built like `SessionStore`
     (`AsyncSessionStore.from_env()`, `AsyncSessionStore(tables..., bucket=...)`, `.memory()`), with an
-    aioboto3 session or aiobotocore clients in place of boto3's."""
+    aiobotocore session (or an aioboto3 `Session`, which wraps one) or aiobotocore clients in place of
+    boto3's."""
 
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
@@ -61,7 +62,7 @@ class AsyncSessionStore(StoreFront, AsyncClosing):
         from store.dynamo.async_driver import AsyncClients, AsyncDriver
         from store.dynamo.backend import DynamoBackend
 
-        driver = AsyncDriver(AsyncClients(session or default_aioboto3_session(), configs, given))
+        driver = AsyncDriver(AsyncClients(session or default_async_session(), configs, given))
         return DynamoBackend(
             context,
             driver.run,

@@ -42,11 +42,15 @@ _sdk_sessions_lock = threading.Lock()
 
 
 def shared_sdk_session(sdk: str) -> Any:
-    """One Session per process of the SDK named ("boto3" or "aioboto3"; creating one costs ~80 ms), shared
-    by the stores that are not given one. The SDK is imported on first use."""
+    """One session per process of the SDK named (creating one costs ~80 ms), shared by the stores that are
+    not given one: "boto3" (a `boto3.Session`) or "aiobotocore" (an `AioSession`). The SDK is imported on
+    first use."""
     with _sdk_sessions_lock:
         if sdk not in _sdk_sessions:
-            _sdk_sessions[sdk] = importlib.import_module(sdk).Session()
+            if sdk == "aiobotocore":
+                _sdk_sessions[sdk] = importlib.import_module("aiobotocore.session").get_session()
+            else:
+                _sdk_sessions[sdk] = importlib.import_module(sdk).Session()
         return _sdk_sessions[sdk]
 
 
@@ -109,7 +113,7 @@ def presign_request(
 
 class StoreFront:
     """What both fronts share: configuration, and the choice of backend. `SessionStore` builds its DynamoDB
-    backend on boto3 and the sync driver, `AsyncSessionStore` on aioboto3 and the async driver."""
+    backend on boto3 and the sync driver, `AsyncSessionStore` on aiobotocore and the async driver."""
 
     def __init__(
         self,

@@ -196,16 +196,16 @@ def async_clients(moto_endpoint: str, event_loop_thread: Any) -> Iterator[tuple[
     """aiobotocore clients on moto's server, shared by every async store of the run (made once)."""
     import contextlib
 
-    from store.async_session_store import default_aioboto3_session
+    from store.async_session_store import default_async_session
     from store.session_store import retry_config, s3_config
 
     stack = contextlib.AsyncExitStack()
 
     async def make() -> tuple[Any, Any]:
-        session = default_aioboto3_session()
+        session = default_async_session()
         where = {"endpoint_url": moto_endpoint, "region_name": REGION}
-        dynamodb = await stack.enter_async_context(session.client("dynamodb", config=retry_config(), **where))
-        s3 = await stack.enter_async_context(session.client("s3", config=s3_config(path_style=True), **where))
+        dynamodb = await stack.enter_async_context(session.create_client("dynamodb", config=retry_config(), **where))
+        s3 = await stack.enter_async_context(session.create_client("s3", config=s3_config(path_style=True), **where))
         return dynamodb, s3
 
     clients = event_loop_thread.run(make())

@@ -153,7 +153,7 @@ def test_one_session_and_long_lived_clients(moto_endpoint: str, server_tables: A
 
 
 def test_lambda_handlers_do_not_load_the_async_stack() -> None:
-    """aioboto3 adds ~350 ms to a cold start: importing the handlers (and `store`) must not load it."""
+    """The async SDK adds ~350 ms to a cold start: importing the handlers (and `store`) must not load it."""
     code = (
         "import sys, functions.api.app, functions.cascade.app, store; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aioboto3', 'aiobotocore', 'aiohttp')))"

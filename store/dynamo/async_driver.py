@@ -1,4 +1,4 @@
-"""The asynchronous driver: runs the same plans as the sync driver with aioboto3 clients.
+"""The asynchronous driver: runs the same plans as the sync driver with aiobotocore clients.
 
 It only executes steps: a `Call` on a long-lived aiobotocore client (created on first use, closed by
 `aclose`), `Parallel` calls with `asyncio.gather`, `Read` from a caller's sync or async stream, `Sleep`
@@ -32,7 +32,8 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 class AsyncClients:
-    """One aioboto3 session's clients, created on first use and kept until `aclose`."""
+    """One session's clients, created on first use and kept until `aclose`: an aiobotocore session
+    (`create_client`), or an aioboto3 `Session` (`client`), which wraps one."""
 
     def __init__(self, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any] | None = None) -> None:
         self._session = session
@@ -48,7 +49,8 @@ class AsyncClients:
         async with self._lock:
             if service not in self._clients:
                 try:
-                    made = self._session.client(service, **self._configs.get(service, {}))
+                    make = getattr(self._session, "create_client", None) or self._session.client
+                    made = make(service, **self._configs.get(service, {}))
                     self._clients[service] = await self._stack.enter_async_context(made)
                 except BotoCoreError as exc:  # no region, a bad endpoint
                     from store.errors import InvalidInput

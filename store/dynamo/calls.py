@@ -3,7 +3,7 @@
 A plan is a generator. It yields a `Call` (an AWS client method and its parameters) and receives the
 response dict, or has an `AwsError` thrown into it; it yields `Parallel` to have several calls run at
 once, `Read` to take bytes from a caller's stream, and `Sleep` to back off; it returns the
-operation's result. Drivers (sync boto3, async aioboto3) only execute what plans yield, so key
+operation's result. Drivers (sync boto3, async aiobotocore) only execute what plans yield, so key
 layout, conditions, retries on conflict and error mapping live in the plans, once.
 """
 
