@@ -1,0 +1,765 @@
+"""LangGraph: a checkpointer (`BaseCheckpointSaver`) kept in this store.
+
+    from langgraph.graph import StateGraph
+    from store import SessionStore
+    from store.integrations.langgraph import SessionStoreSaver
+
+    graph = builder.compile(checkpointer=SessionStoreSaver(SessionStore.from_env(), owner=user_id))
+    graph.invoke(inputs, {"configurable": {"thread_id": "trip-1"}})
+
+How LangGraph's records map onto the store (owner: `owner`, or "langgraph"):
+- a thread is a store session, `scoped_id(owner, thread_id)` (so the owner reads it over HTTP under the
+  thread's id); its state names the generation of the thread's log, `<thread>.g<n>`, another session;
+- the log's transcript holds, in order, one message per checkpoint (role `lg.c.<namespace digest>`: the
+  checkpoint with its channel values and its metadata, serialized by LangGraph's serde) and one per
+  `put_writes` call (role `lg.w.<namespace digest>`), appended with an idempotency key (a resent put is
+  stored once) and `expected_seq` (so a rewrite of the log never loses a write, see below). A put never
+  rewrites an earlier checkpoint; bodies over the item limit go to S3 through the store's spill;
+- a checkpoint's pending writes are the writes put for it before its first child checkpoint;
+- `prune`, `delete_for_runs` rewrite a log: the kept messages are copied to generation n+1, the old log
+  is sealed with a last message (appended with `expected_seq`, so a writer that got in first is copied
+  too, and every later writer finds the seal and moves on), the thread's state moves to n+1, and the old
+  log is deleted with everything it held;
+- each run's threads are listed in a session of the run's own (`lg-run.<run id>`), made with the run's
+  first checkpoint in a thread, so `delete_for_runs` finds them without a scan.
+Sync and async methods both work on a `SessionStore` or an `AsyncSessionStore`. An `AsyncSessionStore`
+serves the sync methods from the saver's own event loop (or `runner`): give such a saver a store whose
+clients are first used there (aiobotocore clients stay bound to their loop).
+Install with `pip install agent-session-store[langgraph]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from store.async_session_store import AsyncSessionStore
+from store.errors import Conflict, SessionExists, SessionNotFound
+from store.models import MessageRecord
+from store.scoped_ids import scoped_id
+from store.session_store import APPEND_MAX, SessionStore
+
+T = TypeVar("T")
+AnyStore = SessionStore | AsyncSessionStore
+
+FRAMEWORK = "langgraph"
+DEFAULT_OWNER = "langgraph"
+SEAL = "lg.seal"
+PAGE = 200
+APPEND_ATTEMPTS = 50
+LOCK_STALE = timedelta(minutes=15)
+
+
+# ---------------------------------------------------------------- flows: the saver's logic, written once
+
+
+@dataclass(frozen=True)
+class StoreCall:
+    """One call of the store's public API that a flow asks for (`method(*args, **kwargs)`)."""
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pause:
+    seconds: float
+
+
+Flow = Generator[StoreCall | Pause, Any, T]
+
+
+def ask(method: str, *args: Any, **kwargs: Any) -> Flow[Any]:
+    """The store's answer to `method(*args, **kwargs)` (its StoreErrors are raised here)."""
+    result = yield StoreCall(method, args, kwargs)
+    return result
+
+
+class _LoopThread:
+    """An event loop on a daemon thread, for sync methods over an AsyncSessionStore."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="langgraph-saver-loop", daemon=True).start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+
+# ---------------------------------------------------------------- the stored forms
+
+
+def _digest(*parts: str, size: int = 40) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:size]
+
+
+def checkpoint_role(ns: str) -> str:
+    return f"lg.c.{_digest(ns, size=16)}"
+
+
+def writes_role(ns: str) -> str:
+    return f"lg.w.{_digest(ns, size=16)}"
+
+
+def _is_checkpoint(record: MessageRecord) -> bool:
+    return record.role.startswith("lg.c.")
+
+
+def _is_writes(record: MessageRecord) -> bool:
+    return record.role.startswith("lg.w.")
+
+
+class SessionStoreSaver(BaseCheckpointSaver[str]):
+    """LangGraph's checkpointer on this store: every capability of the conformance suite (put, put_writes,
+    get_tuple, list, delete_thread, delete_for_runs, copy_thread, prune), sync and async."""
+
+    def __init__(
+        self,
+        store: AnyStore,
+        *,
+        owner: str | None = None,
+        retention: timedelta | int | None = None,
+        serde: SerializerProtocol | None = None,
+        runner: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
+    ) -> None:
+        """Threads belong to `owner` (default "langgraph"; another owner's threads are absent) and expire
+        after `retention` without activity when given. `runner` runs the store's coroutines for the sync
+        methods when `store` is an AsyncSessionStore (default: a loop of the saver's own)."""
+        super().__init__(serde=serde)
+        self.store = store
+        self.owner = owner or DEFAULT_OWNER
+        self.retention = retention
+        self._runner = runner
+        self._loop: _LoopThread | None = None
+        self._generations: dict[str, int] = {}  # thread -> generation of its log
+        self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
+        self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
+        self._locks: dict[str, threading.Lock] = {}
+        self._async_locks: dict[tuple[int, str], asyncio.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    # ------------------------------------------------------------ running flows
+
+    def _run_sync(self, flow: Flow[T]) -> T:
+        return self._drive(flow, self._call_sync, time.sleep)
+
+    async def _run_async(self, flow: Flow[T]) -> T:
+        outcome: Any = None
+        failure: BaseException | None = None
+        while True:
+            try:
+                step = flow.throw(failure) if failure is not None else flow.send(outcome)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            failure = None
+            try:
+                if isinstance(step, Pause):
+                    await asyncio.sleep(step.seconds)
+                    outcome = None
+                elif isinstance(self.store, AsyncSessionStore):
+                    outcome = await getattr(self.store, step.method)(*step.args, **step.kwargs)
+                else:
+                    outcome = await asyncio.to_thread(getattr(self.store, step.method), *step.args, **step.kwargs)
+            except Exception as exc:
+                failure = exc
+
+    def _drive(self, flow: Flow[T], call: Callable[[StoreCall], Any], sleep: Callable[[float], None]) -> T:
+        outcome: Any = None
+        failure: BaseException | None = None
+        while True:
+            try:
+                step = flow.throw(failure) if failure is not None else flow.send(outcome)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            failure = None
+            try:
+                if isinstance(step, Pause):
+                    sleep(step.seconds)
+                    outcome = None
+                else:
+                    outcome = call(step)
+            except Exception as exc:
+                failure = exc
+
+    def _call_sync(self, step: StoreCall) -> Any:
+        bound = getattr(self.store, step.method)
+        if not isinstance(self.store, AsyncSessionStore):
+            return bound(*step.args, **step.kwargs)
+        if self._runner is not None:
+            return self._runner(bound(*step.args, **step.kwargs))
+        if self._loop is None:
+            self._loop = _LoopThread()
+        return self._loop.run(bound(*step.args, **step.kwargs))
+
+    # ------------------------------------------------------------ ids and generations
+
+    def thread_session_id(self, thread_id: str) -> str:
+        """The store session of a thread (its state names its log's generation)."""
+        return scoped_id(self.owner, thread_id)
+
+    def log_session_id(self, thread_id: str, generation: int) -> str:
+        return scoped_id(self.owner, f"{thread_id}.g{generation}")
+
+    def _run_session_id(self, run_id: str) -> str:
+        return scoped_id(self.owner, f"lg-run.{run_id}")
+
+    def _lock(self, thread_id: str) -> threading.Lock:
+        """Appends to one thread's log from this saver go one at a time (threads)."""
+        with self._locks_guard:
+            return self._locks.setdefault(thread_id, threading.Lock())
+
+    def _async_lock(self, thread_id: str) -> asyncio.Lock:
+        """Appends to one thread's log from this saver go one at a time (tasks of the running loop): they
+        would only lose the race for the log's position to each other."""
+        key = (id(asyncio.get_running_loop()), thread_id)
+        with self._locks_guard:
+            return self._async_locks.setdefault(key, asyncio.Lock())
+
+    def _generation(self, thread_id: str, *, refresh: bool = False) -> Flow[int | None]:
+        """The generation of the thread's log, or None when the thread does not exist."""
+        if not refresh and thread_id in self._generations:
+            return self._generations[thread_id]
+        try:
+            snapshot = yield from ask("load_state", self.thread_session_id(thread_id), owner=self.owner)
+        except SessionNotFound:
+            self._generations.pop(thread_id, None)
+            return None
+        generation = int((snapshot.state or {}).get("generation", 0)) if snapshot is not None else 0
+        self._generations[thread_id] = generation
+        return generation
+
+    def _ensure_thread(self, thread_id: str) -> Flow[int]:
+        """The thread's generation, creating the thread (and its first log) if needed."""
+        generation = yield from self._generation(thread_id)
+        if generation is not None:
+            return generation
+        meta = {"framework": FRAMEWORK, "langgraph_thread": thread_id}
+        for sid, kind in ((self.log_session_id(thread_id, 0), "log"), (self.thread_session_id(thread_id), "thread")):
+            with contextlib.suppress(SessionExists):
+                yield from ask(
+                    "create_session",
+                    self.owner,
+                    session_id=sid,
+                    title=thread_id if kind == "thread" else None,
+                    metadata={**meta, "langgraph": kind},
+                    retention=self.retention,
+                )
+        self._generations[thread_id] = 0
+        return 0
+
+    # ------------------------------------------------------------ reading the log
+
+    def _scan(
+        self, thread_id: str, *, newest_first: bool, roles: list[str] | None, after_seq: int | None = None
+    ) -> Flow[list[list[MessageRecord]] | None]:
+        """Every page of the thread's log in the order asked (None when there is no log)."""
+        for attempt in range(2):
+            generation = yield from self._generation(thread_id, refresh=attempt > 0)
+            if generation is None:
+                return None
+            sid = self.log_session_id(thread_id, generation)
+            pages: list[list[MessageRecord]] = []
+            cursor: str | None = None
+            try:
+                while True:
+                    page = yield from ask(
+                        "list_messages",
+                        sid,
+                        limit=PAGE,
+                        newest_first=newest_first,
+                        roles=roles,
+                        after_seq=after_seq,
+                        cursor=cursor,
+                        owner=self.owner,
+                    )
+                    pages.append(page.items)
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        return pages
+            except SessionNotFound:
+                continue
+        return None
+
+    def _records(
+        self, thread_id: str, *, newest_first: bool, roles: list[str] | None, after_seq: int | None = None
+    ) -> Flow[list[MessageRecord]]:
+        """All records of the thread's log in the order asked (empty when there is none)."""
+        pages = yield from self._scan(thread_id, newest_first=newest_first, roles=roles, after_seq=after_seq)
+        return [r for page in pages or [] for r in page]
+
+    # ------------------------------------------------------------ decoding
+
+    def _dumps(self, value: Any) -> list[str]:
+        kind, data = self.serde.dumps_typed(value)
+        return [kind, base64.b64encode(data).decode()]
+
+    def _loads(self, stored: list[str]) -> Any:
+        return self.serde.loads_typed((stored[0], base64.b64decode(stored[1])))
+
+    def _tuple(self, thread_id: str, record: MessageRecord, writes: list[MessageRecord]) -> CheckpointTuple:
+        body = record.content
+        ns, cid, parent = body["ns"], body["id"], body.get("parent")
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        parent_config: RunnableConfig | None = None
+        if parent:
+            parent_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
+        return CheckpointTuple(
+            config=config,
+            checkpoint=self._loads(body["cp"]),
+            metadata=self._loads(body["md"]),
+            parent_config=parent_config,
+            pending_writes=self._pending(writes),
+        )
+
+    def _pending(self, records: list[MessageRecord]) -> list[tuple[str, str, Any]]:
+        """The writes of `records` (in log order) as LangGraph reads them: one per (task, index), the first
+        for a regular channel, the last for a special one (errors, interrupts), in `writes_sort_key` order."""
+        chosen: dict[tuple[str, int], tuple[str, str, int, str, list[str]]] = {}
+        for record in records:
+            body = record.content
+            for idx, channel, value in body["w"]:
+                key = (body["task"], idx)
+                if key in chosen and idx >= 0:
+                    continue
+                chosen[key] = (body["task"], body.get("path", ""), idx, channel, value)
+        ordered = sorted(chosen.values(), key=lambda w: writes_sort_key(w[1], w[0], w[2]))
+        return [(task, channel, self._loads(value)) for task, _, _, channel, value in ordered]
+
+    # ------------------------------------------------------------ get_tuple
+
+    def _get_tuple(self, config: RunnableConfig) -> Flow[CheckpointTuple | None]:
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        cid = get_checkpoint_id(config)
+        roles = [checkpoint_role(ns), writes_role(ns)]
+        if cid is None:  # the latest: newest first, the writes for it come before it
+            records = yield from self._records(thread_id, newest_first=True, roles=roles)
+            writes: list[MessageRecord] = []
+            for record in records:
+                if _is_checkpoint(record) and record.content["ns"] == ns:
+                    mine = [w for w in reversed(writes) if w.content["cp"] == record.content["id"]]
+                    return self._tuple(thread_id, record, mine)
+                if _is_writes(record) and record.content["ns"] == ns:
+                    writes.append(record)
+            return None
+        found = yield from self._find(thread_id, ns, cid)
+        if found is None:
+            return None
+        # its pending writes: those put for it before its first child
+        later = yield from self._records(thread_id, newest_first=False, roles=roles, after_seq=found.seq)
+        mine = []
+        for record in later:
+            if _is_checkpoint(record) and record.content.get("parent") == cid and record.content["ns"] == ns:
+                break
+            if _is_writes(record) and record.content["cp"] == cid and record.content["ns"] == ns:
+                mine.append(record)
+        return self._tuple(thread_id, found, mine)
+
+    def _find(self, thread_id: str, ns: str, cid: str) -> Flow[MessageRecord | None]:
+        """The checkpoint's record in the thread's log, by its message id."""
+        for attempt in range(2):
+            generation = yield from self._generation(thread_id, refresh=attempt > 0)
+            if generation is None:
+                return None
+            try:
+                record = yield from ask(
+                    "get_message",
+                    self.log_session_id(thread_id, generation),
+                    _checkpoint_mid(ns, cid),
+                    owner=self.owner,
+                )
+            except SessionNotFound:
+                continue
+            return record if record is not None and _is_checkpoint(record) else None
+        return None
+
+    # ------------------------------------------------------------ list
+
+    def _list(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Flow[list[CheckpointTuple]]:
+        if config is None:
+            threads = yield from self._threads()
+        else:
+            threads = [str(config["configurable"]["thread_id"])]
+        ns = None if config is None else config["configurable"].get("checkpoint_ns")
+        before_id = get_checkpoint_id(before) if before is not None else None
+        out: list[CheckpointTuple] = []
+        for thread_id in threads:
+            roles = None if ns is None else [checkpoint_role(ns), writes_role(ns)]
+            records = yield from self._records(thread_id, newest_first=True, roles=roles)
+            writes: dict[tuple[str, str], list[MessageRecord]] = {}
+            for record in records:
+                if ns is not None and record.content.get("ns") != ns:
+                    continue
+                if _is_writes(record):
+                    writes.setdefault((record.content["ns"], record.content["cp"]), []).append(record)
+                elif _is_checkpoint(record):
+                    cid = record.content["id"]
+                    if before_id is not None and cid >= before_id:
+                        continue
+                    mine = list(reversed(writes.get((record.content["ns"], cid), [])))
+                    tup = self._tuple(thread_id, record, mine)
+                    if filter and not all(tup.metadata.get(k) == v for k, v in filter.items()):
+                        continue
+                    out.append(tup)
+                    if limit is not None and len(out) >= limit:
+                        return out
+        return out
+
+    def _threads(self) -> Flow[list[str]]:
+        """Every thread of the owner (for `list(None)`), through the owner's session listing."""
+        threads: list[str] = []
+        cursor = None
+        while True:
+            page = yield from ask(
+                "list_sessions",
+                self.owner,
+                limit=100,
+                cursor=cursor,
+                metadata={"framework": FRAMEWORK, "langgraph": "thread"},
+            )
+            threads += [s.metadata["langgraph_thread"] for s in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                return threads
+
+    # ------------------------------------------------------------ writing
+
+    def _append(self, thread_id: str, messages: list[dict[str, Any]], key: str | None) -> Flow[list[MessageRecord]]:
+        """Append to the thread's log as of the sequence number last seen there; when the log moved, learn
+        where it is now (or, when it was sealed by a rewrite, move to the next generation) and try again."""
+        for attempt in range(APPEND_ATTEMPTS):
+            generation = yield from self._ensure_thread(thread_id)
+            sid = self.log_session_id(thread_id, generation)
+            try:
+                if sid not in self._last_seq:
+                    head = yield from ask("get_session", sid, owner=self.owner)
+                    if head is None:
+                        raise SessionNotFound(sid)
+                    self._last_seq[sid] = head.last_seq
+                records = yield from ask(
+                    "append_messages",
+                    sid,
+                    messages,
+                    expected_seq=self._last_seq[sid],
+                    idempotency_key=key,
+                    owner=self.owner,
+                )
+            except SessionNotFound:  # the log was rewritten and removed: the thread names its successor
+                self._last_seq.pop(sid, None)
+                yield from self._generation(thread_id, refresh=True)
+                continue
+            except Conflict:
+                tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+                if tail and tail[-1].role == SEAL:
+                    self._generations[thread_id] = int(tail[-1].content["next"])
+                else:
+                    self._last_seq[sid] = tail[-1].seq if tail else 0
+                if attempt:
+                    yield Pause(random.uniform(0, min(0.05, 0.002 * 2**attempt)))  # nosec B311: jitter
+                continue
+            self._last_seq[sid] = max(self._last_seq.get(sid, 0), records[-1].seq)
+            return list(records)
+        raise Conflict(f"langgraph: the log of thread {thread_id!r} kept moving; nothing was written")
+
+    def _put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> Flow[RunnableConfig]:
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        parent = get_checkpoint_id(config)
+        stored_metadata = get_serializable_checkpoint_metadata(config, metadata)
+        run_id = stored_metadata.get("run_id")
+        if run_id:
+            yield from self._index_run(str(run_id), thread_id)
+        body = {
+            "ns": ns,
+            "id": checkpoint["id"],
+            "parent": parent,
+            "cp": self._dumps(checkpoint),
+            "md": self._dumps(stored_metadata),
+        }
+        message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
+        yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> Flow[None]:
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        cid = str(config["configurable"]["checkpoint_id"])
+        stored = [
+            [WRITES_IDX_MAP.get(channel, i), channel, self._dumps(value)] for i, (channel, value) in enumerate(writes)
+        ]
+        body = {"ns": ns, "cp": cid, "task": task_id, "path": task_path, "w": stored}
+        key = _digest("w", ns, cid, task_id, repr(stored))
+        yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key)
+
+    def _index_run(self, run_id: str, thread_id: str) -> Flow[None]:
+        """Record that `run_id` has checkpoints in `thread_id` (once per pair), in the run's own session."""
+        if (run_id, thread_id) in self._indexed:
+            return
+        sid = self._run_session_id(run_id)
+        try:
+            yield from ask(
+                "create_session",
+                self.owner,
+                session_id=sid,
+                metadata={"framework": FRAMEWORK, "langgraph": "run", "threads": [thread_id]},
+                retention=self.retention,
+            )
+        except SessionExists:
+            for _ in range(APPEND_ATTEMPTS):
+                found = yield from ask("get_session", sid, owner=self.owner)
+                if found is None or thread_id in found.metadata.get("threads", []):
+                    break
+                threads = [*found.metadata.get("threads", []), thread_id]
+                yield from ask("update_session", sid, metadata={**found.metadata, "threads": threads}, owner=self.owner)
+        self._indexed.add((run_id, thread_id))
+
+    # ------------------------------------------------------------ deleting, copying, rewriting
+
+    def _delete_thread(self, thread_id: str) -> Flow[None]:
+        generation = yield from self._generation(thread_id, refresh=True)
+        for n in range(0, (generation or 0) + 2):  # a crashed rewrite may have left generation n + 1
+            yield from ask("delete_session", self.log_session_id(thread_id, n), owner=self.owner)
+        yield from ask("delete_session", self.thread_session_id(thread_id), owner=self.owner)
+        self._generations.pop(thread_id, None)
+
+    def _copy_thread(self, source: str, target: str) -> Flow[None]:
+        records = yield from self._records(source, newest_first=False, roles=None)
+        messages = [_as_message(r) for r in records if r.role != SEAL]
+        for start in range(0, len(messages), APPEND_MAX):
+            yield from self._append(target, messages[start : start + APPEND_MAX], None)
+
+    def _rewrite(self, thread_id: str, keep: Callable[[list[MessageRecord]], list[MessageRecord]]) -> Flow[None]:
+        """Replace the thread's log by the records `keep` chooses of it (see the module docstring)."""
+        generation = yield from self._generation(thread_id, refresh=True)
+        if generation is None:
+            return
+        anchor = self.thread_session_id(thread_id)
+        snapshot = yield from ask("load_state", anchor, owner=self.owner)
+        state = dict(snapshot.state or {}) if snapshot is not None else {}
+        lock = state.get("rewriting")
+        if lock and datetime.fromisoformat(lock) > datetime.now(UTC) - LOCK_STALE:
+            raise Conflict(f"langgraph: thread {thread_id!r} is being rewritten by another call; try again")
+        version = snapshot.version if snapshot is not None else 0
+        # take the thread for this rewrite (a crashed one's lock goes stale)
+        version = yield from ask(
+            "save_state",
+            anchor,
+            {**state, "generation": generation, "rewriting": datetime.now(UTC).isoformat()},
+            expected_version=version,
+            owner=self.owner,
+        )
+        old, new = self.log_session_id(thread_id, generation), self.log_session_id(thread_id, generation + 1)
+        yield from ask("delete_session", new, owner=self.owner)  # what a crashed rewrite left
+        yield from ask(
+            "create_session",
+            self.owner,
+            session_id=new,
+            metadata={"framework": FRAMEWORK, "langgraph_thread": thread_id, "langgraph": "log"},
+            retention=self.retention,
+        )
+        copied = 0
+        records = yield from self._records(thread_id, newest_first=False, roles=None)
+        while True:
+            last = records[-1].seq if records else copied
+            kept = [_as_message(r) for r in keep(records) if r.role != SEAL]
+            for start in range(0, len(kept), APPEND_MAX):
+                yield from ask("append_messages", new, kept[start : start + APPEND_MAX], owner=self.owner)
+            copied = last
+            try:  # seal the old log where it was read; a writer that got in first is copied next
+                yield from ask(
+                    "append_messages",
+                    old,
+                    [{"role": SEAL, "content": {"next": generation + 1}}],
+                    expected_seq=last,
+                    owner=self.owner,
+                )
+                break
+            except Conflict:
+                page = yield from ask("list_messages", old, after_seq=last, owner=self.owner)
+                records = page.items
+        state.pop("rewriting", None)
+        yield from ask(
+            "save_state", anchor, {**state, "generation": generation + 1}, expected_version=version, owner=self.owner
+        )
+        self._generations[thread_id] = generation + 1
+        self._last_seq.pop(old, None)
+        yield from ask("delete_session", old, owner=self.owner)
+
+    def _prune(self, thread_ids: Sequence[str], strategy: str) -> Flow[None]:
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                yield from self._delete_thread(thread_id)
+            else:
+                yield from self._rewrite(thread_id, _latest_per_namespace)
+
+    def _delete_for_runs(self, run_ids: Sequence[str]) -> Flow[None]:
+        doomed = set(run_ids)
+        for run_id in run_ids:
+            sid = self._run_session_id(run_id)
+            found = yield from ask("get_session", sid, owner=self.owner)
+            for thread_id in found.metadata.get("threads", []) if found is not None else []:
+                yield from self._rewrite(thread_id, lambda records: self._without_runs(records, doomed))
+            yield from ask("delete_session", sid, owner=self.owner)
+            self._indexed = {pair for pair in self._indexed if pair[0] != run_id}
+
+    def _without_runs(self, records: list[MessageRecord], runs: set[str]) -> list[MessageRecord]:
+        """The records but the checkpoints of those runs and their writes."""
+        gone = {
+            (r.content["ns"], r.content["id"])
+            for r in records
+            if _is_checkpoint(r) and self._loads(r.content["md"]).get("run_id") in runs
+        }
+        return [
+            r
+            for r in records
+            if not (_is_checkpoint(r) and (r.content["ns"], r.content["id"]) in gone)
+            and not (_is_writes(r) and (r.content["ns"], r.content["cp"]) in gone)
+        ]
+
+    # ------------------------------------------------------------ LangGraph's interface
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._run_sync(self._get_tuple(config))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._run_async(self._get_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        yield from self._run_sync(self._list(config, filter, before, limit))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for tup in await self._run_async(self._list(config, filter, before, limit)):
+            yield tup
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        with self._lock(str(config["configurable"]["thread_id"])):
+            return self._run_sync(self._put(config, checkpoint, metadata))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self._run_async(self._put(config, checkpoint, metadata))
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        with self._lock(str(config["configurable"]["thread_id"])):
+            self._run_sync(self._put_writes(config, writes, task_id, task_path))
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        async with self._async_lock(str(config["configurable"]["thread_id"])):
+            await self._run_async(self._put_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._run_sync(self._delete_thread(str(thread_id)))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._run_async(self._delete_thread(str(thread_id)))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._run_sync(self._delete_for_runs(list(run_ids)))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._run_async(self._delete_for_runs(list(run_ids)))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._run_sync(self._copy_thread(str(source_thread_id), str(target_thread_id)))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._run_async(self._copy_thread(str(source_thread_id), str(target_thread_id)))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._run_sync(self._prune([str(t) for t in thread_ids], strategy))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._run_async(self._prune([str(t) for t in thread_ids], strategy))
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Versions that sort as strings and never collide across branches (as LangGraph's own savers)."""
+        number = 0 if current is None else int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"  # nosec B311: a tie-breaker, not a secret
+
+
+def _checkpoint_mid(ns: str, cid: str) -> str:
+    """The message id of a checkpoint: stable, one per (namespace, checkpoint id)."""
+    return "c" + _digest(ns, cid)
+
+
+def _as_message(record: MessageRecord) -> dict[str, Any]:
+    """A stored record as a message to append elsewhere (same role, id and content)."""
+    return {"role": record.role, "id": record.id, "content": record.content}
+
+
+def _latest_per_namespace(records: list[MessageRecord]) -> list[MessageRecord]:
+    """The latest checkpoint of each namespace and the writes put for it."""
+    latest: dict[str, str] = {}
+    for record in records:
+        if _is_checkpoint(record):
+            latest[record.content["ns"]] = record.content["id"]
+    kept = {(ns, cid) for ns, cid in latest.items()}
+    return [
+        r
+        for r in records
+        if (_is_checkpoint(r) and (r.content["ns"], r.content["id"]) in kept)
+        or (_is_writes(r) and (r.content["ns"], r.content["cp"]) in kept)
+    ]

@@ -1,0 +1,186 @@
+"""LangGraph: `SessionStoreSaver` passes LangGraph's own conformance suite, all eight capabilities, on every
+backend (memory, DynamoDB, async DynamoDB), and runs real graphs: interrupt and resume from new objects,
+time travel, owners apart."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.report import CapabilityReport
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode
+from langgraph.types import Command, interrupt
+
+from infra.local import create_tables
+from store import AsyncSessionStore, SessionStore
+from store.integrations.langgraph import SessionStoreSaver
+
+CAPABILITIES = {"put", "put_writes", "get_tuple", "list", "delete_thread", "delete_for_runs", "copy_thread", "prune"}
+_tables = itertools.count()
+
+
+@dataclass
+class Backend:
+    """Stores of one kind over fresh tables, and how to run a coroutine where they can serve it."""
+
+    name: str
+    make: Callable[[], Any]  # a new store over fresh tables
+    twin: Callable[[Any], Any]  # another store object over the same tables (another process, in effect)
+    run: Callable[[Any], Any]
+    loop: Any = None  # the loop an AsyncSessionStore's clients belong to
+
+    def saver(self, store: Any, **kwargs: Any) -> SessionStoreSaver:
+        return SessionStoreSaver(store, runner=self.loop.run if self.loop is not None else None, **kwargs)
+
+
+@pytest.fixture(params=["memory", "dynamodb", "async"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """moto's server for DynamoDB (LangGraph calls a saver from several threads or tasks at once, and
+    in-process moto does not isolate concurrent requests), fresh tables for each store made (moto copies
+    every table a transaction touches, so small tables keep the suite fast)."""
+    if request.param == "memory":
+        return Backend("memory", SessionStore.memory, lambda store: store, asyncio.run)
+    inspect_dynamodb, inspect_s3 = request.getfixturevalue("server_inspectors")
+    if request.param == "dynamodb":
+
+        def sync_store(tables: Any = None) -> SessionStore:
+            tables = tables or create_tables(inspect_dynamodb, prefix=f"lg{next(_tables)}", s3=inspect_s3)
+            store = SessionStore(
+                tables.sessions, tables.messages, bucket=tables.bucket, client=inspect_dynamodb, s3_client=inspect_s3
+            )
+            store.tables = tables  # type: ignore[attr-defined]
+            return store
+
+        return Backend("dynamodb", sync_store, lambda store: sync_store(store.tables), asyncio.run)
+    loop = request.getfixturevalue("event_loop_thread")
+    dynamodb, s3 = request.getfixturevalue("async_clients")
+
+    def async_store(tables: Any = None) -> AsyncSessionStore:
+        tables = tables or create_tables(inspect_dynamodb, prefix=f"alg{next(_tables)}", s3=inspect_s3)
+        store = AsyncSessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
+        store.tables = tables  # type: ignore[attr-defined]
+        return store
+
+    return Backend("async", async_store, lambda store: async_store(store.tables), loop.run, loop)
+
+
+@pytest.mark.slow
+def test_the_conformance_suite_passes_every_capability(backend: Backend) -> None:
+    @checkpointer_test(name=f"SessionStoreSaver[{backend.name}]")
+    async def factory() -> AsyncGenerator[SessionStoreSaver, None]:
+        yield backend.saver(backend.make())
+
+    report: CapabilityReport = backend.run(validate(factory))
+    results = dict(report.results)
+    assert set(results) == CAPABILITIES
+    failures = {name: r.failures for name, r in results.items() if not r.passed}
+    assert failures == {}, failures
+    assert all(r.detected and r.passed and r.tests_failed == 0 and r.tests_passed > 0 for r in results.values())
+
+
+# ---------------------------------------------------------------- a real graph
+
+
+class TravelState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+@tool
+def book_flight(to: str) -> str:
+    """Book a flight."""
+    return f"flight to {to}, seat 12A"
+
+
+def agent(state: TravelState) -> dict[str, Any]:
+    """A scripted model: it asks for the tool, then reports what the tool said."""
+    last = state["messages"][-1]
+    if isinstance(last, ToolMessage):
+        return {"messages": [AIMessage(content=f"Done: {last.content}")]}
+    call = {"id": "call-1", "name": "book_flight", "args": {"to": "LIS"}}
+    return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+
+def approve(state: TravelState) -> Command[Any]:
+    """A human approves the tool call, or declines it."""
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    call = last.tool_calls[0]
+    if interrupt({"question": "Book this flight?", "args": call["args"]}) == "yes":
+        return Command(goto="tools")
+    refusal = ToolMessage(content="the traveller declined", tool_call_id=call["id"])
+    return Command(goto="agent", update={"messages": [refusal]})
+
+
+def route(state: TravelState) -> str:
+    return "approve" if getattr(state["messages"][-1], "tool_calls", None) else END
+
+
+def travel_graph() -> StateGraph[Any]:
+    """An agent that wants to book a flight, a human who approves the tool call (`interrupt`), the tool."""
+    builder: StateGraph[Any] = StateGraph(TravelState)
+    builder.add_node("agent", agent)
+    builder.add_node("approve", approve)
+    builder.add_node("tools", ToolNode([book_flight]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route, ["approve", END])
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_graph_is_interrupted_resumed_elsewhere_and_travels_in_time(backend: Backend, mode: str) -> None:
+    builder = travel_graph()
+    config: Any = {"configurable": {"thread_id": "trip-1"}}
+
+    def call(graph: Any, method: str, *args: Any) -> Any:
+        if mode == "sync":
+            return getattr(graph, method)(*args)
+        return backend.run(getattr(graph, "a" + method)(*args))
+
+    def history(graph: Any) -> list[Any]:
+        if mode == "sync":
+            return list(graph.get_state_history(config))
+        return list(backend.run(_collect(graph.aget_state_history(config))))
+
+    store = backend.make()
+    first = builder.compile(checkpointer=backend.saver(store, owner="ada"))
+    paused = call(first, "invoke", {"messages": [HumanMessage("Book me a flight to Lisbon")]}, config)
+    assert paused["__interrupt__"][0].value == {"question": "Book this flight?", "args": {"to": "LIS"}}
+    assert call(first, "get_state", config).next == ("approve",)
+
+    # another process: new store and saver objects over the same tables
+    resumed_graph = builder.compile(checkpointer=backend.saver(backend.twin(store), owner="ada"))
+    done = call(resumed_graph, "invoke", Command(resume="yes"), config)
+    assert done["messages"][-1].content == "Done: flight to LIS, seat 12A"
+    assert [m.type for m in done["messages"]] == ["human", "ai", "tool", "ai"]
+
+    # time travel: back to the checkpoint before the agent first ran; the replay asks again, and this
+    # time the human declines: the thread's head is the new branch, the old one stays in its history
+    before = history(resumed_graph)
+    assert [h.next for h in before] == [(), ("agent",), ("tools",), ("approve",), ("agent",), ("__start__",)]
+    replay = call(resumed_graph, "invoke", None, before[-2].config)
+    assert replay["__interrupt__"][0].value["question"] == "Book this flight?"
+    declined = call(resumed_graph, "invoke", Command(resume="no"), config)
+    assert [m.content for m in declined["messages"][-2:]] == ["the traveller declined", "Done: the traveller declined"]
+    assert call(resumed_graph, "get_state", config).values["messages"][-1].content == "Done: the traveller declined"
+    assert len(history(resumed_graph)) > len(before)  # the branch was added; nothing was rewritten
+    first_branch = call(resumed_graph, "get_state", before[0].config)
+    assert first_branch.values["messages"][-1].content == "Done: flight to LIS, seat 12A"
+
+    # another owner's thread of the same id is another thread: nothing of ada's is seen
+    mallory = builder.compile(checkpointer=backend.saver(store, owner="mallory"))
+    assert call(mallory, "get_state", config).values == {}
+    assert len(history(mallory)) == 0
+
+
+async def _collect(items: Any) -> list[Any]:
+    return [item async for item in items]
