@@ -184,3 +184,77 @@ def test_a_graph_is_interrupted_resumed_elsewhere_and_travels_in_time(backend: B
 
 async def _collect(items: Any) -> list[Any]:
     return [item async for item in items]
+
+
+# ---------------------------------------------------------------- rewrites never lose a racing write
+
+
+def _checkpoint(saver: SessionStoreSaver, thread: str, parent: str | None, step: int) -> str:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    if parent:
+        config["configurable"]["checkpoint_id"] = parent
+    saver.put(config, checkpoint, {"source": "loop", "step": step, "parents": {}}, {})
+    return str(checkpoint["id"])
+
+
+def _ids(saver: SessionStoreSaver, thread: str) -> list[str]:
+    return [t.checkpoint["id"] for t in saver.list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})]
+
+
+def _drive_until(saver: SessionStoreSaver, flow: Any, stop: Callable[[Any], bool], outcome: Any = None) -> Any:
+    """Run `flow` step by step (sending `outcome` first) until the step `stop` picks (returned, not yet
+    performed)."""
+    while True:
+        step = flow.send(outcome)
+        if stop(step):
+            return step
+        outcome = saver._call_sync(step)
+
+
+def _finish(saver: SessionStoreSaver, flow: Any, step: Any) -> None:
+    """Perform `step` and run the rest of `flow`."""
+    while True:
+        failure: Exception | None = None
+        try:
+            outcome = saver._call_sync(step)
+        except Exception as exc:
+            failure = exc
+        try:
+            step = flow.throw(failure) if failure is not None else flow.send(outcome)
+        except StopIteration:
+            return
+
+
+def _is_seal(step: Any) -> bool:
+    return getattr(step, "method", "") == "append_messages" and step.args[1][0]["role"] == "lg.seal"
+
+
+@pytest.mark.parametrize("moment", ["before the seal", "after the seal"])
+def test_a_prune_never_loses_a_write_that_races_it(moment: str) -> None:
+    """Another process puts a checkpoint while a prune rewrites the thread: just before the prune seals
+    the old log (the seal then fails, and the prune copies the newcomer), or after the seal (the writer
+    finds it and writes to the new log). Either way nothing is lost, and the old log is gone."""
+    store = SessionStore.memory()
+    pruner, writer = SessionStoreSaver(store), SessionStoreSaver(store)
+    ids = [_checkpoint(pruner, "t", None, 0)]
+    for step in (1, 2):
+        ids.append(_checkpoint(pruner, "t", ids[-1], step))
+    assert _ids(writer, "t") == ids[::-1]  # the writer has read the log: it knows generation 0
+    flow = pruner._prune(["t"], "keep_latest")
+    seal = _drive_until(pruner, flow, _is_seal)
+    if moment == "before the seal":
+        racing = _checkpoint(writer, "t", ids[-1], 3)
+        _finish(pruner, flow, seal)
+    else:
+        sealed = pruner._call_sync(seal)
+        delete_old = _drive_until(pruner, flow, lambda s: getattr(s, "method", "") == "delete_session", sealed)
+        racing = _checkpoint(writer, "t", ids[-1], 3)
+        _finish(pruner, flow, delete_old)
+    assert _ids(pruner, "t") == [racing, ids[-1]]
+    assert _ids(SessionStoreSaver(store), "t") == [racing, ids[-1]]  # a fresh process sees the same
+    later = _checkpoint(writer, "t", racing, 4)  # the writer's cached log may be gone: it follows the thread
+    assert _ids(SessionStoreSaver(store), "t") == [later, racing, ids[-1]]
+    assert store.get_session(pruner.log_session_id("t", 0), owner="langgraph") is None

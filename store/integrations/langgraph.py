@@ -461,11 +461,12 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             generation = yield from self._ensure_thread(thread_id)
             sid = self.log_session_id(thread_id, generation)
             try:
-                if sid not in self._last_seq:
-                    head = yield from ask("get_session", sid, owner=self.owner)
-                    if head is None:
-                        raise SessionNotFound(sid)
-                    self._last_seq[sid] = head.last_seq
+                if sid not in self._last_seq:  # learn where the log is from its last message: it may be a seal
+                    tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+                    if tail and tail[-1].role == SEAL:
+                        self._generations[thread_id] = int(tail[-1].content["next"])
+                        continue
+                    self._last_seq[sid] = tail[-1].seq if tail else 0
                 records = yield from ask(
                     "append_messages",
                     sid,
