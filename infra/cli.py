@@ -20,6 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     faults.add_argument("--turns", type=int, default=10)
     faults.add_argument("--seed", type=int, default=1)
     sub.add_parser("check", help="check the invariants of the tables and bucket named by the environment")
+    migrate = sub.add_parser("migrate", help="copy another library's histories into the store (idempotent)")
+    migrate.add_argument("source", choices=["langchain"], help="langchain: a DynamoDBChatMessageHistory table")
+    migrate.add_argument("--table", required=True, help="the source table")
+    migrate.add_argument("--owner", default="langchain", help="the owner of the copied sessions")
+    migrate.add_argument("--key-attribute", default="SessionId", help="the table's session id attribute")
+    migrate.add_argument("--history-attribute", default="History", help="the attribute holding the messages")
     crash = sub.add_parser("crash", help="SIGKILL a writer mid-workflow again and again; check after each")
     crash.add_argument("--kills", type=int, default=20)
     crash.add_argument("--seed", type=int, default=1)
@@ -52,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         from infra.chaos import main as chaos
 
         return chaos(args.rate, args.sessions, args.turns, args.seed)
+    if args.command == "migrate":
+        return migrate_langchain(args.table, args.owner, args.key_attribute, args.history_attribute)
     if args.command == "openapi":
         from infra.openapi import main as write_openapi
 
@@ -60,6 +68,38 @@ def main(argv: list[str] | None = None) -> int:
     from infra.validate import main as validate
 
     return validate()
+
+
+def migrate_langchain(table: str, owner: str, key_attribute: str, history_attribute: str) -> int:
+    """`agent-store migrate langchain`: the store from the environment (SESSIONS_TABLE, ...), the source
+    table through the same AWS settings; progress on stderr, a summary on stdout."""
+    import sys
+
+    import boto3
+
+    from store import SessionStore
+    from store.integrations.langchain import Migrated, migrate_langchain_table, scan_table
+
+    store = SessionStore.from_env()
+
+    def progress(done: Migrated) -> None:
+        if done.sessions % 100 == 0:
+            print(f"  {done.sessions} sessions, {done.messages_copied} messages copied", file=sys.stderr, flush=True)
+
+    source = boto3.client("dynamodb")
+    done = migrate_langchain_table(
+        store,
+        scan_table(source, table),
+        owner=owner,
+        key_attribute=key_attribute,
+        history_attribute=history_attribute,
+        progress=progress,
+    )
+    print(
+        f"{done.sessions} sessions migrated from {table}: {done.messages_copied} messages copied, "
+        f"{done.sessions_already_done} sessions already complete"
+    )
+    return 0
 
 
 if __name__ == "__main__":

@@ -4,13 +4,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from store.async_session_store import AsyncSessionStore
 from store.errors import SessionExists, SessionNotFound
 from store.session_store import SessionStore
 
 AnyStore = SessionStore | AsyncSessionStore
+T = TypeVar("T")
+Runner = Callable[[Coroutine[Any, Any, Any]], Any]
+
+
+class SyncBridge:
+    """Calls a store's methods from synchronous code: a `SessionStore` directly, an `AsyncSessionStore` by
+    running each coroutine on `runner`, or on an event loop of the bridge's own (started on first use, on a
+    daemon thread). An AsyncSessionStore's clients stay bound to the loop they were first used on, so give
+    a bridged store its own clients, or pass the runner of the loop they belong to."""
+
+    def __init__(self, store: AnyStore, runner: Runner | None = None) -> None:
+        self.store = store
+        self._runner = runner
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._guard = threading.Lock()
+
+    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`store.method(*args, **kwargs)`, awaited where it is a coroutine."""
+        bound = getattr(self.store, method)
+        if not isinstance(self.store, AsyncSessionStore):
+            return bound(*args, **kwargs)
+        if self._runner is not None:
+            return self._runner(bound(*args, **kwargs))
+        return asyncio.run_coroutine_threadsafe(bound(*args, **kwargs), self._own_loop()).result()
+
+    def _own_loop(self) -> asyncio.AbstractEventLoop:
+        with self._guard:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="agent-store-bridge", daemon=True).start()
+            return self._loop
 
 
 async def call(store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:

@@ -37,7 +37,7 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -58,6 +58,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from store.async_session_store import AsyncSessionStore
 from store.errors import Conflict, SessionExists, SessionNotFound
+from store.integrations._calls import Runner, SyncBridge
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX, SessionStore
@@ -99,17 +100,6 @@ def ask(method: str, *args: Any, **kwargs: Any) -> Flow[Any]:
     return result
 
 
-class _LoopThread:
-    """An event loop on a daemon thread, for sync methods over an AsyncSessionStore."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="langgraph-saver-loop", daemon=True).start()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-
 # ---------------------------------------------------------------- the stored forms
 
 
@@ -144,7 +134,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         owner: str | None = None,
         retention: timedelta | int | None = None,
         serde: SerializerProtocol | None = None,
-        runner: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
+        runner: Runner | None = None,
     ) -> None:
         """Threads belong to `owner` (default "langgraph"; another owner's threads are absent) and expire
         after `retention` without activity when given. `runner` runs the store's coroutines for the sync
@@ -153,8 +143,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self.store = store
         self.owner = owner or DEFAULT_OWNER
         self.retention = retention
-        self._runner = runner
-        self._loop: _LoopThread | None = None
+        self._call_sync = _bridge_step(SyncBridge(store, runner))
         self._generations: dict[str, int] = {}  # thread -> generation of its log
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
@@ -204,16 +193,6 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     outcome = call(step)
             except Exception as exc:
                 failure = exc
-
-    def _call_sync(self, step: StoreCall) -> Any:
-        bound = getattr(self.store, step.method)
-        if not isinstance(self.store, AsyncSessionStore):
-            return bound(*step.args, **step.kwargs)
-        if self._runner is not None:
-            return self._runner(bound(*step.args, **step.kwargs))
-        if self._loop is None:
-            self._loop = _LoopThread()
-        return self._loop.run(bound(*step.args, **step.kwargs))
 
     # ------------------------------------------------------------ ids and generations
 
@@ -739,6 +718,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         """Versions that sort as strings and never collide across branches (as LangGraph's own savers)."""
         number = 0 if current is None else int(str(current).split(".")[0])
         return f"{number + 1:032}.{random.random():016}"  # nosec B311: a tie-breaker, not a secret
+
+
+def _bridge_step(bridge: SyncBridge) -> Callable[[StoreCall], Any]:
+    """Perform a flow's store call synchronously, on either store."""
+    return lambda step: bridge(step.method, *step.args, **step.kwargs)
 
 
 def _checkpoint_mid(ns: str, cid: str) -> str:

@@ -1,0 +1,237 @@
+"""LangChain: a `BaseChatMessageHistory` kept in this store, a drop-in for `DynamoDBChatMessageHistory`.
+
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+    from store import SessionStore
+    from store.integrations.langchain import SessionStoreChatMessageHistory
+
+    store = SessionStore.from_env()
+    chain = RunnableWithMessageHistory(
+        runnable, lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner=user_id)
+    )
+
+Each LangChain message is one store message: its type (`human`, `ai`, `tool`, `system`, ...) is the role,
+and the content is LangChain's own serialized form (`message_to_dict`), so tool calls, tool messages,
+`additional_kwargs`, `response_metadata`, ids and usage round-trip exactly. `add_messages` is one append
+(one DynamoDB request however long the history), where `DynamoDBChatMessageHistory` reads and rewrites
+the whole history item. The store session is the session id in the owner's namespace (`scoped_id`), so the
+owner reads it over HTTP under the same id. `migrate_langchain_table` copies an existing
+`DynamoDBChatMessageHistory` table into the store (`agent-store migrate langchain --table NAME`).
+Install with `pip install agent-session-store[langchain]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+
+from store.errors import SessionExists, SessionNotFound
+from store.integrations._calls import AnyStore, Runner, SyncBridge, call, call_or, ensure_session
+from store.scoped_ids import scoped_id
+from store.session_store import APPEND_MAX, SessionStore
+
+FRAMEWORK = "langchain"
+DEFAULT_OWNER = "langchain"
+PAGE = 1000
+
+
+def _stored(message: BaseMessage) -> dict[str, Any]:
+    return {"role": message.type[:64], "content": message_to_dict(message)}
+
+
+def _messages(records: Sequence[Any]) -> list[BaseMessage]:
+    return list(messages_from_dict([r.content for r in records]))
+
+
+class SessionStoreChatMessageHistory(BaseChatMessageHistory):
+    """A chat history in this store: `messages`, `add_messages` (one atomic append), `clear`, and their
+    async forms; on a `SessionStore` or an `AsyncSessionStore`."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: AnyStore,
+        *,
+        owner: str = DEFAULT_OWNER,
+        retention: timedelta | int | None = None,
+        history_size: int | None = None,
+        runner: Runner | None = None,
+    ) -> None:
+        """`session_id` names the history in `owner`'s namespace (the store session
+        `scoped_id(owner, session_id)`, created on the first add; expiring after `retention` without
+        activity if given). With `history_size`, `messages` holds only the latest that many (as
+        `DynamoDBChatMessageHistory`'s). `runner` serves the sync methods on an AsyncSessionStore."""
+        self.session_id = session_id
+        self.store = store
+        self.owner = owner
+        self.retention = retention
+        self.history_size = history_size
+        self.store_session_id = scoped_id(owner, session_id)
+        self._sync = SyncBridge(store, runner)
+
+    # ------------------------------------------------------------ sync
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """The history, oldest first (the latest `history_size` when set)."""
+        try:
+            if self.history_size is not None:
+                return _messages(
+                    self._sync("last_messages", self.store_session_id, self.history_size, owner=self.owner)
+                )
+            return _messages(list(self._pages(self._sync)))
+        except SessionNotFound:
+            return []
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append `messages` in order: atomically up to 97, in atomic batches of 97 beyond."""
+        for batch in self._batches(messages):
+            try:
+                self._sync("append_messages", self.store_session_id, batch, owner=self.owner)
+            except SessionNotFound:
+                with contextlib.suppress(SessionExists):
+                    self._sync(
+                        "create_session",
+                        self.owner,
+                        session_id=self.store_session_id,
+                        metadata={"framework": FRAMEWORK},
+                        retention=self.retention,
+                    )
+                self._sync("append_messages", self.store_session_id, batch, owner=self.owner)
+
+    def clear(self) -> None:
+        """Remove the history (the store session goes, with everything it holds)."""
+        self._sync("delete_session", self.store_session_id, owner=self.owner)
+
+    # ------------------------------------------------------------ async
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        if self.history_size is not None:
+            records = await call_or(
+                [], self.store, "last_messages", self.store_session_id, self.history_size, owner=self.owner
+            )
+            return _messages(records)
+        out: list[Any] = []
+        cursor = None
+        while True:
+            page = await call_or(
+                None, self.store, "list_messages", self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner
+            )
+            if page is None:
+                return []
+            out += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                return _messages(out)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        for batch in self._batches(messages):
+            try:
+                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+            except SessionNotFound:
+                await ensure_session(
+                    self.store, self.owner, self.store_session_id, {"framework": FRAMEWORK}, self.retention
+                )
+                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+
+    async def aclear(self) -> None:
+        await call(self.store, "delete_session", self.store_session_id, owner=self.owner)
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _batches(messages: Sequence[BaseMessage]) -> Iterator[list[dict[str, Any]]]:
+        stored = [_stored(m) for m in messages]
+        for start in range(0, len(stored), APPEND_MAX):
+            yield stored[start : start + APPEND_MAX]
+
+    def _pages(self, do: Callable[..., Any]) -> Iterator[Any]:
+        cursor = None
+        while True:
+            page = do("list_messages", self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner)
+            yield from page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+
+# ---------------------------------------------------------------- migrating a DynamoDBChatMessageHistory table
+
+
+@dataclass
+class Migrated:
+    """What a migration run did."""
+
+    sessions: int = 0
+    messages_copied: int = 0
+    sessions_already_done: int = 0
+
+
+def migrate_langchain_table(
+    store: SessionStore,
+    scan: Iterator[dict[str, Any]],
+    *,
+    owner: str = DEFAULT_OWNER,
+    key_attribute: str = "SessionId",
+    history_attribute: str = "History",
+    progress: Callable[[Migrated], None] | None = None,
+) -> Migrated:
+    """Copy every history of a `DynamoDBChatMessageHistory` table (its items, as `scan` yields them,
+    deserialized) into `store`, each as the history `SessionStoreChatMessageHistory(session_id, store,
+    owner=owner)` reads. Idempotent: each session's state records how many of its messages were copied,
+    in the same transaction as the messages (`save_full`), so a rerun, or a run resumed after a crash,
+    copies only what is missing and never a message twice."""
+    done = Migrated()
+    for item in scan:
+        session_id = str(item[key_attribute])
+        history = list(item.get(history_attribute) or [])
+        sid = scoped_id(owner, session_id)
+        with contextlib.suppress(SessionExists):
+            store.create_session(owner, session_id=sid, title=session_id[:1024], metadata={"framework": FRAMEWORK})
+        snapshot = store.load_state(sid, owner=owner)
+        state = dict(snapshot.state or {}) if snapshot is not None and isinstance(snapshot.state, dict) else {}
+        copied = int(state.get("langchain_migration", {}).get("copied", 0))
+        if copied >= len(history):
+            done.sessions_already_done += 1
+        head = store.get_session(sid, owner=owner)
+        position = head.last_seq if head is not None else 0
+        while copied < len(history):
+            batch = [_stored(m) for m in messages_from_dict(history[copied : copied + APPEND_MAX])]
+            copied += len(batch)
+            state["langchain_migration"] = {"copied": copied}
+            saved = store.save_full(sid, batch, state, expected_seq=position, owner=owner)
+            position = saved.seq
+            done.messages_copied += len(batch)
+        done.sessions += 1
+        if progress is not None:
+            progress(done)
+    return done
+
+
+def scan_table(client: Any, table: str) -> Iterator[dict[str, Any]]:
+    """Every item of a DynamoDB table, deserialized, numbers as int or float (a migration reads the whole
+    source table; it is an operator's tool)."""
+    from boto3.dynamodb.types import TypeDeserializer
+
+    decode = TypeDeserializer().deserialize
+    for page in client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        for item in page["Items"]:
+            yield {name: _plain(decode(value)) for name, value in item.items()}
+
+
+def _plain(value: Any) -> Any:
+    """DynamoDB's decoded values as JSON ones: Decimal as int or float, sets as lists."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | set | tuple):
+        return [_plain(v) for v in value]
+    return value
