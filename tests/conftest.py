@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from infra.local import REGION, LocalTables, create_tables, local_client, moto_server
-from store import SessionStore, Settings
+from store import AsyncSessionStore, SessionStore, Settings
 from store.memory import MemoryBackend
 
 os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
@@ -313,3 +315,58 @@ for _name, _value in (
     ("POWERTOOLS_DEV", "false"),
 ):
     os.environ.setdefault(_name, _value)
+
+
+_backend_tables = itertools.count()
+
+
+@dataclass
+class Backend:
+    """Stores of one kind over fresh tables, and how to run a coroutine where they can serve it."""
+
+    name: str
+    make: Callable[[], Any]  # a new store over fresh tables
+    twin: Callable[[Any], Any]  # another store object over the same tables (another process, in effect)
+    run: Callable[[Any], Any]
+    loop: Any = None  # the loop an AsyncSessionStore's clients belong to
+
+    @property
+    def runner(self) -> Any:
+        """What runs an AsyncSessionStore's coroutines for a sync caller (None for a sync store)."""
+        return self.loop.run if self.loop is not None else None
+
+    def call(self, store: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`store.method(...)` from the test's own (sync) code, awaited on the right loop when needed."""
+        result = getattr(store, method)(*args, **kwargs)
+        return self.loop.run(result) if self.loop is not None else result
+
+
+@pytest.fixture(params=["memory", "dynamodb", "async"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """moto's server for DynamoDB (LangGraph calls a saver from several threads or tasks at once, and
+    in-process moto does not isolate concurrent requests), fresh tables for each store made (moto copies
+    every table a transaction touches, so small tables keep the suite fast)."""
+    if request.param == "memory":
+        return Backend("memory", SessionStore.memory, lambda store: store, asyncio.run)
+    inspect_dynamodb, inspect_s3 = request.getfixturevalue("server_inspectors")
+    if request.param == "dynamodb":
+
+        def sync_store(tables: Any = None) -> SessionStore:
+            tables = tables or create_tables(inspect_dynamodb, prefix=f"lg{next(_backend_tables)}", s3=inspect_s3)
+            store = SessionStore(
+                tables.sessions, tables.messages, bucket=tables.bucket, client=inspect_dynamodb, s3_client=inspect_s3
+            )
+            store.tables = tables  # type: ignore[attr-defined]
+            return store
+
+        return Backend("dynamodb", sync_store, lambda store: sync_store(store.tables), asyncio.run)
+    loop = request.getfixturevalue("event_loop_thread")
+    dynamodb, s3 = request.getfixturevalue("async_clients")
+
+    def async_store(tables: Any = None) -> AsyncSessionStore:
+        tables = tables or create_tables(inspect_dynamodb, prefix=f"alg{next(_backend_tables)}", s3=inspect_s3)
+        store = AsyncSessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
+        store.tables = tables  # type: ignore[attr-defined]
+        return store
+
+    return Backend("async", async_store, lambda store: async_store(store.tables), loop.run, loop)

@@ -4,10 +4,7 @@ time travel, owners apart."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -20,64 +17,18 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 
-from infra.local import create_tables
-from store import AsyncSessionStore, SessionStore
+from store import SessionStore
 from store.integrations.langgraph import SessionStoreSaver
+from tests.conftest import Backend
 
 CAPABILITIES = {"put", "put_writes", "get_tuple", "list", "delete_thread", "delete_for_runs", "copy_thread", "prune"}
-_tables = itertools.count()
-
-
-@dataclass
-class Backend:
-    """Stores of one kind over fresh tables, and how to run a coroutine where they can serve it."""
-
-    name: str
-    make: Callable[[], Any]  # a new store over fresh tables
-    twin: Callable[[Any], Any]  # another store object over the same tables (another process, in effect)
-    run: Callable[[Any], Any]
-    loop: Any = None  # the loop an AsyncSessionStore's clients belong to
-
-    def saver(self, store: Any, **kwargs: Any) -> SessionStoreSaver:
-        return SessionStoreSaver(store, runner=self.loop.run if self.loop is not None else None, **kwargs)
-
-
-@pytest.fixture(params=["memory", "dynamodb", "async"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    """moto's server for DynamoDB (LangGraph calls a saver from several threads or tasks at once, and
-    in-process moto does not isolate concurrent requests), fresh tables for each store made (moto copies
-    every table a transaction touches, so small tables keep the suite fast)."""
-    if request.param == "memory":
-        return Backend("memory", SessionStore.memory, lambda store: store, asyncio.run)
-    inspect_dynamodb, inspect_s3 = request.getfixturevalue("server_inspectors")
-    if request.param == "dynamodb":
-
-        def sync_store(tables: Any = None) -> SessionStore:
-            tables = tables or create_tables(inspect_dynamodb, prefix=f"lg{next(_tables)}", s3=inspect_s3)
-            store = SessionStore(
-                tables.sessions, tables.messages, bucket=tables.bucket, client=inspect_dynamodb, s3_client=inspect_s3
-            )
-            store.tables = tables  # type: ignore[attr-defined]
-            return store
-
-        return Backend("dynamodb", sync_store, lambda store: sync_store(store.tables), asyncio.run)
-    loop = request.getfixturevalue("event_loop_thread")
-    dynamodb, s3 = request.getfixturevalue("async_clients")
-
-    def async_store(tables: Any = None) -> AsyncSessionStore:
-        tables = tables or create_tables(inspect_dynamodb, prefix=f"alg{next(_tables)}", s3=inspect_s3)
-        store = AsyncSessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
-        store.tables = tables  # type: ignore[attr-defined]
-        return store
-
-    return Backend("async", async_store, lambda store: async_store(store.tables), loop.run, loop)
 
 
 @pytest.mark.slow
 def test_the_conformance_suite_passes_every_capability(backend: Backend) -> None:
     @checkpointer_test(name=f"SessionStoreSaver[{backend.name}]")
     async def factory() -> AsyncGenerator[SessionStoreSaver, None]:
-        yield backend.saver(backend.make())
+        yield SessionStoreSaver(backend.make(), runner=backend.runner)
 
     report: CapabilityReport = backend.run(validate(factory))
     results = dict(report.results)
@@ -152,13 +103,15 @@ def test_a_graph_is_interrupted_resumed_elsewhere_and_travels_in_time(backend: B
         return list(backend.run(_collect(graph.aget_state_history(config))))
 
     store = backend.make()
-    first = builder.compile(checkpointer=backend.saver(store, owner="ada"))
+    first = builder.compile(checkpointer=SessionStoreSaver(store, owner="ada", runner=backend.runner))
     paused = call(first, "invoke", {"messages": [HumanMessage("Book me a flight to Lisbon")]}, config)
     assert paused["__interrupt__"][0].value == {"question": "Book this flight?", "args": {"to": "LIS"}}
     assert call(first, "get_state", config).next == ("approve",)
 
     # another process: new store and saver objects over the same tables
-    resumed_graph = builder.compile(checkpointer=backend.saver(backend.twin(store), owner="ada"))
+    resumed_graph = builder.compile(
+        checkpointer=SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)
+    )
     done = call(resumed_graph, "invoke", Command(resume="yes"), config)
     assert done["messages"][-1].content == "Done: flight to LIS, seat 12A"
     assert [m.type for m in done["messages"]] == ["human", "ai", "tool", "ai"]
@@ -177,7 +130,7 @@ def test_a_graph_is_interrupted_resumed_elsewhere_and_travels_in_time(backend: B
     assert first_branch.values["messages"][-1].content == "Done: flight to LIS, seat 12A"
 
     # another owner's thread of the same id is another thread: nothing of ada's is seen
-    mallory = builder.compile(checkpointer=backend.saver(store, owner="mallory"))
+    mallory = builder.compile(checkpointer=SessionStoreSaver(store, owner="mallory", runner=backend.runner))
     assert call(mallory, "get_state", config).values == {}
     assert len(history(mallory)) == 0
 

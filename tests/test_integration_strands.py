@@ -13,9 +13,15 @@ from strands.session import RepositorySessionManager
 from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
-from store.integrations.strands import StrandsSessionRepository, agent_store_id, session_manager
+from store.integrations.strands import (
+    SessionStoreStorage,
+    StrandsSessionRepository,
+    agent_store_id,
+    session_manager,
+    session_store_id,
+)
 from store.scoped_ids import scoped_id
-from tests.conftest import Harness
+from tests.conftest import Backend, Harness
 
 
 class ScriptedModel(Model):
@@ -156,3 +162,92 @@ def test_ids_that_are_not_store_ids_are_mapped_stably(harness: Harness) -> None:
     repo.create_message(odd, "agent with spaces", SessionMessage({"role": "user", "content": [{"text": "hi"}]}, 0))
     assert repo.read_session(odd).session_id == odd
     assert [m.message["content"] for m in repo.list_messages(odd, "agent with spaces")] == [[{"text": "hi"}]]
+
+
+# ---------------------------------------------------------------- the unified Storage contract
+
+
+def test_storage_through_the_snapshot_session_manager(backend: Backend) -> None:
+    """Strands' SnapshotSessionManager on the store's Storage, with an Agent: a new agent resumes the
+    conversation, immutable snapshots are listed, an earlier one is restored; deleting the session leaves
+    nothing (on moto's server: the manager deletes keys concurrently)."""
+    import asyncio
+
+    from strands.session import SnapshotSessionManager
+
+    store = backend.make()
+    # the async store's clients live on the backend's loop; the manager calls storage from loops of its own
+    storage = SessionStoreStorage(store, owner="ada", loop=backend.loop.loop if backend.loop else None)
+    run = asyncio.run
+
+    def manager() -> Any:
+        return SnapshotSessionManager("trip-9", storage=storage, snapshot_trigger=lambda **_: True)
+
+    agent = Agent(model=ScriptedModel(["Hello Ada.", "Lisbon."]), session_manager=manager(), callback_handler=None)
+    agent("I am Ada.")
+    agent("Where to?")
+    resumed = Agent(model=ScriptedModel([]), session_manager=manager(), callback_handler=None)
+    assert texts(resumed.messages) == [
+        ("user", "I am Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "Where to?"),
+        ("assistant", "Lisbon."),
+    ]
+    snapshots = run(resumed._session_manager.list_snapshot_ids(resumed))  # type: ignore[union-attr]
+    assert len(snapshots) == 2 and snapshots == sorted(snapshots)
+    assert run(resumed._session_manager.restore_snapshot(resumed, snapshot_id=snapshots[0]))  # type: ignore[union-attr]
+    assert texts(resumed.messages) == [("user", "I am Ada."), ("assistant", "Hello Ada.")]
+    # the snapshots are artifacts of the Strands session's own store session (in ada's namespace)
+    sid = session_store_id("ada", "trip-9")
+    names = [a.name for a in backend.call(store, "list_artifacts", sid, owner="ada")]
+    assert "scopes/agent/default/snapshots/snapshot_latest.json" in names and len(names) == 3
+    run(resumed._session_manager.delete_session())  # type: ignore[union-attr]
+    assert backend.call(store, "get_session", sid, owner="ada") is None
+    assert run(storage.list("")) == []
+
+
+def test_storage_keys_and_errors(backend: Backend) -> None:
+    import asyncio
+
+    from strands.types.exceptions import StorageError
+
+    store = backend.make()
+    home = backend.loop.loop if backend.loop else None
+    storage = SessionStoreStorage(store, owner="ada", loop=home)
+    other = SessionStoreStorage(store, owner="bob", loop=home)
+    run = asyncio.run  # a loop of the test's own: calls reach the async store's loop through `loop`
+    run(storage.write("session/s1/a//b.json", b"one"))
+    run(storage.write("session/s1/a/b.json", b"two"))  # the same key: a new version
+    run(storage.write("memory/facts.json", b"shared"))
+    assert run(storage.read("session/s1/a/b.json")) == b"two" and run(storage.read("/memory/facts.json/")) == b"shared"
+    assert run(storage.list("")) == ["memory/facts.json", "session/s1/a/b.json"]
+    assert run(storage.list("session/s1/")) == ["session/s1/a/b.json"]
+    assert run(other.read("session/s1/a/b.json")) is None and run(other.list("")) == []
+    versions = backend.call(store, "list_artifact_versions", session_store_id("ada", "s1"), "a/b.json", owner="ada")
+    assert [v.version for v in versions] == [1, 2]
+    for bad in ("", "../x", "a\\b", "session/s1/../../x"):
+        with pytest.raises(StorageError):
+            run(storage.write(bad, b"x"))
+    assert run(storage.read("session/s1/missing")) is None
+    run(storage.delete("session/s1/missing"))  # a no-op
+    hits = run(storage.search("facts"))
+    assert [h.key for h in hits] == ["memory/facts.json"]
+
+
+def test_storage_keys_expire_with_the_retention(backend: Backend) -> None:
+    """A storage session made with `retention` expires then (and its keys with it); one without does not."""
+    import asyncio
+    from datetime import timedelta
+
+    store = backend.make()
+    home = backend.loop.loop if backend.loop else None
+    asyncio.run(
+        SessionStoreStorage(store, owner="ada", retention=timedelta(days=2), loop=home).write("session/t/k", b"x")
+    )
+    asyncio.run(SessionStoreStorage(store, owner="ada", loop=home).write("session/u/k", b"y"))
+    kept = backend.call(store, "get_session", session_store_id("ada", "t"), owner="ada")
+    forever = backend.call(store, "get_session", session_store_id("ada", "u"), owner="ada")
+    assert kept.expires_at is not None and timedelta(days=2) <= kept.expires_at - kept.created_at < timedelta(
+        days=2, seconds=2
+    )
+    assert forever.expires_at is None

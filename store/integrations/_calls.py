@@ -55,6 +55,17 @@ async def call(store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
     return await asyncio.to_thread(bound, *args, **kwargs)
 
 
+async def call_at(
+    home: asyncio.AbstractEventLoop | None, store: AnyStore, method: str, *args: Any, **kwargs: Any
+) -> Any:
+    """`call(...)`, sent to `home` (the loop an AsyncSessionStore's clients belong to) when the caller runs
+    on another loop, as frameworks that run their async code on a loop of their own do; awaited in place
+    otherwise."""
+    if home is None or not isinstance(store, AsyncSessionStore) or home is asyncio.get_running_loop():
+        return await call(store, method, *args, **kwargs)
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(store, method, *args, **kwargs), home))
+
+
 async def call_or(missing: Any, store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
     """`call(...)`, or `missing` when the session does not exist (or is another owner's)."""
     try:
