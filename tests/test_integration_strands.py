@@ -193,15 +193,15 @@ def test_storage_through_the_snapshot_session_manager(backend: Backend) -> None:
         ("user", "Where to?"),
         ("assistant", "Lisbon."),
     ]
-    snapshots = run(resumed._session_manager.list_snapshot_ids(resumed))  # type: ignore[union-attr]
+    snapshots = run(resumed._session_manager.list_snapshot_ids(resumed))
     assert len(snapshots) == 2 and snapshots == sorted(snapshots)
-    assert run(resumed._session_manager.restore_snapshot(resumed, snapshot_id=snapshots[0]))  # type: ignore[union-attr]
+    assert run(resumed._session_manager.restore_snapshot(resumed, snapshot_id=snapshots[0]))
     assert texts(resumed.messages) == [("user", "I am Ada."), ("assistant", "Hello Ada.")]
     # the snapshots are artifacts of the Strands session's own store session (in ada's namespace)
     sid = session_store_id("ada", "trip-9")
     names = [a.name for a in backend.call(store, "list_artifacts", sid, owner="ada")]
     assert "scopes/agent/default/snapshots/snapshot_latest.json" in names and len(names) == 3
-    run(resumed._session_manager.delete_session())  # type: ignore[union-attr]
+    run(resumed._session_manager.delete_session())
     assert backend.call(store, "get_session", sid, owner="ada") is None
     assert run(storage.list("")) == []
 
