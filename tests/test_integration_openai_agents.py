@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from agents import Agent, Model, ModelResponse, Runner, Usage, set_tracing_disabled
 from agents.memory import Session, SessionSettings
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
@@ -138,3 +139,67 @@ def test_with_an_async_store() -> None:
         return await session.get_items()
 
     assert asyncio.run(scenario()) == [{"role": "user", "content": "a"}]
+
+
+# ---------------------------------------------------------------- against the SDK's own SQLiteSession
+
+
+async def _protocol_script(session: Any) -> list[Any]:
+    """Every Session operation in the order the SDK's tests use them, with what each returned."""
+    seen: list[Any] = [await session.get_items(), await session.pop_item()]
+    await session.add_items([])
+    seen.append(await session.get_items())
+    tool_call = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": '{"city": "Lisbon"}'}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "sunny"}
+    await session.add_items([{"role": "user", "content": "hi"}, tool_call, output])
+    await session.add_items([{"role": "assistant", "content": [{"type": "output_text", "text": "Sunny."}]}])
+    for limit in (None, 0, 2, 10, -1):
+        seen.append(await session.get_items(limit))
+    seen += [await session.pop_item(), await session.get_items()]
+    await session.clear_session()
+    await session.clear_session()  # clearing an empty session is not an error
+    seen += [await session.get_items(), await session.pop_item()]
+    await session.add_items([{"role": "user", "content": "again"}])
+    seen.append(await session.get_items())
+    return seen
+
+
+def test_behaves_as_the_sdks_sqlite_session(harness: Harness) -> None:
+    from agents import SQLiteSession
+
+    reference = asyncio.run(_protocol_script(SQLiteSession("s1")))
+    ours = asyncio.run(_protocol_script(OpenAIAgentsSession("s1", harness.store)))
+    assert ours == reference
+    assert len(reference) == 13 and reference[-1] == [{"role": "user", "content": "again"}]
+
+
+def test_session_settings_as_the_sdks_sessions(harness: Harness) -> None:
+    from agents import SQLiteSession
+
+    for made in (OpenAIAgentsSession("s2", harness.store), SQLiteSession("s2")):
+        assert made.session_settings == SessionSettings()
+    limited = OpenAIAgentsSession("s2", harness.store, session_settings={"limit": 2})
+    assert limited.session_settings == SessionSettings(limit=2)
+    asyncio.run(limited.add_items([{"role": "user", "content": str(i)} for i in range(4)]))
+    assert [i["content"] for i in asyncio.run(limited.get_items())] == ["2", "3"]
+    assert len(asyncio.run(limited.get_items(3))) == 3  # an explicit limit wins
+    for bad in ({"limit": 2, "max_items": 5}, {"limtit": 2}):
+        with pytest.raises(TypeError, match="Unknown session settings"):
+            OpenAIAgentsSession("s2", harness.store, session_settings=bad)
+        with pytest.raises(TypeError, match="Unknown session settings"):
+            SQLiteSession("s2", session_settings=bad)
+
+
+def test_a_cancelled_caller_does_not_cut_a_write_off(harness: Harness) -> None:
+    """As in the SDK's sessions: add_items completes, then the cancellation is raised."""
+    session = OpenAIAgentsSession("s3", harness.store)
+
+    async def cancel_mid_write() -> None:
+        task = asyncio.create_task(session.add_items([{"role": "user", "content": "kept"}]))
+        await asyncio.sleep(0)  # the write has started (in its worker thread)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_mid_write())
+    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "kept"}]

@@ -66,6 +66,25 @@ async def call_at(
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(store, method, *args, **kwargs), home))
 
 
+async def settled(awaitable: Coroutine[Any, Any, T]) -> T:
+    """The awaitable's outcome even when the caller is cancelled meanwhile: a write in flight is never cut
+    off half-known; the caller's cancellation is raised once the write has settled (as the OpenAI Agents
+    SDK's own sessions do)."""
+    task = asyncio.ensure_future(awaitable)
+    interrupted = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done():  # the write itself was cancelled, not only the caller
+                raise
+            interrupted = True
+    if interrupted:
+        raise asyncio.CancelledError
+    return result
+
+
 async def call_or(missing: Any, store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
     """`call(...)`, or `missing` when the session does not exist (or is another owner's)."""
     try:

@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from store.errors import SessionNotFound
-from store.integrations._calls import AnyStore, call, call_or, ensure_session
+from store.integrations._calls import AnyStore, call, call_or, ensure_session, settled
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
 
@@ -52,21 +52,24 @@ class OpenAIAgentsSession:
         `store.scoped_ids.scoped_id(owner, session_id)`: another owner's session of the same id is another
         session, and the HTTP API serves this one to its owner as `session_id`). It is created on the
         first `add_items`, expiring after `retention` without activity if given. `session_settings` is
-        the SDK's `SessionSettings` (or a dict of it); its `limit` applies when `get_items` is given none."""
+        the SDK's `SessionSettings` (or a dict of it; `SessionSettings()` when None, and a dict with keys it
+        does not know is a `TypeError`, as in the SDK's own sessions); its `limit` applies when `get_items`
+        is given none."""
         self.session_id = session_id
         self.store_session_id = scoped_id(owner, session_id)
         self.store = store
         self.owner = owner
         self.retention = retention
-        if isinstance(session_settings, dict):
-            from agents.memory import SessionSettings
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
 
-            session_settings = SessionSettings(**session_settings)
-        self.session_settings = session_settings
+        # as the SDK's own sessions: SessionSettings() by default, a dict checked (unknown keys: TypeError)
+        self.session_settings = (
+            SessionSettings() if session_settings is None else coerce_session_settings(session_settings)
+        )
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The latest `limit` items in order (all of them for None or a negative limit; none for 0)."""
-        if limit is None and self.session_settings is not None:
+        if limit is None:
             limit = self.session_settings.limit
         if limit == 0:
             return []
@@ -78,7 +81,11 @@ class OpenAIAgentsSession:
         return [r.content for r in records]
 
     async def add_items(self, items: list[Any]) -> None:
-        """Append `items` in order, each batch of up to 97 atomically; creates the session if needed."""
+        """Append `items` in order, each batch of up to 97 atomically; creates the session if needed. A
+        cancelled caller's write completes before the cancellation is raised."""
+        await settled(self._add(items))
+
+    async def _add(self, items: list[Any]) -> None:
         messages = [{"role": _role(dict(item)), "content": dict(item)} for item in items]
         for start in range(0, len(messages), APPEND_MAX):
             batch = messages[start : start + APPEND_MAX]
@@ -91,12 +98,13 @@ class OpenAIAgentsSession:
     async def pop_item(self) -> Any | None:
         """Remove and return the latest item (None when there is none); two concurrent pops never
         return the same item."""
-        record = await call_or(None, self.store, "pop_message", self.store_session_id, owner=self.owner)
+        pop = call_or(None, self.store, "pop_message", self.store_session_id, owner=self.owner)
+        record = await settled(pop)
         return None if record is None else record.content
 
     async def clear_session(self) -> None:
         """Remove every item (the store session is deleted with everything it holds)."""
-        await call(self.store, "delete_session", self.store_session_id, owner=self.owner)
+        await settled(call(self.store, "delete_session", self.store_session_id, owner=self.owner))
 
     async def _create(self) -> None:
         meta = {"framework": "openai-agents"}
