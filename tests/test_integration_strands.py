@@ -251,3 +251,73 @@ def test_storage_keys_expire_with_the_retention(backend: Backend) -> None:
         days=2, seconds=2
     )
     assert forever.expires_at is None
+
+
+# ---------------------------------------------------------------- against Strands' own FileSessionManager
+
+
+def _repository_script(repo: Any) -> list[Any]:
+    """The SessionRepository calls Strands makes, with given times and tracking ids, and what came back."""
+
+    def message(i: int, text: str, **extra: Any) -> SessionMessage:
+        body = {"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": text}], **extra}
+        return SessionMessage(body, i, created_at=f"2026-01-0{i + 1}T00:00:00+00:00", updated_at="2026-02-01T00:00:00")
+
+    seen: list[Any] = []
+    given = Session("s-9", SessionType.AGENT, created_at="2025-12-24T10:00:00+00:00", updated_at="2025-12-25T11:00:00")
+    seen.append(repo.create_session(given).to_dict())
+    seen.append(repo.read_session("s-9").to_dict())
+    agent = SessionAgent("a", {"k": 1}, {}, created_at="2025-12-24T10:00:01", updated_at="2025-12-24T10:00:02")
+    repo.create_agent("s-9", agent)
+    seen.append(repo.read_agent("s-9", "a").to_dict())
+    later = SessionAgent("a", {"k": 2}, {"removed": 1}, created_at="2030-01-01T00:00:00", updated_at="2026-03-01")
+    repo.update_agent("s-9", later)
+    seen.append(repo.read_agent("s-9", "a").to_dict())
+    for i in range(4):
+        repo.create_message("s-9", "a", message(i, f"m{i}", tracking_id=f"track-{i}"))
+    seen.append([m.to_dict() for m in repo.list_messages("s-9", "a")])
+    seen.append([m.to_dict() for m in repo.list_messages("s-9", "a", limit=2, offset=1)])
+    seen.append(repo.read_message("s-9", "a", 2).to_dict())
+    seen.append(repo.read_message("s-9", "a", 9))
+    redacted = message(1, "m1", tracking_id="track-1")
+    redacted.redact_message = {"role": "assistant", "content": [{"text": "[redacted]"}]}
+    redacted.created_at, redacted.updated_at = "2031-01-01T00:00:00", "2026-04-01T00:00:00+00:00"
+    repo.update_message("s-9", "a", redacted)
+    seen.append(repo.read_message("s-9", "a", 1).to_dict())
+    for fails in (
+        lambda: repo.create_session(Session("s-9", SessionType.AGENT)),
+        lambda: repo.update_agent("s-9", SessionAgent("ghost", {}, {})),
+        lambda: repo.update_message("s-9", "a", SessionMessage({"role": "user", "content": []}, 42)),
+        lambda: repo.delete_session("never-made"),
+    ):
+        with pytest.raises(SessionException):
+            fails()
+        seen.append("SessionException")
+    repo.delete_session("s-9")
+    seen += [repo.read_session("s-9"), repo.read_agent("s-9", "a")]
+    with pytest.raises(SessionException):
+        repo.delete_session("s-9")  # deleting it again: it does not exist
+    return seen
+
+
+def test_behaves_as_strands_file_session_manager(harness: Harness, tmp_path: Any) -> None:
+    from strands.session import FileSessionManager
+
+    reference = _repository_script(FileSessionManager("probe", storage_dir=str(tmp_path)))
+    ours = _repository_script(StrandsSessionRepository(harness.store, owner="ada"))
+    assert ours == reference
+    assert reference[4][3]["message"]["tracking_id"] == "track-3"  # the script checks what it means to
+    assert reference[1]["created_at"] == "2025-12-24T10:00:00+00:00"
+
+
+def test_tracking_ids_survive_a_resumed_agent(harness: Harness) -> None:
+    agent = Agent(
+        model=ScriptedModel(["Hello."]), session_manager=session_manager("t-1", harness.store), callback_handler=None
+    )
+    agent("Hi")
+    tracked = [m.get("tracking_id") for m in agent.messages]
+    assert len(tracked) == 2 and all(tracked)
+    resumed = Agent(
+        model=ScriptedModel([]), session_manager=session_manager("t-1", harness.twin()), callback_handler=None
+    )
+    assert [m.get("tracking_id") for m in resumed.messages] == tracked

@@ -33,7 +33,6 @@ import contextlib
 import hashlib
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from strands.session.repository_session_manager import RepositorySessionManager
@@ -84,10 +83,6 @@ def agent_store_id(owner: str, session_id: str, agent_id: str) -> str:
     return scoped_id(owner, f"{session_id}:agent:{agent_id}")
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
 class StrandsSessionRepository(SessionRepository):
     """Strands' `SessionRepository` on a (sync) `SessionStore`, for `RepositorySessionManager`."""
 
@@ -99,29 +94,36 @@ class StrandsSessionRepository(SessionRepository):
 
     # -- sessions ---------------------------------------------------------------------------------
     def create_session(self, session: Session, **kwargs: Any) -> Session:
-        """Create the store session; SessionException if it exists."""
+        """Create the store session (the Strands session's own times kept with it); SessionException if
+        it exists."""
         try:
-            meta = {"session_type": session.session_type.value}
+            meta = {
+                "session_type": session.session_type.value,
+                "strands_times": {"created_at": session.created_at, "updated_at": session.updated_at},
+            }
             self._create(session_store_id(self.owner, session.session_id), session.session_id, meta)
         except SessionExists:
             raise SessionException(f"Session {session.session_id} already exists") from None
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Session | None:
-        """The Strands session, or None."""
+        """The Strands session as it was created (its times as given), or None."""
         found = self._call(self.store.get_session, session_store_id(self.owner, session_id), owner=self.owner)
         if found is None or found.metadata.get("framework") != FRAMEWORK:
             return None
+        times = found.metadata.get("strands_times") or {}
         return Session(
             session_id=session_id,
             session_type=SessionType(found.metadata.get("session_type", SessionType.AGENT.value)),
-            created_at=found.created_at.isoformat(),
-            updated_at=found.updated_at.isoformat(),
+            created_at=str(times.get("created_at", found.created_at.isoformat())),
+            updated_at=str(times.get("updated_at", found.updated_at.isoformat())),
         )
 
     def delete_session(self, session_id: str, **kwargs: Any) -> None:
-        """Delete the session, its agents' transcripts and its multi-agent state (idempotent)."""
+        """Delete the session, its agents' transcripts and its multi-agent state; SessionException if it
+        does not exist (as Strands' file and S3 managers do), after reclaiming any agent sessions left."""
         main = session_store_id(self.owner, session_id)
+        existed = self._call(self.store.get_session, main, owner=self.owner) is not None
         cursor = None
         while True:
             page = self._call(
@@ -132,6 +134,8 @@ class StrandsSessionRepository(SessionRepository):
             cursor = page.next_cursor
             if cursor is None:
                 break
+        if not existed:
+            raise SessionException(f"Session {session_id} does not exist")
         self._call(self.store.delete_session, main, owner=self.owner)
 
     # -- agents -----------------------------------------------------------------------------------
@@ -166,22 +170,32 @@ class StrandsSessionRepository(SessionRepository):
 
     # -- messages ---------------------------------------------------------------------------------
     def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
-        """Append message `message_id` as the transcript's next one (stored once even if retried)."""
-        env = session_message.to_dict()
+        """Append message `message_id` as the transcript's next one (stored once even if retried), with
+        everything Strands gave besides its role and content (its `tracking_id`, times, a redaction)."""
+        full = session_message.to_dict()
+        env = dict(full)
+        body = env.pop("message")
+        redaction = env.pop("redact_message", None)
+        extra = {k: v for k, v in body.items() if k not in ("role", "content")}
         message = {
-            "role": env["message"]["role"],
-            "content": env["message"]["content"],
-            "metadata": {"strands": {"message_id": env["message_id"], "created_at": env["created_at"]}},
+            "role": body["role"],
+            "content": body["content"],
+            "metadata": {"strands": {**env, "message": extra}},
         }
         index = session_message.message_id
+        child = agent_store_id(self.owner, session_id, agent_id)
         self._call(
             self.store.append_messages,
-            agent_store_id(self.owner, session_id, agent_id),
+            child,
             [message],
             expected_seq=index,
             idempotency_key=f"strands-message-{index}",
             owner=self.owner,
         )
+        if redaction is not None:  # created already redacted: kept as an update is
+            self._change_state(
+                child, lambda state: {**state, "updated": {**state.get("updated", {}), str(index): full}}
+            )
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> SessionMessage | None:
         """Message `message_id` (as last updated), or None."""
@@ -189,13 +203,14 @@ class StrandsSessionRepository(SessionRepository):
         return found[0] if found and found[0].message_id == message_id else None
 
     def update_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
-        """Replace a stored message (Strands does so to redact it); SessionException if it does not exist."""
+        """Replace a stored message (Strands does so to redact it), keeping its creation time and taking its
+        `updated_at` as given; SessionException if it does not exist."""
         child = agent_store_id(self.owner, session_id, agent_id)
         index = session_message.message_id
-        page = self._call(self.store.list_messages, child, after_seq=index, limit=1, owner=self.owner)
-        if not page.items or page.items[0].seq != index + 1:
+        previous = self.read_message(session_id, agent_id, index)
+        if previous is None:
             raise SessionException(f"Message {index} does not exist")
-        session_message.updated_at = _now()
+        session_message.created_at = previous.created_at
         replacement = session_message.to_dict()
         self._change_state(
             child, lambda state: {**state, "updated": {**state.get("updated", {}), str(index): replacement}}
@@ -280,13 +295,16 @@ class StrandsSessionRepository(SessionRepository):
         index = record.seq - 1
         if str(index) in updated:
             return SessionMessage.from_dict(updated[str(index)])
-        meta = (record.metadata or {}).get("strands", {})
+        env = dict((record.metadata or {}).get("strands", {}))
+        extra = env.pop("message", None) or {}
+        stored = record.created_at.isoformat()
         return SessionMessage.from_dict(
             {
-                "message": {"role": record.role, "content": record.content},
+                "created_at": stored,
+                "updated_at": env.get("created_at", stored),
+                **env,
+                "message": {**extra, "role": record.role, "content": record.content},
                 "message_id": index,
-                "created_at": meta.get("created_at", record.created_at.isoformat()),
-                "updated_at": meta.get("created_at", record.created_at.isoformat()),
             }
         )
 
