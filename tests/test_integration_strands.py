@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -260,7 +260,7 @@ def _repository_script(repo: Any) -> list[Any]:
     """The SessionRepository calls Strands makes, with given times and tracking ids, and what came back."""
 
     def message(i: int, text: str, **extra: Any) -> SessionMessage:
-        body = {"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": text}], **extra}
+        body: Any = {"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": text}], **extra}
         return SessionMessage(body, i, created_at=f"2026-01-0{i + 1}T00:00:00+00:00", updated_at="2026-02-01T00:00:00")
 
     seen: list[Any] = []
@@ -284,12 +284,13 @@ def _repository_script(repo: Any) -> list[Any]:
     redacted.created_at, redacted.updated_at = "2031-01-01T00:00:00", "2026-04-01T00:00:00+00:00"
     repo.update_message("s-9", "a", redacted)
     seen.append(repo.read_message("s-9", "a", 1).to_dict())
-    for fails in (
+    failing: list[Callable[[], Any]] = [
         lambda: repo.create_session(Session("s-9", SessionType.AGENT)),
         lambda: repo.update_agent("s-9", SessionAgent("ghost", {}, {})),
         lambda: repo.update_message("s-9", "a", SessionMessage({"role": "user", "content": []}, 42)),
         lambda: repo.delete_session("never-made"),
-    ):
+    ]
+    for fails in failing:
         with pytest.raises(SessionException):
             fails()
         seen.append("SessionException")
