@@ -294,3 +294,97 @@ def test_artifact_service_operations(harness: Harness) -> None:
         assert (await service.load_artifact(filename="pic.png", version=0, **where)).text == "again"
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------- against ADK's own session services
+
+
+def _seen(session: Any) -> Any:
+    """What a caller reads from an ADK session: ids, state, events (as ADK compares them) and, once it
+    has events, its last update time (before any, each service reports its own creation clock)."""
+    if session is None:
+        return None
+    events = [
+        (
+            e.id,
+            e.author,
+            e.invocation_id,
+            e.timestamp,
+            e.content.model_dump() if e.content else None,
+            dict(e.actions.state_delta),
+        )
+        for e in session.events
+    ]
+    return (session.id, session.app_name, session.user_id, dict(session.state), events)
+
+
+async def _service_script(service: Any) -> list[Any]:
+    seen: list[Any] = []
+    made = await service.create_session(
+        app_name=APP, user_id="u1", session_id="s1", state={"k": 0, "user:lang": "pt", "app:v": 1, "temp:t": 1}
+    )
+    seen.append(_seen(made))
+    await service.create_session(app_name=APP, user_id="u1", session_id="s2", state={"other": True})
+    await service.create_session(app_name=APP, user_id="u2", session_id="s3")
+    for i in range(4):
+        delta = {"k": i, "temp:scratch": i} | ({"user:lang": "en"} if i == 2 else {}) | ({"app:v": 2} if i == 3 else {})
+        event = Event(
+            id=f"e{i}",
+            author="user" if i % 2 == 0 else "planner",
+            invocation_id="inv-1",
+            timestamp=1_700_000_000.0 + i,
+            actions=EventActions(state_delta=delta),
+            content=types.Content(role="user" if i % 2 == 0 else "model", parts=[types.Part(text=f"t{i}")]),
+        )
+        await service.append_event(made, event)
+        seen.append((dict(made.state), made.last_update_time, dict(event.actions.state_delta)))
+    for config in (None, GetSessionConfig(num_recent_events=2), GetSessionConfig(after_timestamp=1_700_000_002.0)):
+        got = await service.get_session(app_name=APP, user_id="u1", session_id="s1", config=config)
+        seen.append((_seen(got), got.last_update_time))
+    for user in ("u1", None):
+        listed = await service.list_sessions(app_name=APP, user_id=user)
+        seen.append(sorted((x.user_id, x.id, dict(x.state), x.events) for x in listed.sessions))
+        seen.append([x.last_update_time for x in listed.sessions if x.id == "s1"])
+    seen.append(await service.get_user_state(app_name=APP, user_id="u1"))
+    await service.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    seen.append(await service.get_session(app_name=APP, user_id="u1", session_id="s1"))
+    seen.append(sorted(x.id for x in (await service.list_sessions(app_name=APP, user_id="u1")).sessions))
+    return seen
+
+
+def test_behaves_as_adks_own_session_services(harness: Harness, tmp_path: Any) -> None:
+    from google.adk.sessions import DatabaseSessionService, InMemorySessionService
+
+    async def on_database() -> list[Any]:
+        database = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'adk.db'}")
+        try:
+            return await _service_script(database)
+        finally:
+            await database.close()
+
+    in_memory = asyncio.run(_service_script(InMemorySessionService()))
+    database = asyncio.run(on_database())
+    ours = asyncio.run(_service_script(StoreSessionService(harness.store)))
+    assert in_memory == database  # the reference itself is one behaviour
+    assert ours == in_memory
+    # what the script pins: list_sessions carries each session's own state; times are the events'
+    assert ("u1", "s2", {"other": True, "user:lang": "en", "app:v": 2}, []) in ours[8]
+    assert ours[9] == [1_700_000_003.0] and ours[5][1] == 1_700_000_003.0
+
+
+def test_a_redelivered_event_is_stored_once(harness: Harness) -> None:
+    """A retried append_event (its answer lost) stores nothing twice, as ADK's in-memory service."""
+    service = StoreSessionService(harness.store)
+
+    async def scenario() -> list[str]:
+        made = await service.create_session(app_name=APP, user_id="u1", session_id="r1")
+        event = Event(id="once", author="user", invocation_id="i", actions=EventActions(state_delta={"n": 1}))
+        await service.append_event(made, event)
+        stale = await service.get_session(app_name=APP, user_id="u1", session_id="r1")
+        assert stale is not None
+        await service.append_event(stale, event)  # the same event again
+        again = await service.get_session(app_name=APP, user_id="u1", session_id="r1")
+        assert again.state == {"n": 1}
+        return [e.id for e in again.events]
+
+    assert asyncio.run(scenario()) == ["once"]

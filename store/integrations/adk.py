@@ -62,6 +62,9 @@ PAGE = 100
 TEXT_TYPE = "text/plain; charset=utf-8"
 PART_TYPE = "application/vnd.adk.part+json"
 TOMBSTONE_TYPE = "application/octet-stream"  # with no bytes: ADK's rewind marker, loaded as absent
+# Kept in a session's stored state beside ADK's keys: the last event's id and timestamp. ADK never
+# persists `temp:` keys, so no key of an application's can be this one; it is stripped on every read.
+LAST_EVENT = "temp:adk.last_event"
 
 
 def _digest(*parts: str) -> str:
@@ -107,6 +110,15 @@ def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[
         elif not key.startswith(State.TEMP_PREFIX):
             session[key] = value
     return app, user, session
+
+
+def _session_state(head: Any, snapshot: Any) -> tuple[dict[str, Any], float]:
+    """(ADK session state, last update time) of a stored session: the time of its last event (its
+    creation's when it has none), as ADK's own services report it."""
+    state = {} if snapshot is None else dict(snapshot.state)
+    last = state.pop(LAST_EVENT, None)
+    when = last.get("timestamp") if isinstance(last, dict) else None
+    return state, float(when) if isinstance(when, int | float) else head.updated_at.timestamp()
 
 
 def _json(value: dict[str, Any]) -> dict[str, Any]:
@@ -204,14 +216,14 @@ class StoreSessionService(BaseSessionService):
         if head is None:
             return None
         events = await self._events(sid, user_id, config)
-        state = {} if snapshot is None else dict(snapshot.state)
+        state, updated = _session_state(head, snapshot)
         return Session(
             id=session_id.strip(),
             app_name=app_name,
             user_id=user_id,
             state=await self._merged(app_name, user_id, state),
             events=events,
-            last_update_time=head.updated_at.timestamp(),
+            last_update_time=updated,
         )
 
     async def _claim(self, sid: str, user_id: str, session_id: str, metadata: dict[str, Any]) -> bool:
@@ -236,6 +248,8 @@ class StoreSessionService(BaseSessionService):
             raise InputValidationError(str(exc)) from exc
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        """The app's sessions (of one user, or of every user), without events, each with its own state
+        merged with the app: and user: state, as ADK's own services list them; oldest update first."""
         users = [user_id] if user_id is not None else await self._users(app_name)
         sessions: list[Session] = []
         for user in users:
@@ -245,17 +259,20 @@ class StoreSessionService(BaseSessionService):
                 page = await call(
                     self.store, "list_sessions", user, metadata={"adk_app": app_name}, cursor=cursor, limit=PAGE
                 )
-                for head in page.items:
-                    if "adk_session" not in head.metadata:
-                        continue
+                heads = [head for head in page.items if "adk_session" in head.metadata]
+                snapshots = await asyncio.gather(
+                    *(call_or(None, self.store, "load_state", head.id, owner=user) for head in heads)
+                )
+                for head, snapshot in zip(heads, snapshots, strict=True):
+                    state, updated = _session_state(head, snapshot)
                     sessions.append(
                         Session(
                             id=head.metadata["adk_session"],
                             app_name=app_name,
                             user_id=user,
-                            state=dict(shared),
+                            state={**state, **shared},
                             events=[],
-                            last_update_time=head.updated_at.timestamp(),
+                            last_update_time=updated,
                         )
                     )
                 cursor = page.next_cursor
@@ -273,10 +290,17 @@ class StoreSessionService(BaseSessionService):
         return await self._scoped.state(user_store_id(app_name, user_id), user_id)
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Store the event and its state delta (app:, user: and session keys; temp: never), then apply
-        them to `session` as ADK's base service does. A re-delivered event (same id) is stored once."""
+        """Store the event and its state delta (app:, user: and session keys; `temp:` ones apply to the
+        in-memory session only and are not stored, in the event either), then apply them to `session` as
+        ADK's base service does; `session.last_update_time` becomes the event's timestamp, as it is when
+        the session is read again. A re-delivery of the latest event (same id: a retried call) is stored
+        once. Concurrent appends to one session all land, each on the state the one before it left."""
         if event.partial:
             return event
+        if event.actions and event.actions.state_delta:  # temp: state is for this invocation only
+            delta = dict(event.actions.state_delta)
+            session.state.update({k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)})
+            event.actions.state_delta = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
         sid = session_store_id(session.app_name, session.user_id, session.id)
         owner = session.user_id
         delta = dict(event.actions.state_delta) if event.actions and event.actions.state_delta else {}
@@ -286,12 +310,15 @@ class StoreSessionService(BaseSessionService):
             "role": (event.author or "event")[:ROLE_MAX],
             "content": event.model_dump(mode="json", exclude_none=True),
         }
+        mark = {"id": event.id, "timestamp": event.timestamp}
         for _ in range(RETRIES):
             try:
                 snapshot = await call(self.store, "load_state", sid, owner=owner)
             except SessionNotFound:
                 raise SessionNotFoundError(f"Session {session.id} not found.") from None
             state = {} if snapshot is None else dict(snapshot.state)
+            if event.id and state.get(LAST_EVENT, {}).get("id") == event.id:
+                break  # this very event was stored by an earlier delivery
             seq = 0 if snapshot is None else snapshot.seq
             try:
                 await call(
@@ -299,7 +326,7 @@ class StoreSessionService(BaseSessionService):
                     "save_full",
                     sid,
                     [message],
-                    {**state, **session_delta},
+                    {**state, **session_delta, LAST_EVENT: mark},
                     expected_seq=seq,
                     owner=owner,
                 )
