@@ -388,3 +388,75 @@ def test_a_redelivered_event_is_stored_once(harness: Harness) -> None:
         return [e.id for e in again.events]
 
     assert asyncio.run(scenario()) == ["once"]
+
+
+# ---------------------------------------------------------------- a turn in one transaction
+
+
+def test_a_batched_turn_is_written_at_its_final_response(harness: Harness) -> None:
+    service = StoreSessionService(harness.store, flush_every=16)
+    reader = StoreSessionService(harness.twin())  # another process
+
+    def event(i: int, author: str, **parts: Any) -> Event:
+        part = types.Part(**parts) if parts else types.Part(text=f"t{i}")
+        return Event(
+            id=f"b{i}",
+            author=author,
+            invocation_id="inv",
+            timestamp=2_000.0 + i,
+            actions=EventActions(state_delta={"step": i, "user:seen": i}),
+            content=types.Content(role="user" if author == "user" else "model", parts=[part]),
+        )
+
+    async def scenario() -> None:
+        s = await service.create_session(app_name=APP, user_id="u1", session_id="b")
+        await service.append_event(s, event(0, "user"))
+        call = types.FunctionCall(name="weather", args={"city": "Lisbon"})
+        await service.append_event(s, event(1, "planner", function_call=call))
+        assert s.state["step"] == 1 and len(s.events) == 2  # applied to the session object at once
+        held = await reader.get_session(app_name=APP, user_id="u1", session_id="b")
+        assert held is not None and held.events == [] and "step" not in held.state  # not written yet
+        await service.append_event(s, event(2, "planner"))  # the final answer: the turn is written
+        done = await reader.get_session(app_name=APP, user_id="u1", session_id="b")
+        assert done is not None and [e.id for e in done.events] == ["b0", "b1", "b2"]
+        assert done.state == {"step": 2, "user:seen": 2} and done.last_update_time == 2_002.0
+
+    asyncio.run(scenario())
+    assert harness.store.list_messages(session_store_id(APP, "u1", "b"), owner="u1").items[-1].role == "planner"
+
+
+def test_held_events_flush_every_n_on_reads_and_when_the_runner_closes(harness: Harness) -> None:
+    service = StoreSessionService(harness.store, flush_every=2)
+    reader = StoreSessionService(harness.twin())
+
+    def event(i: int) -> Event:
+        return Event(id=f"h{i}", author="user", invocation_id="inv", timestamp=3_000.0 + i)
+
+    async def stored() -> list[str]:
+        found = await reader.get_session(app_name=APP, user_id="u1", session_id="h")
+        return [e.id for e in found.events] if found else []
+
+    async def scenario() -> None:
+        s = await service.create_session(app_name=APP, user_id="u1", session_id="h")
+        await service.append_event(s, event(0))
+        assert await stored() == []
+        await service.append_event(s, event(1))  # two held: written
+        assert await stored() == ["h0", "h1"]
+        await service.append_event(s, event(2))
+        mine = await service.get_session(app_name=APP, user_id="u1", session_id="h")  # reads its own writes
+        assert mine is not None and [e.id for e in mine.events] == ["h0", "h1", "h2"]
+        await service.append_event(s, event(3))
+        runner = Runner(
+            app_name=APP, agent=LlmAgent(name="a", model=ScriptedLlm(model="m", replies=[])), session_service=service
+        )
+        await runner.close()  # ADK's Runner flushes its session service when it closes
+        assert await stored() == ["h0", "h1", "h2", "h3"]
+        await service.append_event(s, event(4))
+        await service.delete_session(app_name=APP, user_id="u1", session_id="h")  # held events go with it
+        await service.flush()
+        assert await stored() == []
+
+    asyncio.run(scenario())
+    for bad in (0, 98, True, 2.0):
+        with pytest.raises(InputValidationError):
+            StoreSessionService(harness.store, flush_every=bad)  # type: ignore[arg-type]

@@ -322,3 +322,64 @@ def test_tracking_ids_survive_a_resumed_agent(harness: Harness) -> None:
         model=ScriptedModel([]), session_manager=session_manager("t-1", harness.twin()), callback_handler=None
     )
     assert [m.get("tracking_id") for m in resumed.messages] == tracked
+
+
+# ---------------------------------------------------------------- a turn in one transaction
+
+
+def test_a_batched_turn_is_one_transaction_and_resumes(dyn: Harness) -> None:
+    assert dyn.requests is not None
+    manager = session_manager("b-1", dyn.store, owner="ada", flush_every=16)
+    agent = Agent(model=ScriptedModel(["Hello Ada.", "Lisbon."]), session_manager=manager, callback_handler=None)
+    agent("I am Ada.")
+    agent.state.set("city", "Lisbon")
+    dyn.requests.clear()
+    agent("Where to?")
+    assert dyn.requests.names == ["TransactWriteItems"]  # two messages and the agent's state, together
+    resumed = Agent(
+        model=ScriptedModel([]), session_manager=session_manager("b-1", dyn.twin(), owner="ada"), callback_handler=None
+    )
+    assert texts(resumed.messages) == texts(agent.messages) and len(resumed.messages) == 4
+    assert resumed.state.get("city") == "Lisbon"
+    assert [m.get("tracking_id") for m in resumed.messages] == [m.get("tracking_id") for m in agent.messages]
+
+
+def test_held_messages_are_read_back_flushed_every_n_and_lost_only_if_never_flushed(harness: Harness) -> None:
+    from store.integrations.strands_batching import BatchedStrandsSessionRepository
+
+    repo = BatchedStrandsSessionRepository(harness.store, owner="ada", flush_every=3)
+    plain = StrandsSessionRepository(harness.twin(), owner="ada")  # another process reading
+    repo.create_session(Session(session_id="h", session_type=SessionType.AGENT))
+    repo.create_agent("h", SessionAgent(agent_id="a", state={"n": 0}, conversation_manager_state={}))
+
+    def message(i: int) -> SessionMessage:
+        return SessionMessage({"role": "user", "content": [{"text": f"m{i}"}]}, i)
+
+    for i in range(2):
+        repo.create_message("h", "a", message(i))
+    repo.update_agent("h", SessionAgent(agent_id="a", state={"n": 2}, conversation_manager_state={}))
+    assert [m.message_id for m in repo.list_messages("h", "a")] == [0, 1]  # held, read back
+    assert repo.read_agent("h", "a").state == {"n": 2}
+    assert plain.list_messages("h", "a") == [] and plain.read_agent("h", "a").state == {"n": 0}
+    redacted = message(1)
+    redacted.redact_message = {"role": "user", "content": [{"text": "[gone]"}]}
+    repo.update_message("h", "a", redacted)  # a held message is redacted in place
+    repo.create_message("h", "a", message(2))  # the third: written
+    assert [m.to_message()["content"][0]["text"] for m in plain.list_messages("h", "a")] == ["m0", "[gone]", "m2"]
+    assert plain.read_agent("h", "a").state == {"n": 2}
+    with pytest.raises(SessionException):
+        repo.create_message("h", "a", message(7))  # not the next message: nothing is held
+    repo.create_message("h", "a", message(3))
+    # the process dies before the flush: message 3 is lost, nothing else; a new writer goes on from 3
+    fresh = BatchedStrandsSessionRepository(harness.twin(), owner="ada", flush_every=3)
+    assert [m.message_id for m in fresh.list_messages("h", "a")] == [0, 1, 2]
+    fresh.create_message("h", "a", message(3))
+    fresh.flush()
+    # the first writer's held message 3 now conflicts: refused, and nothing of it is written
+    with pytest.raises(SessionException, match="moved meanwhile"):
+        repo.flush()
+    assert [m.message["content"] for m in plain.list_messages("h", "a")][3] == [{"text": "m3"}]
+    assert len(plain.list_messages("h", "a")) == 4
+    for bad in (0, 98, True, "4"):
+        with pytest.raises(ValueError):
+            BatchedStrandsSessionRepository(harness.store, flush_every=bad)  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.artifacts import artifact_util
@@ -53,6 +54,7 @@ from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound,
 from store.integrations._calls import AnyStore, call, call_or, ensure_session
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
+from store.session_store import SAVE_FULL_MAX
 from store.validation import new_id
 
 FRAMEWORK = "adk"
@@ -158,12 +160,55 @@ class _Scoped:
         raise Conflict(f"state of {sid}: gave up after {RETRIES} concurrent updates")
 
 
+@dataclass
+class _Turn:
+    """Events of one session to be written together, with their state changes merged in order."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    app: dict[str, Any] = field(default_factory=dict)
+    user: dict[str, Any] = field(default_factory=dict)
+    session: dict[str, Any] = field(default_factory=dict)
+    last: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.messages)
+
+    def add(self, event: Event) -> _Turn:
+        """Add an event (already without `temp:` keys); a re-delivery of the latest one adds nothing."""
+        if event.id and self.last.get("id") == event.id:
+            return self
+        delta = dict(event.actions.state_delta) if event.actions and event.actions.state_delta else {}
+        app, user, session = _split(_json(delta))
+        self.app.update(app)
+        self.user.update(user)
+        self.session.update(session)
+        content = event.model_dump(mode="json", exclude_none=True)
+        self.messages.append({"role": (event.author or "event")[:ROLE_MAX], "content": content})
+        self.last = {"id": event.id, "timestamp": event.timestamp}
+        return self
+
+
 class StoreSessionService(BaseSessionService):
     """ADK sessions, events and state in this store."""
 
-    def __init__(self, store: AnyStore, *, retention: Any = None) -> None:
-        """Sessions (not the app's and users' shared state) expire after `retention` idle, if given."""
+    def __init__(self, store: AnyStore, *, retention: Any = None, flush_every: int | None = None) -> None:
+        """Sessions (not the app's and users' shared state) expire after `retention` idle, if given.
+
+        `flush_every=N` (1 to 97) writes a turn's events in one transaction instead of one per event: they
+        are held until the turn's final response, N of them, or `flush()`. What it trades: held events are
+        lost if the process dies first (as if the turn had not happened), and other readers see a turn once
+        it is written; reads through this service flush the session's held events first."""
+        if flush_every is not None and (
+            isinstance(flush_every, bool) or not isinstance(flush_every, int) or not 1 <= flush_every <= SAVE_FULL_MAX
+        ):
+            raise InputValidationError(f"flush_every must be an integer from 1 to {SAVE_FULL_MAX}")
         self.store = store
+        self.flush_every = flush_every
+        self._held: dict[str, _Turn] = {}
         self._scoped = _Scoped(store)
         self._sessions = _Scoped(store, retention)
 
@@ -206,6 +251,7 @@ class StoreSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         sid = session_store_id(app_name, user_id, session_id.strip())
+        await self._flush(sid)  # this service's own held events are read back
         try:
             head, snapshot = await asyncio.gather(
                 call(self.store, "get_session", sid, owner=user_id),
@@ -250,6 +296,7 @@ class StoreSessionService(BaseSessionService):
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         """The app's sessions (of one user, or of every user), without events, each with its own state
         merged with the app: and user: state, as ADK's own services list them; oldest update first."""
+        await self.flush()
         users = [user_id] if user_id is not None else await self._users(app_name)
         sessions: list[Session] = []
         for user in users:
@@ -284,6 +331,7 @@ class StoreSessionService(BaseSessionService):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session with its events, state and session-scoped artifacts (idempotent)."""
         sid = session_store_id(app_name, user_id, session_id.strip())
+        self._held.pop(sid, None)
         await call(self.store, "delete_session", sid, owner=user_id)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -294,7 +342,11 @@ class StoreSessionService(BaseSessionService):
         in-memory session only and are not stored, in the event either), then apply them to `session` as
         ADK's base service does; `session.last_update_time` becomes the event's timestamp, as it is when
         the session is read again. A re-delivery of the latest event (same id: a retried call) is stored
-        once. Concurrent appends to one session all land, each on the state the one before it left."""
+        once. Concurrent appends to one session all land, each on the state the one before it left.
+
+        With `flush_every`, the event is held (and applied to `session` at once) and written with the
+        others of its turn when the turn's final response is appended, once `flush_every` are held, or at
+        `flush()`; a SessionNotFoundError then comes from the append that writes."""
         if event.partial:
             return event
         if event.actions and event.actions.state_delta:  # temp: state is for this invocation only
@@ -302,42 +354,56 @@ class StoreSessionService(BaseSessionService):
             session.state.update({k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)})
             event.actions.state_delta = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
         sid = session_store_id(session.app_name, session.user_id, session.id)
-        owner = session.user_id
-        delta = dict(event.actions.state_delta) if event.actions and event.actions.state_delta else {}
-        app_delta, user_delta, session_delta = _split(_json(delta))
-        await self._apply_shared(session.app_name, owner, app_delta, user_delta)
-        message = {
-            "role": (event.author or "event")[:ROLE_MAX],
-            "content": event.model_dump(mode="json", exclude_none=True),
-        }
-        mark = {"id": event.id, "timestamp": event.timestamp}
+        if self.flush_every is None:
+            await self._write(sid, _Turn(session.app_name, session.user_id, session.id).add(event))
+        else:
+            held = self._held.setdefault(sid, _Turn(session.app_name, session.user_id, session.id))
+            turn_ends = event.author != "user" and event.is_final_response()  # an agent's final answer
+            if held.add(event).size >= self.flush_every or turn_ends:
+                await self._flush(sid)
+        await super().append_event(session=session, event=event)
+        session.last_update_time = event.timestamp
+        return event
+
+    async def flush(self) -> None:
+        """Write every held event (ADK's Runner calls this when it closes)."""
+        for sid in list(self._held):
+            await self._flush(sid)
+
+    async def _flush(self, sid: str) -> None:
+        held = self._held.get(sid)
+        if held is not None:
+            await self._write(sid, held)
+            self._held.pop(sid, None)
+
+    async def _write(self, sid: str, turn: _Turn) -> None:
+        """Store a turn's events and its state changes, the events with the session's state in one
+        transaction (merged onto whatever landed meanwhile)."""
+        owner = turn.user_id
+        await self._apply_shared(turn.app_name, owner, turn.app, turn.user)
         for _ in range(RETRIES):
             try:
                 snapshot = await call(self.store, "load_state", sid, owner=owner)
             except SessionNotFound:
-                raise SessionNotFoundError(f"Session {session.id} not found.") from None
+                raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
             state = {} if snapshot is None else dict(snapshot.state)
-            if event.id and state.get(LAST_EVENT, {}).get("id") == event.id:
-                break  # this very event was stored by an earlier delivery
+            if turn.last["id"] and state.get(LAST_EVENT, {}).get("id") == turn.last["id"]:
+                return  # these very events were stored by an earlier delivery
             seq = 0 if snapshot is None else snapshot.seq
             try:
                 await call(
                     self.store,
                     "save_full",
                     sid,
-                    [message],
-                    {**state, **session_delta, LAST_EVENT: mark},
+                    turn.messages,
+                    {**state, **turn.session, LAST_EVENT: turn.last},
                     expected_seq=seq,
                     owner=owner,
                 )
-                break
+                return
             except Conflict:
                 continue  # another event landed first: merge onto its state
-        else:
-            raise Conflict(f"append_event to {session.id}: gave up after {RETRIES} concurrent appends")
-        await super().append_event(session=session, event=event)
-        session.last_update_time = event.timestamp
-        return event
+        raise Conflict(f"append_event to {turn.session_id}: gave up after {RETRIES} concurrent appends")
 
     # -- helpers ----------------------------------------------------------------------------------
     async def _events(self, sid: str, owner: str, config: GetSessionConfig | None) -> list[Event]:

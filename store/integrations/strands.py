@@ -27,18 +27,14 @@ Install with `pip install agent-session-store[strands]`.
 
 from __future__ import annotations
 
-import asyncio
-import builtins
 import contextlib
 import hashlib
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from strands.session.repository_session_manager import RepositorySessionManager
 from strands.session.session_repository import SessionRepository
-from strands.storage.search.keyword import KeywordSearchStrategy
-from strands.types.exceptions import SessionException, StorageError
+from strands.types.exceptions import SessionException
 from strands.types.session import (
     Session,
     SessionAgent,
@@ -49,7 +45,6 @@ from strands.types.session import (
 )
 
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
-from store.integrations._calls import AnyStore, call_at
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import SessionStore
@@ -172,30 +167,18 @@ class StrandsSessionRepository(SessionRepository):
     def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Append message `message_id` as the transcript's next one (stored once even if retried), with
         everything Strands gave besides its role and content (its `tracking_id`, times, a redaction)."""
-        full = session_message.to_dict()
-        env = dict(full)
-        body = env.pop("message")
-        redaction = env.pop("redact_message", None)
-        extra = {k: v for k, v in body.items() if k not in ("role", "content")}
-        message = {
-            "role": body["role"],
-            "content": body["content"],
-            "metadata": {"strands": {**env, "message": extra}},
-        }
         index = session_message.message_id
         child = agent_store_id(self.owner, session_id, agent_id)
         self._call(
             self.store.append_messages,
             child,
-            [message],
+            [stored_message(session_message)],
             expected_seq=index,
             idempotency_key=f"strands-message-{index}",
             owner=self.owner,
         )
-        if redaction is not None:  # created already redacted: kept as an update is
-            self._change_state(
-                child, lambda state: {**state, "updated": {**state.get("updated", {}), str(index): full}}
-            )
+        if session_message.redact_message is not None:  # created already redacted: kept as an update is
+            self._change_state(child, lambda state: with_updates(state, [session_message]))
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> SessionMessage | None:
         """Message `message_id` (as last updated), or None."""
@@ -211,10 +194,7 @@ class StrandsSessionRepository(SessionRepository):
         if previous is None:
             raise SessionException(f"Message {index} does not exist")
         session_message.created_at = previous.created_at
-        replacement = session_message.to_dict()
-        self._change_state(
-            child, lambda state: {**state, "updated": {**state.get("updated", {}), str(index): replacement}}
-        )
+        self._change_state(child, lambda state: with_updates(state, [session_message]))
 
     def list_messages(
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
@@ -318,149 +298,48 @@ class StrandsSessionRepository(SessionRepository):
         self._call(self.store.save_records, main, kind, [encode_bytes_values(state)], owner=self.owner)
 
 
-def session_manager(session_id: str, store: SessionStore, *, owner: str = "strands", **kwargs: Any) -> Any:
+def stored_message(session_message: SessionMessage) -> dict[str, Any]:
+    """The store message of a Strands message: its role and content, and in metadata everything else
+    Strands gave (its `tracking_id` and other keys, its times); a redaction is kept in the state."""
+    env = session_message.to_dict()
+    body = env.pop("message")
+    env.pop("redact_message", None)
+    extra = {k: v for k, v in body.items() if k not in ("role", "content")}
+    return {"role": body["role"], "content": body["content"], "metadata": {"strands": {**env, "message": extra}}}
+
+
+def with_updates(state: dict[str, Any], messages: list[SessionMessage]) -> dict[str, Any]:
+    """An agent session's state with `messages` recorded as the latest versions of theirs."""
+    updated = {**state.get("updated", {}), **{str(m.message_id): m.to_dict() for m in messages}}
+    return {**state, "updated": updated}
+
+
+def session_manager(
+    session_id: str, store: SessionStore, *, owner: str = "strands", flush_every: int | None = None, **kwargs: Any
+) -> Any:
     """A Strands `RepositorySessionManager` for `session_id` on this store: the one line an agent needs,
-    `Agent(session_manager=session_manager("chat-42", store, owner=user_id))`."""
-    repository = StrandsSessionRepository(store, owner=owner, retention=kwargs.pop("retention", None))
-    return RepositorySessionManager(session_id=session_id, session_repository=repository, **kwargs)
+    `Agent(session_manager=session_manager("chat-42", store, owner=user_id))`.
+
+    With `flush_every=N`, a turn is written in one transaction: messages and agent updates are held and
+    written together when the agent's invocation ends, or sooner once N messages are held (see
+    `store.integrations.strands_batching`)."""
+    retention = kwargs.pop("retention", None)
+    if flush_every is None:
+        repository = StrandsSessionRepository(store, owner=owner, retention=retention)
+        return RepositorySessionManager(session_id=session_id, session_repository=repository, **kwargs)
+    from store.integrations.strands_batching import BatchedStrandsSessionRepository, FlushingSessionManager
+
+    batched = BatchedStrandsSessionRepository(store, owner=owner, retention=retention, flush_every=flush_every)
+    return FlushingSessionManager(session_id=session_id, session_repository=batched, **kwargs)
 
 
-# ---------------------------------------------------------------- the unified Storage contract
+from store.integrations.strands_storage import SessionStoreStorage  # noqa: E402  (the unified Storage contract)
 
-SESSIONS_NAMESPACE = "session/"
-SHARED_KEYS = "strands-storage"
-
-
-class SessionStoreStorage:
-    """Strands' unified `Storage` (async `write`, `read`, `delete`, `list`, `search` over bytes) on this
-    store, for `SnapshotSessionManager` and Strands' other subsystems.
-
-    A key under `session/<session id>/` is an artifact of that Strands session's store session (the one
-    `StrandsSessionRepository` uses, in the owner's namespace), named by the rest of the key; any other
-    key is an artifact of the owner's `strands-storage` session. So every write is a new artifact version
-    (bytes in S3, streamed), a session's keys go with it when it is deleted or its `retention` runs out,
-    and a session whose last key is deleted is deleted too. Keys follow Strands' own rules (no `..`, no
-    backslash, runs of `/` collapsed) and the store's artifact names (at most 512 bytes)."""
-
-    def __init__(
-        self,
-        store: AnyStore,
-        *,
-        owner: str = "strands",
-        retention: Any = None,
-        loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        """`loop`: the event loop an AsyncSessionStore's clients belong to. Strands' `SnapshotSessionManager`
-        runs storage calls on a loop of its own (in a thread) when an agent is called synchronously; with
-        `loop` given, those calls are sent to it. Unneeded for a `SessionStore`."""
-        self.store = store
-        self.owner = owner
-        self.retention = retention
-        self.loop = loop
-
-    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return await call_at(self.loop, self.store, method, *args, **kwargs)
-
-    async def _call_or(self, missing: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await self._call(method, *args, **kwargs)
-        except SessionNotFound:
-            return missing
-
-    def _place(self, key: str) -> tuple[str, str, str | None]:
-        """(store session id, artifact name, Strands session id or None) of a key."""
-        key = _normalized(key, allow_empty=False)
-        if key.startswith(SESSIONS_NAMESPACE) and key.count("/") >= 2:
-            strands_session, name = key[len(SESSIONS_NAMESPACE) :].split("/", 1)
-            return session_store_id(self.owner, strands_session), name, strands_session
-        return scoped_id(self.owner, SHARED_KEYS), key, None
-
-    def _key(self, strands_session: str | None, name: str) -> str:
-        return name if strands_session is None else f"{SESSIONS_NAMESPACE}{strands_session}/{name}"
-
-    async def write(self, key: str, data: bytes) -> None:
-        sid, name, strands_session = self._place(key)
-        try:
-            try:
-                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
-            except SessionNotFound:
-                meta = {"framework": FRAMEWORK, "strands_storage": strands_session or SHARED_KEYS}
-                with contextlib.suppress(SessionExists):
-                    await self._call(
-                        "create_session",
-                        self.owner,
-                        session_id=sid,
-                        title=(strands_session or SHARED_KEYS)[:200],
-                        metadata=meta,
-                        retention=self.retention,
-                    )
-                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
-        except StoreError as exc:
-            raise StorageError(f"write of {key!r} failed: {exc}") from exc
-
-    async def read(self, key: str) -> bytes | None:
-        sid, name, _ = self._place(key)
-        try:
-            data: bytes | None = await self._call_or(None, "get_artifact", sid, name, owner=self.owner)
-        except StoreError as exc:
-            raise StorageError(f"read of {key!r} failed: {exc}") from exc
-        return data
-
-    async def delete(self, key: str) -> None:
-        sid, name, _ = self._place(key)
-        try:
-            await self._call_or(None, "delete_artifact", sid, name, owner=self.owner)
-            left = await self._call_or(None, "list_artifacts", sid, owner=self.owner)
-            if left == []:
-                await self._call("delete_session", sid, owner=self.owner)
-        except StoreError as exc:
-            raise StorageError(f"delete of {key!r} failed: {exc}") from exc
-
-    async def list(self, query: str = "") -> list[str]:
-        """Keys that start with `query`, sorted: one session's artifacts when the prefix names a Strands
-        session, else those of every storage session of the owner (a listing of sessions first)."""
-        prefix = _normalized(query, allow_empty=True)
-        try:
-            places: builtins.list[tuple[str, str | None]] = []
-            if prefix.startswith(SESSIONS_NAMESPACE) and "/" in prefix[len(SESSIONS_NAMESPACE) :]:
-                one = prefix[len(SESSIONS_NAMESPACE) :].split("/", 1)[0]
-                places.append((session_store_id(self.owner, one), one))
-            else:
-                cursor = None
-                while True:
-                    wanted = {"framework": FRAMEWORK}
-                    page = await self._call("list_sessions", self.owner, limit=100, cursor=cursor, metadata=wanted)
-                    for session in page.items:
-                        kind = session.metadata.get("strands_storage")
-                        if kind is not None:
-                            places.append((session.id, None if kind == SHARED_KEYS else str(kind)))
-                    cursor = page.next_cursor
-                    if cursor is None:
-                        break
-            keys: list[str] = []
-            for sid, origin in places:
-                found = await self._call_or([], "list_artifacts", sid, owner=self.owner)
-                keys += [self._key(origin, a.name) for a in found]
-        except StoreError as exc:
-            raise StorageError(f"list of {query!r} failed: {exc}") from exc
-        return sorted(k for k in keys if k.startswith(prefix))
-
-    async def search(self, query: str) -> builtins.list[Any]:
-        """Strands' default keyword search over the keys."""
-        results: builtins.list[Any] = await KeywordSearchStrategy().search(self, query)
-        return results
-
-
-def _normalized(key: str, *, allow_empty: bool) -> str:
-    """A Strands storage key as Strands' path-based backends read it: runs of `/` collapsed, no backslash,
-    no `..` segment; a key (not a prefix) is stripped of its slashes and must not be empty."""
-    if not isinstance(key, str) or "\\" in key:
-        raise StorageError(f"invalid storage key {key!r}: backslashes are not allowed")
-    collapsed = re.sub("/+", "/", key).lstrip("/")
-    if not allow_empty:
-        collapsed = collapsed.rstrip("/")
-        if not collapsed:
-            raise StorageError("storage keys must not be empty")
-    if ".." in collapsed.split("/"):
-        raise StorageError(f"invalid storage key {key!r}: '..' segments are not allowed")
-    return collapsed
+__all__ = [
+    "SessionStoreStorage",
+    "StrandsSessionRepository",
+    "agent_store_id",
+    "session_manager",
+    "session_store_id",
+    "store_id",
+]

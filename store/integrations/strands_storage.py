@@ -1,0 +1,164 @@
+"""Strands' unified `Storage` contract (`strands.storage.Storage`: async `write`, `read`, `delete`, `list`,
+`search` over bytes) on this store, for `SnapshotSessionManager` and Strands' other subsystems.
+
+    from strands import Agent
+    from strands.session import SnapshotSessionManager
+    from store.integrations.strands import SessionStoreStorage
+
+    storage = SessionStoreStorage(store, owner=user_id, retention=timedelta(days=30))
+    agent = Agent(session_manager=SnapshotSessionManager("chat-42", storage=storage))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import re
+from typing import Any
+
+from strands.storage.search.keyword import KeywordSearchStrategy
+from strands.types.exceptions import StorageError
+
+from store.errors import SessionExists, SessionNotFound, StoreError
+from store.integrations._calls import AnyStore, call_at
+from store.integrations.strands import FRAMEWORK, session_store_id
+from store.scoped_ids import scoped_id
+
+SESSIONS_NAMESPACE = "session/"
+SHARED_KEYS = "strands-storage"
+
+
+class SessionStoreStorage:
+    """Strands' unified `Storage` (async `write`, `read`, `delete`, `list`, `search` over bytes) on this
+    store, for `SnapshotSessionManager` and Strands' other subsystems.
+
+    A key under `session/<session id>/` is an artifact of that Strands session's store session (the one
+    `StrandsSessionRepository` uses, in the owner's namespace), named by the rest of the key; any other
+    key is an artifact of the owner's `strands-storage` session. So every write is a new artifact version
+    (bytes in S3, streamed), a session's keys go with it when it is deleted or its `retention` runs out,
+    and a session whose last key is deleted is deleted too. Keys follow Strands' own rules (no `..`, no
+    backslash, runs of `/` collapsed) and the store's artifact names (at most 512 bytes)."""
+
+    def __init__(
+        self,
+        store: AnyStore,
+        *,
+        owner: str = "strands",
+        retention: Any = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        """`loop`: the event loop an AsyncSessionStore's clients belong to. Strands' `SnapshotSessionManager`
+        runs storage calls on a loop of its own (in a thread) when an agent is called synchronously; with
+        `loop` given, those calls are sent to it. Unneeded for a `SessionStore`."""
+        self.store = store
+        self.owner = owner
+        self.retention = retention
+        self.loop = loop
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return await call_at(self.loop, self.store, method, *args, **kwargs)
+
+    async def _call_or(self, missing: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._call(method, *args, **kwargs)
+        except SessionNotFound:
+            return missing
+
+    def _place(self, key: str) -> tuple[str, str, str | None]:
+        """(store session id, artifact name, Strands session id or None) of a key."""
+        key = _normalized(key, allow_empty=False)
+        if key.startswith(SESSIONS_NAMESPACE) and key.count("/") >= 2:
+            strands_session, name = key[len(SESSIONS_NAMESPACE) :].split("/", 1)
+            return session_store_id(self.owner, strands_session), name, strands_session
+        return scoped_id(self.owner, SHARED_KEYS), key, None
+
+    def _key(self, strands_session: str | None, name: str) -> str:
+        return name if strands_session is None else f"{SESSIONS_NAMESPACE}{strands_session}/{name}"
+
+    async def write(self, key: str, data: bytes) -> None:
+        sid, name, strands_session = self._place(key)
+        try:
+            try:
+                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
+            except SessionNotFound:
+                meta = {"framework": FRAMEWORK, "strands_storage": strands_session or SHARED_KEYS}
+                with contextlib.suppress(SessionExists):
+                    await self._call(
+                        "create_session",
+                        self.owner,
+                        session_id=sid,
+                        title=(strands_session or SHARED_KEYS)[:200],
+                        metadata=meta,
+                        retention=self.retention,
+                    )
+                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
+        except StoreError as exc:
+            raise StorageError(f"write of {key!r} failed: {exc}") from exc
+
+    async def read(self, key: str) -> bytes | None:
+        sid, name, _ = self._place(key)
+        try:
+            data: bytes | None = await self._call_or(None, "get_artifact", sid, name, owner=self.owner)
+        except StoreError as exc:
+            raise StorageError(f"read of {key!r} failed: {exc}") from exc
+        return data
+
+    async def delete(self, key: str) -> None:
+        sid, name, _ = self._place(key)
+        try:
+            await self._call_or(None, "delete_artifact", sid, name, owner=self.owner)
+            left = await self._call_or(None, "list_artifacts", sid, owner=self.owner)
+            if left == []:
+                await self._call("delete_session", sid, owner=self.owner)
+        except StoreError as exc:
+            raise StorageError(f"delete of {key!r} failed: {exc}") from exc
+
+    async def list(self, query: str = "") -> list[str]:
+        """Keys that start with `query`, sorted: one session's artifacts when the prefix names a Strands
+        session, else those of every storage session of the owner (a listing of sessions first)."""
+        prefix = _normalized(query, allow_empty=True)
+        try:
+            places: builtins.list[tuple[str, str | None]] = []
+            if prefix.startswith(SESSIONS_NAMESPACE) and "/" in prefix[len(SESSIONS_NAMESPACE) :]:
+                one = prefix[len(SESSIONS_NAMESPACE) :].split("/", 1)[0]
+                places.append((session_store_id(self.owner, one), one))
+            else:
+                cursor = None
+                while True:
+                    wanted = {"framework": FRAMEWORK}
+                    page = await self._call("list_sessions", self.owner, limit=100, cursor=cursor, metadata=wanted)
+                    for session in page.items:
+                        kind = session.metadata.get("strands_storage")
+                        if kind is not None:
+                            places.append((session.id, None if kind == SHARED_KEYS else str(kind)))
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        break
+            keys: list[str] = []
+            for sid, origin in places:
+                found = await self._call_or([], "list_artifacts", sid, owner=self.owner)
+                keys += [self._key(origin, a.name) for a in found]
+        except StoreError as exc:
+            raise StorageError(f"list of {query!r} failed: {exc}") from exc
+        return sorted(k for k in keys if k.startswith(prefix))
+
+    async def search(self, query: str) -> builtins.list[Any]:
+        """Strands' default keyword search over the keys."""
+        results: builtins.list[Any] = await KeywordSearchStrategy().search(self, query)
+        return results
+
+
+def _normalized(key: str, *, allow_empty: bool) -> str:
+    """A Strands storage key as Strands' path-based backends read it: runs of `/` collapsed, no backslash,
+    no `..` segment; a key (not a prefix) is stripped of its slashes and must not be empty."""
+    if not isinstance(key, str) or "\\" in key:
+        raise StorageError(f"invalid storage key {key!r}: backslashes are not allowed")
+    collapsed = re.sub("/+", "/", key).lstrip("/")
+    if not allow_empty:
+        collapsed = collapsed.rstrip("/")
+        if not collapsed:
+            raise StorageError("storage keys must not be empty")
+    if ".." in collapsed.split("/"):
+        raise StorageError(f"invalid storage key {key!r}: '..' segments are not allowed")
+    return collapsed
