@@ -4,8 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
+# LlamaIndex's DynamoDB store pins aioboto3 (and botocore 1.40): the bench measures it from its own venv.
+LLAMA_VENV  := .venv-llama-index
+LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +19,13 @@ $(STAMP): pyproject.toml requirements/lock.txt
 
 install: $(STAMP)
 
+$(LLAMA_STAMP): requirements/llama-index.txt $(STAMP)
+	@test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
+	@$(UV) pip install -q --python $(LLAMA_VENV)/bin/python -r requirements/llama-index.txt
+	@touch $(LLAMA_STAMP)
+
+bench-envs: $(LLAMA_STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check store functions infra tests bench
 	$(VENV)/bin/ruff format --check store functions infra tests bench
@@ -23,7 +33,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m pytest
 
 test: lint typecheck unit
@@ -52,8 +62,9 @@ reliability: $(STAMP)
 	$(PY) -m bench.load
 	$(PY) -m infra.static_checks
 
-# This store against LangChain, LlamaIndex and Strands (bench/results.md and its plots, from scratch).
-bench: $(STAMP)
+# This store against LangChain, LlamaIndex and Strands, and as a LangGraph checkpointer against
+# DynamoDBSaver (bench/results.md and its plots, from scratch).
+bench: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m bench.compare
 
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
@@ -62,6 +73,7 @@ lock: $(STAMP)
 		--extra langgraph --extra langchain \
 		-c requirements/constraints.in \
 		-o requirements/lock.txt --python-version 3.11
+	$(UV) pip compile requirements/llama-index.in -o requirements/llama-index.txt --python-version 3.11
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LLAMA_VENV) .mypy_cache .ruff_cache

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import startup
+from bench.isolated import isolated_versions
 from bench.meter import Tally
-from bench.peers import CONTENDERS, Contender, Endpoint, Ours
+from bench.peers import Contender, Endpoint, Ours, contenders
 from bench.report import LOAD_LAST, write_report
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
 from infra.local import create_tables, local_client, moto_server_process
@@ -40,10 +41,12 @@ RESULTS = HERE / "results.json"
 PACKAGES = (
     "agent-session-store",
     "boto3",
+    "botocore",
     "moto",
     "langchain-community",
-    "llama-index-storage-chat-store-dynamodb",
     "strands-agents",
+    "langgraph",
+    "langgraph-checkpoint-aws",
 )
 
 
@@ -102,15 +105,15 @@ def run_workload(
     endpoint: Endpoint, name: str, history: list[Turn], measured: list[Turn], lengths: list[int], loads: int
 ) -> dict[str, Any]:
     """Grow one conversation per contender through `lengths`, measuring appends and loads at each."""
-    contenders = [cls(endpoint, name) for cls in CONTENDERS]
-    used = {c.name: 0 for c in contenders}
+    racing = [cls(endpoint, name) for cls in contenders()]
+    used = {c.name: 0 for c in racing}
     out: dict[str, Any] = {
         "measured_turns": [
             {"kind": t.kind, "json_bytes": t.json_bytes(), "stored_bytes": compressed_size(t)} for t in measured
         ],
-        "contenders": {c.name: {"uses_aws": c.uses_aws, "lengths": {}, "failure": None} for c in contenders},
+        "contenders": {c.name: {"uses_aws": c.uses_aws, "lengths": {}, "failure": None} for c in racing},
     }
-    live = list(contenders)
+    live = list(racing)
 
     def fail(c: Contender, exc: Exception) -> None:
         out["contenders"][c.name]["failure"] = {"length": c.length, "error": f"{type(exc).__name__}: {exc}"[:300]}
@@ -149,7 +152,7 @@ def run_special(endpoint: Endpoint) -> dict[str, Any]:
     history = agent_transcript(10, seed=11, huge_every=0)
     huge = huge_tool_result()
     out: dict[str, Any] = {"huge_json_bytes": huge.json_bytes(), "huge": {}}
-    for cls in CONTENDERS:
+    for cls in contenders():
         c = cls(endpoint, "huge")
         c.prefill(history)
         try:
@@ -206,6 +209,7 @@ def machine() -> dict[str, Any]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
+    versions |= isolated_versions()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "platform": platform.platform(),

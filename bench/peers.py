@@ -3,12 +3,14 @@ would pick instead, each used through its own public API exactly as its document
 
 - ours: `SessionStore.append_messages` (one message) and `last_messages(50)`.
 - langchain-community `DynamoDBChatMessageHistory`: `add_message`, `messages[-50:]`.
-- llama-index `DynamoDBChatStore`: `add_message`, `get_messages(key)[-50:]`.
+- llama-index `DynamoDBChatStore`: `add_message`, `get_messages(key)[-50:]` (run from an environment of its
+  own, bench/isolated.py: it pins aioboto3 and an old botocore).
 - Strands `S3SessionManager` (and `FileSessionManager`, a local reference without AWS): the session
   repository's `create_message` and `list_messages(limit=50, offset=n-50)`.
 
 Each contender has its own boto3 session, so its `Meter` counts only its own requests. Peer packages are
-imported when a contender is built, never at module import: they are in the `bench` extra only.
+imported when a contender is built, never at module import: they are in the `bench` extra only (LlamaIndex
+in requirements/llama-index.txt).
 """
 
 from __future__ import annotations
@@ -271,4 +273,8 @@ class StrandsFile(StrandsRepository):
         return FileSessionManager(session_id=self.session_id, storage_dir=self.directory.name)
 
 
-CONTENDERS: tuple[type[Contender], ...] = (Ours, LangChain, LlamaIndex, StrandsS3, StrandsFile)
+def contenders() -> tuple[type[Contender], ...]:
+    """Every contender, in report order (LlamaIndex from its own environment, bench/isolated.py)."""
+    from bench.isolated import LlamaIndexIsolated
+
+    return (Ours, LangChain, LlamaIndexIsolated, StrandsS3, StrandsFile)

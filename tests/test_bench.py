@@ -108,6 +108,14 @@ def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Pat
         assert append["calls"] == "GetItem + UpdateItem"
         assert append["wcu"] == write_units(0, append["largest_item"])
         assert append["bytes_sent"] > append["largest_item"] * 0.9
+    # LlamaIndex, measured from its own environment (its aioboto3 pins an old botocore): whole history
+    # read and written back on every append, counted by the worker's own meter
+    llama = agent["llama-index DynamoDBChatStore"]["lengths"]["10"]
+    assert [a["calls"] for a in llama["appends"]] == ["GetItem + PutItem"] * 2
+    assert all(a["wcu"] == write_units(0, a["largest_item"]) and a["seconds"] > 0 for a in llama["appends"])
+    assert llama["loads"][0]["count"] == 12
+    assert results["machine"]["packages"]["botocore (llama-index env)"] == "1.40.61"
+    assert results["machine"]["packages"]["botocore"] != "1.40.61"
     strands = agent["Strands S3SessionManager"]["lengths"]["10"]
     assert [a["calls"] for a in strands["appends"]] == ["PutObject"] * 2
     assert strands["loads"][0]["requests"] == 1 + 12  # one LIST, then one GET per message
