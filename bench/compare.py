@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import startup
+from bench import langgraph_savers, startup
 from bench.isolated import isolated_versions
 from bench.meter import Tally
 from bench.peers import Contender, Endpoint, Ours, contenders
@@ -52,7 +52,7 @@ PACKAGES = (
 
 @contextmanager
 def moto() -> Iterator[Endpoint]:
-    """A moto server process on 127.0.0.1 with our tables and bucket and the peers' table."""
+    """A moto server process on 127.0.0.1 with our tables and bucket, the peers' table and DynamoDBSaver's."""
     from store.session_store import s3_config
 
     with moto_server_process() as url:
@@ -65,7 +65,18 @@ def moto() -> Iterator[Endpoint]:
             AttributeDefinitions=[{"AttributeName": "SessionId", "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST",
         )
-        yield Endpoint(url, tables.sessions, tables.messages, tables.bucket, "bench-peers", dynamodb)
+        dynamodb.create_table(
+            TableName="bench-checkpoints",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "SK", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield Endpoint(
+            url, tables.sessions, tables.messages, tables.bucket, "bench-peers", dynamodb, "bench-checkpoints"
+        )
 
 
 def sample(tally: Tally, seconds: float) -> dict[str, Any]:
@@ -239,6 +250,7 @@ def main() -> None:
     parser.add_argument("--lengths", type=int, nargs="+", default=[10, 100, 1000, 10000])
     parser.add_argument("--appends", type=int, default=15, help="measured appends per history length")
     parser.add_argument("--loads", type=int, default=5, help="measured loads of the last 50 per length")
+    parser.add_argument("--checkpoints", type=int, nargs="+", default=[10, 100, 1000], help="LangGraph history")
     parser.add_argument("--imports", type=int, default=11, help="fresh processes per module timed")
     parser.add_argument("--artifact-mb", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="skip the bundle and the artifact run (tests)")
@@ -260,6 +272,8 @@ def main() -> None:
             print(f"workload {name}", flush=True)
             results["workloads"][name] = run_workload(endpoint, name, history, measured, lengths, args.loads)
         results["special"] = run_special(endpoint)
+        print("langgraph checkpointers", flush=True)
+        results["langgraph"] = langgraph_savers.measure(endpoint, args.checkpoints)
     print("import times", flush=True)
     results["imports"] = startup.measure(args.imports)
     if not args.quick:

@@ -40,6 +40,7 @@ class Endpoint:
     bucket: str
     peer_table: str  # hash key "SessionId", as both LangChain's and LlamaIndex's docs create it
     reader: Any  # an unhooked DynamoDB client
+    checkpoint_table: str = ""  # DynamoDBSaver's (PK, SK), as langgraph-checkpoint-aws documents it
 
 
 class Contender(ABC):

@@ -317,6 +317,36 @@ def plots(results: dict[str, Any], out: Path) -> list[str]:
     return files
 
 
+def langgraph_section(results: dict[str, Any]) -> list[str]:
+    """SessionStoreSaver against DynamoDBSaver at each history length (bench/langgraph_savers.py)."""
+    graph = results.get("langgraph")
+    if not graph:
+        return ["Not measured in this run."]
+    out = [
+        f"One thread per checkpointer, grown through the history lengths by an agent loop (each super-step adds "
+        f"a short assistant message to `messages`); at each length one run of {graph['steps']} steps is measured, "
+        "and its cost divided by the checkpoints it made (per super-step: the put and the task's writes). Then "
+        "`graph.get_state` (the latest checkpoint) and `saver.list` (the whole history). Capacity as above; "
+        "this store reads strongly consistently (a read costs twice an eventually consistent one).",
+        "",
+        "| checkpoints | checkpointer | per super-step: requests | bytes sent | WCU "
+        "| load latest: requests | RCU | list history: requests | RCU |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for length in graph["lengths"]:
+        for name, rows in graph["savers"].items():
+            row = rows.get(str(length))
+            if row is None:
+                continue
+            step, latest, listing = row["super_step"], row["load_latest"], row["list_history"]
+            out.append(
+                f"| {row['checkpoints']} | {name} | {step['requests']:.1f} | {_kb(step['bytes_sent'])} "
+                f"| {step['wcu']:.1f} | {latest['requests']:.0f} | {latest['rcu']:.1f} "
+                f"| {listing['requests']:.0f} | {listing['rcu']:.1f} |"
+            )
+    return out
+
+
 def write_report(results: dict[str, Any], out: Path) -> None:
     """Write results.md and the plots into `out` from `results` (the output of bench.compare)."""
     m = results["machine"]
@@ -349,6 +379,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     for name, workload in results["workloads"].items():
         lines += workload_tables(name, workload)
     lines += ["## A 500 KB tool output", "", *special(results), ""]
+    lines += ["## LangGraph: SessionStoreSaver against DynamoDBSaver", "", *langgraph_section(results), ""]
     lines += ["## Cold start", "", *startup_section(results), ""]
     lines += ["## Memory", "", *memory_section(results), ""]
     lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]

@@ -76,6 +76,8 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
             "1",
             "--imports",
             "1",
+            "--checkpoints",
+            "10",
             "--quick",
             "--out",
             str(out),
@@ -125,6 +127,17 @@ def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Pat
     assert results["special"]["ours_cold_append"]["requests"] == 2
     assert results["special"]["ours_warm_append"]["requests"] == 1
     assert results["imports"]["modules"]["boto3"]["ratio"] == 1.0
+    # LangGraph: both checkpointers through the same graph, to the same history
+    graph = results["langgraph"]["savers"]
+    ours_lg = graph["agent-session-store SessionStoreSaver"]["10"]
+    theirs = graph["langgraph-checkpoint-aws DynamoDBSaver"]["10"]
+    assert ours_lg["checkpoints"] == theirs["checkpoints"] == 10
+    assert ours_lg["messages"] == theirs["messages"]
+    assert "PutItem" in theirs["super_step"]["calls"] and "TransactWriteItems" in ours_lg["super_step"]["calls"]
+    assert ours_lg["super_step"]["requests"] < theirs["super_step"]["requests"]  # one append per put or write
+    assert ours_lg["list_history"]["requests"] == 2  # the session head, then one page of the log
+    assert theirs["list_history"]["requests"] > theirs["checkpoints"]  # a read per checkpoint and more
+    assert "## LangGraph: SessionStoreSaver against DynamoDBSaver" in (out / "results.md").read_text()
     for name in ("results.md", "bytes_per_append.png", "time_per_append.png"):
         assert (out / name).stat().st_size > 0
     assert (out / "bytes_per_append.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

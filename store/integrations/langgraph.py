@@ -70,6 +70,7 @@ FRAMEWORK = "langgraph"
 DEFAULT_OWNER = "langgraph"
 SEAL = "lg.seal"
 PAGE = 200
+LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 APPEND_ATTEMPTS = 50
 LOCK_STALE = timedelta(minutes=15)
 
@@ -253,42 +254,62 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ reading the log
 
     def _scan(
-        self, thread_id: str, *, newest_first: bool, roles: list[str] | None, after_seq: int | None = None
-    ) -> Flow[list[list[MessageRecord]] | None]:
-        """Every page of the thread's log in the order asked (None when there is no log)."""
+        self,
+        thread_id: str,
+        *,
+        newest_first: bool,
+        roles: list[str] | None,
+        after_seq: int | None = None,
+        enough: Callable[[list[MessageRecord]], bool] | None = None,
+        first_page: int = PAGE,
+    ) -> Flow[list[MessageRecord] | None]:
+        """The thread's log in the order asked (None when there is no log): every record, or the first
+        pages until `enough(records so far)` holds; pages start at `first_page` and grow to PAGE (a reader
+        that wants the latest checkpoint reads a few messages, not the whole history)."""
         for attempt in range(2):
             generation = yield from self._generation(thread_id, refresh=attempt > 0)
             if generation is None:
                 return None
             sid = self.log_session_id(thread_id, generation)
-            pages: list[list[MessageRecord]] = []
+            records: list[MessageRecord] = []
             cursor: str | None = None
+            limit = first_page
             try:
                 while True:
                     page = yield from ask(
                         "list_messages",
                         sid,
-                        limit=PAGE,
+                        limit=limit,
                         newest_first=newest_first,
                         roles=roles,
                         after_seq=after_seq,
                         cursor=cursor,
                         owner=self.owner,
                     )
-                    pages.append(page.items)
+                    records += page.items
                     cursor = page.next_cursor
-                    if cursor is None:
-                        return pages
+                    if cursor is None or (enough is not None and enough(records)):
+                        return records
+                    limit = min(PAGE, limit * 4)
             except SessionNotFound:
-                continue
+                continue  # rewritten meanwhile: read the new generation from the start
         return None
 
     def _records(
-        self, thread_id: str, *, newest_first: bool, roles: list[str] | None, after_seq: int | None = None
+        self,
+        thread_id: str,
+        *,
+        newest_first: bool,
+        roles: list[str] | None,
+        after_seq: int | None = None,
+        enough: Callable[[list[MessageRecord]], bool] | None = None,
+        first_page: int = PAGE,
     ) -> Flow[list[MessageRecord]]:
-        """All records of the thread's log in the order asked (empty when there is none)."""
-        pages = yield from self._scan(thread_id, newest_first=newest_first, roles=roles, after_seq=after_seq)
-        return [r for page in pages or [] for r in page]
+        """`_scan(...)`, empty when there is no log."""
+        found = yield from self._scan(
+            thread_id, newest_first=newest_first, roles=roles, after_seq=after_seq, enough=enough, first_page=first_page
+        )
+        return found or []
 
     # ------------------------------------------------------------ decoding
 
@@ -336,7 +357,13 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config)
         roles = [checkpoint_role(ns), writes_role(ns)]
         if cid is None:  # the latest: newest first, the writes for it come before it
-            records = yield from self._records(thread_id, newest_first=True, roles=roles)
+
+            def reached(records: list[MessageRecord]) -> bool:
+                return any(_is_checkpoint(r) and r.content["ns"] == ns for r in records)
+
+            records = yield from self._records(
+                thread_id, newest_first=True, roles=roles, enough=reached, first_page=LATEST_PAGE
+            )
             writes: list[MessageRecord] = []
             for record in records:
                 if _is_checkpoint(record) and record.content["ns"] == ns:
@@ -348,8 +375,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         found = yield from self._find(thread_id, ns, cid)
         if found is None:
             return None
+
         # its pending writes: those put for it before its first child
-        later = yield from self._records(thread_id, newest_first=False, roles=roles, after_seq=found.seq)
+        def child_reached(records: list[MessageRecord]) -> bool:
+            return any(_is_checkpoint(r) and r.content.get("parent") == cid and r.content["ns"] == ns for r in records)
+
+        later = yield from self._records(
+            thread_id,
+            newest_first=False,
+            roles=roles,
+            after_seq=found.seq,
+            enough=child_reached,
+            first_page=LATEST_PAGE,
+        )
         mine = []
         for record in later:
             if _is_checkpoint(record) and record.content.get("parent") == cid and record.content["ns"] == ns:
@@ -394,7 +432,28 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         out: list[CheckpointTuple] = []
         for thread_id in threads:
             roles = None if ns is None else [checkpoint_role(ns), writes_role(ns)]
-            records = yield from self._records(thread_id, newest_first=True, roles=roles)
+            wanted = None if limit is None else limit - len(out)
+
+            def enough(records: list[MessageRecord], wanted: int | None = wanted) -> bool:
+                """Enough checkpoints read for `limit` (counting those `before` and `filter` let through)."""
+                if wanted is None:
+                    return False
+                kept = 0
+                for r in records:
+                    if not _is_checkpoint(r) or (ns is not None and r.content["ns"] != ns):
+                        continue
+                    if before_id is not None and r.content["id"] >= before_id:
+                        continue
+                    if filter and not all(self._loads(r.content["md"]).get(k) == v for k, v in filter.items()):
+                        continue
+                    kept += 1
+                return kept >= wanted
+
+            # one page more than the checkpoints wanted: their writes come just before them, newest first
+            first = PAGE if wanted is None else min(PAGE, max(LATEST_PAGE, 2 * wanted + 2))
+            records = yield from self._records(
+                thread_id, newest_first=True, roles=roles, enough=enough, first_page=first
+            )
             writes: dict[tuple[str, str], list[MessageRecord]] = {}
             for record in records:
                 if ns is not None and record.content.get("ns") != ns:

@@ -481,10 +481,19 @@ def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[No
             attempt = yield from backoff(ctx, attempt, "BatchWriteItem kept returning unprocessed items")
 
 
+GROWING_LIMIT_MAX = 1000
+
+
 def query(
-    params: dict[str, Any], *, limit: int | None = None, keep: Callable[[Item], bool] | None = None
+    params: dict[str, Any],
+    *,
+    limit: int | None = None,
+    keep: Callable[[Item], bool] | None = None,
+    growing: bool = False,
 ) -> Plan[list[Item]]:
-    """Run a Query page after page until `limit` kept items are collected or the results end."""
+    """Run a Query page after page until `limit` kept items are collected or the results end. With
+    `growing` (a filtered Query), each page evaluates twice as many items as the one before, from the
+    Query's `Limit`: a dense filter reads little more than it keeps, a sparse one takes few requests."""
     out: list[Item] = []
     params = dict(params)
     while True:
@@ -496,6 +505,8 @@ def query(
         if not lek:
             return out
         params["ExclusiveStartKey"] = lek
+        if growing and "Limit" in params:
+            params["Limit"] = min(GROWING_LIMIT_MAX, 2 * params["Limit"])
 
 
 def partition(table: str, hash_key: str, value: str, *, keys_of: str | None = None) -> Plan[list[Item]]:

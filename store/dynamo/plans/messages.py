@@ -224,10 +224,10 @@ def query_range(
     }
     if roles:
         params["FilterExpression"] = f"{expr.name('role')} IN ({', '.join(expr.value(s(r)) for r in sorted(roles))})"
-    elif limit is not None:
+    if limit is not None:
         params["Limit"] = limit
     params.update(expr.params())
-    items: list[Item] = yield from query(params, limit=limit)
+    items: list[Item] = yield from query(params, limit=limit, growing=bool(roles))
     return items
 
 
