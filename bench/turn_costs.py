@@ -87,21 +87,12 @@ def _cost(adapter: str, mode: str, tally: Tally) -> TurnCost:
 
 def strands_turn(store: SessionStore, *, batched: bool) -> Callable[[], Any]:
     from strands import Agent, tool
-    from strands.models import Model
 
+    from bench.strands_models import ScriptModel
     from store.integrations.strands import session_manager
 
-    class ToolModel(Model):
+    class ToolModel(ScriptModel):
         """Asks for the weather tool, then answers from its result."""
-
-        def update_config(self, **model_config: Any) -> None:
-            pass
-
-        def get_config(self) -> Any:
-            return {}
-
-        def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
 
         async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
             last = messages[-1]["content"][0]

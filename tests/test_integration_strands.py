@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from strands import Agent
-from strands.models.model import Model
 from strands.session import RepositorySessionManager
 from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
+from bench.strands_models import ScriptModel
 from store.integrations.strands import (
     SessionStoreStorage,
     StrandsSessionRepository,
@@ -24,21 +24,12 @@ from store.scoped_ids import scoped_id
 from tests.conftest import Backend, Harness
 
 
-class ScriptedModel(Model):
+class ScriptedModel(ScriptModel):
     """Streams the next scripted reply and records the messages it was given."""
 
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
         self.seen: list[list[dict[str, Any]]] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        pass
-
-    def get_config(self) -> Any:
-        return {}
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
     async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         self.seen.append([dict(m) for m in messages])

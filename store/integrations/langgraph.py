@@ -98,6 +98,8 @@ Flow = Generator[StoreCall | Pause, Any, T]
 def ask(method: str, *args: Any, **kwargs: Any) -> Flow[Any]:
     """The store's answer to `method(*args, **kwargs)` (its StoreErrors are raised here)."""
     result = yield StoreCall(method, args, kwargs)
+    if isinstance(result, _Failed):
+        raise result.error
     return result
 
 
@@ -122,6 +124,30 @@ def _is_checkpoint(record: MessageRecord) -> bool:
 
 def _is_writes(record: MessageRecord) -> bool:
     return record.role.startswith("lg.w.")
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A step's exception, delivered to the flow (which raises it where it asked)."""
+
+    error: Exception
+
+
+def _outcome(perform: Callable[[StoreCall | Pause], Any], step: StoreCall | Pause) -> Any:
+    """What performing the step gave, or its exception as a `_Failed`."""
+    try:
+        return perform(step)
+    except Exception as exc:
+        return _Failed(exc)
+
+
+def _advance(flow: Flow[Any], outcome: Any) -> tuple[bool, Any]:
+    """Give a flow the outcome of its last step: (True, the flow's result) when it has finished, else
+    (False, its next step)."""
+    try:
+        return False, flow.send(outcome)
+    except StopIteration as stop:
+        return True, stop.value
 
 
 class SessionStoreSaver(BaseCheckpointSaver[str]):
@@ -155,45 +181,32 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ running flows
 
     def _run_sync(self, flow: Flow[T]) -> T:
-        return self._drive(flow, self._call_sync, time.sleep)
+        done, step = _advance(flow, None)
+        while not done:
+            done, step = _advance(flow, _outcome(self._perform_sync, step))
+        return step  # type: ignore[no-any-return]
 
     async def _run_async(self, flow: Flow[T]) -> T:
-        outcome: Any = None
-        failure: BaseException | None = None
-        while True:
+        done, step = _advance(flow, None)
+        while not done:
             try:
-                step = flow.throw(failure) if failure is not None else flow.send(outcome)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            failure = None
-            try:
-                if isinstance(step, Pause):
-                    await asyncio.sleep(step.seconds)
-                    outcome = None
-                elif isinstance(self.store, AsyncSessionStore):
-                    outcome = await getattr(self.store, step.method)(*step.args, **step.kwargs)
-                else:
-                    outcome = await asyncio.to_thread(getattr(self.store, step.method), *step.args, **step.kwargs)
+                outcome = await self._perform_async(step)
             except Exception as exc:
-                failure = exc
+                outcome = _Failed(exc)
+            done, step = _advance(flow, outcome)
+        return step  # type: ignore[no-any-return]
 
-    def _drive(self, flow: Flow[T], call: Callable[[StoreCall], Any], sleep: Callable[[float], None]) -> T:
-        outcome: Any = None
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = flow.throw(failure) if failure is not None else flow.send(outcome)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            failure = None
-            try:
-                if isinstance(step, Pause):
-                    sleep(step.seconds)
-                    outcome = None
-                else:
-                    outcome = call(step)
-            except Exception as exc:
-                failure = exc
+    def _perform_sync(self, step: StoreCall | Pause) -> Any:
+        if isinstance(step, Pause):
+            return time.sleep(step.seconds)
+        return self._call_sync(step)
+
+    async def _perform_async(self, step: StoreCall | Pause) -> Any:
+        if isinstance(step, Pause):
+            return await asyncio.sleep(step.seconds)
+        if isinstance(self.store, AsyncSessionStore):
+            return await getattr(self.store, step.method)(*step.args, **step.kwargs)
+        return await asyncio.to_thread(getattr(self.store, step.method), *step.args, **step.kwargs)
 
     # ------------------------------------------------------------ ids and generations
 
@@ -253,7 +266,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------ reading the log
 
-    def _scan(
+    def _records(
         self,
         thread_id: str,
         *,
@@ -262,14 +275,14 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         after_seq: int | None = None,
         enough: Callable[[list[MessageRecord]], bool] | None = None,
         first_page: int = PAGE,
-    ) -> Flow[list[MessageRecord] | None]:
-        """The thread's log in the order asked (None when there is no log): every record, or the first
+    ) -> Flow[list[MessageRecord]]:
+        """The thread's log in the order asked (empty when there is no log): every record, or the first
         pages until `enough(records so far)` holds; pages start at `first_page` and grow to PAGE (a reader
         that wants the latest checkpoint reads a few messages, not the whole history)."""
         for attempt in range(2):
             generation = yield from self._generation(thread_id, refresh=attempt > 0)
             if generation is None:
-                return None
+                return []
             sid = self.log_session_id(thread_id, generation)
             records: list[MessageRecord] = []
             cursor: str | None = None
@@ -293,23 +306,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     limit = min(PAGE, limit * 4)
             except SessionNotFound:
                 continue  # rewritten meanwhile: read the new generation from the start
-        return None
-
-    def _records(
-        self,
-        thread_id: str,
-        *,
-        newest_first: bool,
-        roles: list[str] | None,
-        after_seq: int | None = None,
-        enough: Callable[[list[MessageRecord]], bool] | None = None,
-        first_page: int = PAGE,
-    ) -> Flow[list[MessageRecord]]:
-        """`_scan(...)`, empty when there is no log."""
-        found = yield from self._scan(
-            thread_id, newest_first=newest_first, roles=roles, after_seq=after_seq, enough=enough, first_page=first_page
-        )
-        return found or []
+        return []
 
     # ------------------------------------------------------------ decoding
 
@@ -735,7 +732,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self._run_async(self._put(config, checkpoint, metadata))
+        async with self._async_lock(str(config["configurable"]["thread_id"])):
+            return await self._run_async(self._put(config, checkpoint, metadata))
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""

@@ -22,6 +22,8 @@ How Strands' records map onto the store:
 - multi-agent state is a record list of the Strands session (`strands.multi.<id>`).
 Ids that are not store ids (over 100 characters, or other characters) are mapped to stable hashed ids.
 Bytes in messages (images, documents) are kept base64-encoded exactly as Strands' own managers do.
+`session_manager(..., flush_every=N)` writes a turn in one transaction (store.integrations.strands_batching);
+`SessionStoreStorage` is Strands' unified `Storage` on the store (store.integrations.strands_storage).
 Install with `pip install agent-session-store[strands]`.
 """
 
