@@ -4,6 +4,7 @@ time travel, owners apart."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncGenerator, Callable
 from typing import Annotated, Any, TypedDict
 
@@ -137,6 +138,29 @@ def test_a_graph_is_interrupted_resumed_elsewhere_and_travels_in_time(backend: B
 
 async def _collect(items: Any) -> list[Any]:
     return [item async for item in items]
+
+
+class ReportState(TypedDict):
+    report: bytes
+
+
+def test_a_channel_value_over_the_item_limit_spills_to_s3(backend: Backend, request: pytest.FixtureRequest) -> None:
+    """A checkpoint whose channel value is larger than a DynamoDB item (1 MB, incompressible) is stored
+    (its body in S3 through the store's spill) and read back whole by another process."""
+    big = random.Random(7).randbytes(1_000_000)
+    builder: StateGraph[Any] = StateGraph(ReportState)
+    builder.add_node("write", lambda state: {"report": big})
+    builder.add_edge(START, "write")
+    config: Any = {"configurable": {"thread_id": "big"}}
+    store = backend.make()
+    graph = builder.compile(checkpointer=SessionStoreSaver(store, runner=backend.runner))
+    assert graph.invoke({"report": b""}, config)["report"] == big
+    again = builder.compile(checkpointer=SessionStoreSaver(backend.twin(store), runner=backend.runner))
+    assert again.get_state(config).values["report"] == big
+    if backend.name != "memory":
+        _, s3 = request.getfixturevalue("server_inspectors")
+        listed = s3.list_objects_v2(Bucket=store.tables.bucket).get("Contents", [])
+        assert any(obj["Size"] > 400 * 1024 for obj in listed)  # the body, in S3
 
 
 # ---------------------------------------------------------------- rewrites never lose a racing write
