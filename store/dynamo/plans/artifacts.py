@@ -26,6 +26,7 @@ from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.plans.base import (
+    Actions,
     Cancelled,
     Context,
     Position,
@@ -289,9 +290,10 @@ class Attempt:
     deleted_through: int
     now: datetime
 
-    def actions(self, ctx: Context, pos: Position) -> list[dict[str, Any]]:
-        """Head touch, index move latest -> version, version put, and `done`, the action that settles the
-        upload's intent (its release; or, for a presigned upload, marking it committed), in this order."""
+    def actions(self, ctx: Context, pos: Position) -> Actions:
+        """The head's touch, the index's move latest -> version ("index"), the version's put ("version"),
+        and `done` ("intent"), the action that settles the upload's intent (its release; or, for a
+        presigned upload, marking it committed)."""
         head = touch_head(ctx, self.session_id, self.owner, pos, self.now)
         iexpr = Expr()
         lat = iexpr.name("latest")
@@ -323,7 +325,7 @@ class Attempt:
                 **vexpr.params(),
             }
         }
-        return [head, index, put, self.done]
+        return Actions(head=head, index=index, version=put, intent=self.done)
 
     def landed(self, ctx: Context, pos: Position) -> Plan[bool]:
         """True when this attempt's version item is stored (a resent commit whose response was lost)."""
@@ -359,18 +361,18 @@ def commit(
             )
             return version_from_item(session_id, fields)
         except Cancelled as exc:
-            if exc.failed.failed(3):  # the intent is gone: our commit landed earlier, or the upload expired
+            if exc.failed.failed("intent"):  # it is gone: our commit landed earlier, or the upload expired
                 mine = yield from _committed_version(ctx, session_id, d, key)
                 if mine is not None:
                     return mine
                 yield from abandon(ctx, intent)
                 raise StoreError("the upload expired before it was committed; upload again") from None
-            if not exc.failed.failed(1) and not exc.failed.failed(2):
+            if not exc.failed.failed("index") and not exc.failed.failed("version"):
                 yield from abandon(ctx, intent)
                 raise
-            old = exc.failed.old(1) or (yield from get_item(ctx.sessions_table, ikey))
+            old = exc.failed.old("index") or (yield from get_item(ctx.sessions_table, ikey))
             latest = get_int(old or {}, "latest")
-            if exc.failed.failed(2) and not exc.failed.failed(1):
+            if exc.failed.failed("version") and not exc.failed.failed("index"):
                 latest = max(latest, tr.version)  # a version item exists beyond the index: skip past it
             deleted_through = get_int(old or {}, "deleted_through") if index_live(old) else latest
             attempt = yield from backoff(ctx, attempt, "put_artifact")
@@ -412,7 +414,7 @@ def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str)
         if index_live(index):
             now = ctx.now()
 
-            def build(pos: Position, latest: int = latest, now: Any = now) -> list[dict[str, Any]]:
+            def build(pos: Position, latest: int = latest, now: Any = now) -> Actions:
                 head = touch_head(ctx, session_id, owner, pos, now)
                 iexpr = Expr()
                 mark = {
@@ -425,12 +427,12 @@ def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str)
                         **iexpr.params(),
                     }
                 }
-                return [head, mark]
+                return Actions(head=head, index=mark)
 
             try:
                 yield from write_session(ctx, session_id, owner, build, what="delete_artifact")
             except Cancelled as exc:
-                if not exc.failed.failed(1):  # not a new version committed meanwhile: nothing to retry
+                if not exc.failed.failed("index"):  # not a new version committed meanwhile: nothing to retry
                     raise
                 attempt = yield from backoff(ctx, attempt, "delete_artifact")
                 continue

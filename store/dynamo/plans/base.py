@@ -285,52 +285,106 @@ def check_sizes(ctx: Context, items: Sequence[Item], what: str) -> None:
         )
 
 
-def transact(actions: list[dict[str, Any]]) -> Call:
+HEAD = "head"  # the name of a session write's conditional action on the session head
+
+
+class Actions:
+    """The actions of one write, in order, each under a name. A cancelled transaction's reasons are
+    read back by these names (`Failed.failed("index")`), so adding an action never changes what
+    another one's outcome means.
+
+        Actions(head=update, idempotency=claim).add_each("message", puts)
+    """
+
+    def __init__(self, **named: dict[str, Any]) -> None:
+        self._names: list[str] = []
+        self._actions: list[dict[str, Any]] = []
+        for name, action in named.items():
+            self.add(name, action)
+
+    def add(self, name: str, action: dict[str, Any]) -> Actions:
+        """Add `action` under `name` (each name once); returns self, for chaining."""
+        if name in self._names:
+            raise ValueError(f"a transaction action named {name!r} was already added")
+        self._names.append(name)
+        self._actions.append(action)
+        return self
+
+    def add_each(self, name: str, actions: Sequence[dict[str, Any]]) -> Actions:
+        """Add several actions of one kind, named `name[0]`, `name[1]`, ..."""
+        for i, action in enumerate(actions):
+            self.add(f"{name}[{i}]", action)
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._names)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The actions as TransactWriteItems takes them, in the order they were added."""
+        return list(self._actions)
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+
+def transact(actions: Actions) -> Call:
     """A TransactWriteItems call. The request token makes botocore's own retries of this exact call
     idempotent (a lost response is not applied twice)."""
-    return Call("transact_write_items", {"TransactItems": actions, "ClientRequestToken": uuid.uuid4().hex})
+    return Call("transact_write_items", {"TransactItems": actions.requests, "ClientRequestToken": uuid.uuid4().hex})
 
 
 CONTENTION = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
+CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 @dataclass(frozen=True)
 class Failed:
-    """Which actions of a cancelled transaction failed their condition, and the old items returned."""
+    """How each named action of a cancelled write fared (its reason's code) and the old item a failed
+    condition returned. A name the write did not hold has neither failed nor returned anything."""
 
-    codes: list[str]
-    items: list[Item | None]
+    codes: dict[str, str]
+    items: dict[str, Item]
 
-    def failed(self, index: int) -> bool:
-        return index < len(self.codes) and self.codes[index] == "ConditionalCheckFailed"
+    def failed(self, name: str) -> bool:
+        """True when the action named `name` failed its condition."""
+        return self.codes.get(name) == CONDITION_FAILED
 
     def conflicted(self) -> bool:
         """True when another request got in the way (contention or throttling): worth retrying as is."""
-        return any(c in CONTENTION for c in self.codes)
+        return any(c in CONTENTION for c in self.codes.values())
 
-    def old(self, index: int) -> Item | None:
-        return self.items[index] if index < len(self.items) else None
+    def old(self, name: str) -> Item | None:
+        """The item as it was when the action named `name` failed its condition (if DynamoDB returned it)."""
+        return self.items.get(name)
 
 
-def cancelled(err: AwsError) -> Failed:
-    """Read a TransactionCanceledException's reasons; re-raise anything else. Reasons that no retry can
-    mend are raised at once: DynamoDB refusing a value (InvalidInput), or a session's messages
-    outgrowing an item collection (PayloadTooLarge)."""
+def condition_failed(name: str, err: AwsError) -> Failed:
+    """The outcome of a single conditional write (not a transaction) named `name` that failed."""
+    item = err.response.get("Item")
+    return Failed({name: CONDITION_FAILED}, {name: dict(item)} if item else {})
+
+
+def cancelled(err: AwsError, actions: Actions) -> Failed:
+    """Read a TransactionCanceledException's reasons, one per action of `actions`, by name; re-raise
+    anything else. Reasons that no retry can mend are raised at once: DynamoDB refusing a value
+    (InvalidInput), or a session's messages outgrowing an item collection (PayloadTooLarge)."""
     if err.code != "TransactionCanceledException":
         raise err
     reasons = err.cancellation_reasons()
-    failed = Failed(
-        codes=[str(r.get("Code") or "None") for r in reasons],
-        items=[dict(r["Item"]) if r.get("Item") else None for r in reasons],
-    )
     for reason in reasons:
         if reason.get("Code") == "ValidationError":
             raise InvalidInput(f"DynamoDB refused the write: {reason.get('Message') or 'a value is invalid'}")
         if reason.get("Code") == "ItemCollectionSizeLimitExceeded":
             raise PayloadTooLarge("the session's transcript has reached DynamoDB's item collection limit")
-    return failed
+    named = list(zip(actions.names, reasons, strict=False))
+    return Failed(
+        codes={name: str(r.get("Code") or "None") for name, r in named},
+        items={name: dict(r["Item"]) for name, r in named if r.get("Item")},
+    )
 
 
 def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
@@ -399,7 +453,8 @@ class Cancelled(Conflict):
     claim, a concurrent usage update) catch it; elsewhere the caller sees it as a Conflict."""
 
     def __init__(self, failed: Failed, what: str = "write", message: str | None = None) -> None:
-        super().__init__(message or f"{what}: transaction cancelled ({', '.join(failed.codes)}); nothing was written")
+        reasons = ", ".join(f"{name}: {code}" for name, code in failed.codes.items())
+        super().__init__(message or f"{what}: transaction cancelled ({reasons}); nothing was written")
         self.failed = failed
 
 
@@ -407,14 +462,14 @@ def write_session(
     ctx: Context,
     session_id: str,
     owner: str | None,
-    build: Callable[[Position], list[dict[str, Any]]],
+    build: Callable[[Position], Actions],
     *,
     what: str,
     expect_seq: int | None = None,
     expect_version: int | None = None,
     landed: Callable[[Position], Plan[bool]] | None = None,
 ) -> Plan[tuple[Position, dict[str, Any]]]:
-    """Write to a session whose head action (index 0 of what `build` returns) is conditioned on a
+    """Write to a session whose head action (named HEAD in what `build` returns) is conditioned on a
     `Position`: start from the cached position (or read it), and after losing a race refresh it and
     rebuild, unless the caller's expectation (`expect_seq`, `expect_version`) no longer holds
     (Conflict). A single Update runs as UpdateItem returning the new item; more run as one
@@ -432,21 +487,23 @@ def write_session(
     attempt = 0
     while True:
         actions = build(pos)
+        if HEAD not in actions.names:
+            raise ValueError(f"{what}: a session write needs an action named {HEAD!r}")
         try:
-            if len(actions) == 1 and "Update" in actions[0]:
-                resp = yield Call("update_item", {**actions[0]["Update"], "ReturnValues": "ALL_NEW"})
+            if len(actions) == 1 and "Update" in actions.requests[0]:
+                resp = yield Call("update_item", {**actions.requests[0]["Update"], "ReturnValues": "ALL_NEW"})
             else:
                 resp = yield transact(actions)
             return pos, resp
         except AwsError as err:
             if err.code == "ConditionalCheckFailedException":
-                failed = Failed(["ConditionalCheckFailed"], [err.response.get("Item")])
+                failed = condition_failed(HEAD, err)
             else:
-                failed = cancelled(err)
-            if failed.failed(0):
+                failed = cancelled(err, actions)
+            if failed.failed(HEAD):
                 if err.retried and landed is not None and (yield from landed(pos)):
                     return pos, {}
-                head = yield from stale_head(ctx, session_id, owner, failed.old(0))
+                head = yield from stale_head(ctx, session_id, owner, failed.old(HEAD))
                 pos = Position.of(head)
                 # the caller's expectation no longer holds: a Conflict that still carries the other
                 # actions' outcomes (an append retried with its idempotency key replays from them)

@@ -11,6 +11,7 @@ from store.dynamo.attrs import Expr, n
 from store.dynamo.calls import Call, Plan
 from store.dynamo.items import checkpoint_from_item, checkpoint_item, live_ttl
 from store.dynamo.plans.base import (
+    Actions,
     Context,
     Position,
     at_position,
@@ -40,11 +41,11 @@ def save_checkpoint(
     if scope == "session":
         staged = yield from stage(ctx, [inline], "save_checkpoint", session=(key, owner), write_id=write_id)
 
-        def build(pos: Position) -> list[dict[str, Any]]:
+        def build(pos: Position) -> Actions:
             expr = Expr()
             condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos)}"
             put = {"Put": {"TableName": ctx.sessions_table, "Item": {**staged.items[0], "seq": n(pos.last_seq)}}}
-            return [head_check(ctx, key, expr, condition), put, *staged.release(ctx)]
+            return staged.release(ctx, Actions(head=head_check(ctx, key, expr, condition), checkpoint=put))
 
         pos, _ = yield from committed(
             ctx, staged, lambda: write_session(ctx, key, owner, build, what="save_checkpoint")
@@ -64,7 +65,7 @@ def save_checkpoint(
         if staged.intent is None:
             yield Call("put_item", put)
         else:
-            yield transact([{"Put": put}, *staged.release(ctx)])
+            yield transact(staged.release(ctx, Actions(checkpoint={"Put": put})))
 
     yield from committed(ctx, staged, write)
     return cp
@@ -87,10 +88,10 @@ def delete_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> 
     if scope == "session":
         now = ctx.now()
 
-        def build(pos: Position) -> list[dict[str, Any]]:
+        def build(pos: Position) -> Actions:
             expr = Expr()
             condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
-            return [head_check(ctx, key, expr, condition), {"Delete": delete}]
+            return Actions(head=head_check(ctx, key, expr, condition), checkpoint={"Delete": delete})
 
         yield from write_session(ctx, key, owner, build, what="delete_checkpoint")
         return

@@ -15,6 +15,8 @@ from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import AwsError, Plan
 from store.dynamo.items import message_item, record_from_item, usage_attr
 from store.dynamo.plans.base import (
+    HEAD,
+    Actions,
     Cancelled,
     Context,
     Position,
@@ -38,6 +40,8 @@ from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MAX_SEQ, MessageQuery
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
+
+IDEMPOTENCY = "idempotency"  # the action of an append that claims its idempotency key
 
 
 def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
@@ -64,7 +68,7 @@ def write_messages(
     ctx: Context,
     session_id: str,
     owner: str | None,
-    build: Callable[[Position], list[dict[str, Any]]],
+    build: Callable[[Position], Actions],
     what: str,
     expected_seq: int | None,
     items: list[Item],
@@ -124,28 +128,28 @@ def append_messages(
     total = total_usage(messages)
     digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
 
-    def build(pos: Position) -> list[dict[str, Any]]:
+    def build(pos: Position) -> Actions:
         expr = Expr()
         condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos)}"
         sets = [
             *touch(expr, session_id, now, pos.retention),
             f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}",
         ]
-        actions = [head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total))]
+        actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total)))
         if idempotency_key:
             first = items[0][keys.MID]["S"]
-            actions.append(
-                idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now, first)
-            )
-        return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
+            claim = idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now, first)
+            actions.add(IDEMPOTENCY, claim)
+        actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1))
+        return staged.release(ctx, actions)
 
     try:
         pos, _ = yield from committed(
             ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "append_messages", expected_seq, items)
         )
     except Cancelled as exc:
-        if idempotency_key and exc.failed.failed(1):
-            return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(1)))
+        if idempotency_key and exc.failed.failed(IDEMPOTENCY):  # claimed by an earlier append: its result
+            return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(IDEMPOTENCY)))
         raise
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
     return records(inline, pos.last_seq + 1)
@@ -283,7 +287,7 @@ def _usage_actions(
     delta: TokenUsage,
     now: datetime,
     pos: Position,
-) -> list[dict[str, Any]]:
+) -> Actions:
     """The head moves its totals by `delta`; the message takes `usage` if its usage is still as read."""
     head = touch_head(ctx, session_id, owner, pos, now, lambda expr: usage_adds(expr, delta))
     mexpr = Expr()
@@ -302,7 +306,7 @@ def _usage_actions(
             **mexpr.params(),
         }
     }
-    return [head, message]
+    return Actions(head=head, message=message)
 
 
 def update_usage(
@@ -322,7 +326,7 @@ def update_usage(
         try:
             yield from write_session(ctx, session_id, owner, build, what="update_usage")
         except Cancelled as exc:
-            if not exc.failed.failed(1):  # not a concurrent update of this message's usage: nothing to retry
+            if not exc.failed.failed("message"):  # not a concurrent update of its usage: nothing to retry
                 raise
             attempt = yield from backoff(ctx, attempt, "update_usage")
             continue
@@ -359,13 +363,14 @@ def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id
                 **mexpr.params(),
             }
         }
+        actions = Actions(head=head_update(ctx, session_id, expr, condition, sets), message=message)
         try:
-            yield transact([head_update(ctx, session_id, expr, condition, sets), message])
+            yield transact(actions)
         except AwsError as err:
-            failed = cancelled(err)
+            failed = cancelled(err, actions)
             # the head moved (another compaction; or the session went: the re-read says so), the message
             # was popped (the re-read says so), or contention: anything else is not retried
-            if not (failed.failed(0) or failed.failed(1) or failed.conflicted()):
+            if not (failed.failed(HEAD) or failed.failed("message") or failed.conflicted()):
                 raise Cancelled(failed, "mark_compaction") from None
             attempt = yield from backoff(ctx, attempt, "mark_compaction")
             continue
@@ -422,9 +427,9 @@ def pop_message(
         delta = TokenUsage().plus(None, minus=record.usage)
         sexpr = Expr()
         mexpr = Expr()
-        actions = [
-            head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, delta), removes),
-            {
+        actions = Actions(
+            head=head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, delta), removes),
+            state={
                 "ConditionCheck": {
                     "TableName": ctx.sessions_table,
                     "Key": keys.session_key(session_id, keys.STATE),
@@ -433,7 +438,7 @@ def pop_message(
                     **sexpr.params(),
                 }
             },
-            {
+            message={
                 "Delete": {
                     "TableName": ctx.messages_table,
                     "Key": keys.message_key(session_id, last),
@@ -441,16 +446,16 @@ def pop_message(
                     **mexpr.params(),
                 }
             },
-        ]
+        )
         try:
             yield transact(actions)
         except AwsError as err:
-            failed = cancelled(err)
-            if failed.failed(1) and not failed.failed(0):  # the state saw the message the head is still at
+            failed = cancelled(err, actions)
+            if failed.failed("state") and not failed.failed(HEAD):  # the state saw the message the head is at
                 raise Conflict(
                     f"pop_message: the saved state has seen message {last}; pop before saving the state"
                 ) from None
-            if not (failed.failed(0) or failed.failed(2) or failed.conflicted()):  # not a race with a writer
+            if not (failed.failed(HEAD) or failed.failed("message") or failed.conflicted()):  # not a writer's race
                 raise Cancelled(failed, "pop_message") from None
             attempt = yield from backoff(ctx, attempt, "pop_message")
             continue

@@ -16,7 +16,9 @@ from store.dynamo import keys
 from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import AwsError, Call, Parallel, Plan
 from store.dynamo.plans.base import (
+    HEAD,
     PARALLEL_REQUESTS,
+    Actions,
     Context,
     cancelled,
     get_item,
@@ -152,12 +154,13 @@ def record_intent(
             **expr.params(),
         }
     }
+    actions = Actions(head=check, intent={"Put": put})
     try:
-        yield transact([check, {"Put": put}])
+        yield transact(actions)
     except AwsError as err:
-        failed = cancelled(err)
-        if failed.failed(0):
-            yield from stale_head(ctx, session_id, owner, failed.old(0))  # SessionNotFound, or a new owner
+        failed = cancelled(err, actions)
+        if failed.failed(HEAD):
+            yield from stale_head(ctx, session_id, owner, failed.old(HEAD))  # SessionNotFound, or a new owner
         elif not failed.conflicted():
             raise
         return None

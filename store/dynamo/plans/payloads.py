@@ -18,7 +18,7 @@ from store.dynamo import object_keys
 from store.dynamo.attrs import Item, get_b, item_size, s
 from store.dynamo.calls import AwsError, Plan
 from store.dynamo.items import BODY
-from store.dynamo.plans.base import Context, backoff, check_sizes
+from store.dynamo.plans.base import Actions, Context, backoff, check_sizes
 from store.dynamo.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
 from store.errors import StoreError
 
@@ -81,9 +81,10 @@ class Staged:
     items: list[Item]
     intent: Intent | None = None
 
-    def release(self, ctx: Context) -> list[dict[str, Any]]:
-        """The transaction actions to add to the commit (the intent's removal), if any."""
-        return [] if self.intent is None else [self.intent.release(ctx)]
+    def release(self, ctx: Context, actions: Actions) -> Actions:
+        """`actions` with the intent's removal added (as "intent") when objects were staged: the commit
+        that points at the objects also releases them."""
+        return actions if self.intent is None else actions.add("intent", self.intent.release(ctx))
 
 
 def stage(

@@ -12,6 +12,8 @@ from store.dynamo.attrs import Expr, boolean, n, s
 from store.dynamo.calls import AwsError, Call, Plan
 from store.dynamo.items import head_from_item, head_item, metadata_attrs
 from store.dynamo.plans.base import (
+    HEAD,
+    Actions,
     Context,
     Position,
     backoff,
@@ -77,12 +79,13 @@ def create_session(
                 "Item": {**keys.owner_index_key(owner, session_id), "created_at": s(iso(now))},
             }
         }
+        actions = Actions(head=put, owner_index=index)
         try:
-            yield transact([put, index])
+            yield transact(actions)
         except AwsError as err:
-            failed = cancelled(err)
-            if failed.failed(0):
-                old = failed.old(0) or (yield from get_item(ctx.sessions_table, keys.head_key(session_id)))
+            failed = cancelled(err, actions)
+            if failed.failed(HEAD):
+                old = failed.old(HEAD) or (yield from get_item(ctx.sessions_table, keys.head_key(session_id)))
                 if old is not None:
                     head = head_from_item(old)
                     if err.retried and head.session == session:
@@ -152,7 +155,7 @@ def update_session(
 ) -> Plan[Session]:
     """Change title, model and/or metadata (UNSET leaves a field alone; None clears it)."""
 
-    def build(pos: Position) -> list[dict[str, Any]]:
+    def build(pos: Position) -> Actions:
         now = ctx.now()
         expr = Expr()
         sets = touch(expr, session_id, now, pos.retention)
@@ -168,7 +171,7 @@ def update_session(
         update = head_update(ctx, session_id, expr, guard(expr, now, owner), sets)
         if removes:
             update["Update"]["UpdateExpression"] += " REMOVE " + ", ".join(removes)
-        return [update]
+        return Actions(head=update)
 
     _, resp = yield from write_session(ctx, session_id, owner, build, what="update_session")
     return head_from_item(resp["Attributes"]).session

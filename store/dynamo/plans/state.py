@@ -11,6 +11,7 @@ from store.dynamo.attrs import Expr, Item, n, s
 from store.dynamo.calls import Call, Plan
 from store.dynamo.items import body_value, encoded_attrs, record_from_item, state_from_item, state_item
 from store.dynamo.plans.base import (
+    Actions,
     Context,
     Position,
     at_position,
@@ -49,7 +50,7 @@ def _state_actions(
     extra_sets: list[str],
     expr: Expr,
     adds: list[str] | None = None,
-) -> list[dict[str, Any]]:
+) -> Actions:
     """The head update and the state Put for a write against `pos`; `stored` is the staged state item."""
     condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=True, version=True)}"
     sets = [
@@ -59,7 +60,7 @@ def _state_actions(
     ]
     head = head_update(ctx, session_id, expr, condition, sets, adds or ())
     item = {**stored, "version": n(pos.state_version + 1), "seq": n(new_seq)}
-    return [head, {"Put": {"TableName": ctx.sessions_table, "Item": item}}]
+    return Actions(head=head, state={"Put": {"TableName": ctx.sessions_table, "Item": item}})
 
 
 def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> Plan[int]:
@@ -69,9 +70,9 @@ def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, exp
     inline = state_item(session_id, 0, 0, encode(ctx, state, "state"), now, write_id)
     staged = yield from stage(ctx, [inline], "save_state", session=(session_id, owner), write_id=write_id)
 
-    def build(pos: Position) -> list[dict[str, Any]]:
+    def build(pos: Position) -> Actions:
         actions = _state_actions(ctx, session_id, owner, pos, now, staged.items[0], pos.last_seq, [], Expr())
-        return actions + staged.release(ctx)
+        return staged.release(ctx, actions)
 
     def landed(pos: Position) -> Plan[bool]:
         item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
@@ -100,14 +101,14 @@ def save_full(
     items, stored_state = staged.items[:-1], staged.items[-1]
     total = total_usage(messages)
 
-    def build(pos: Position) -> list[dict[str, Any]]:
+    def build(pos: Position) -> Actions:
         expr = Expr()
         new_seq = pos.last_seq + len(items)
         seq_set = f"{expr.name('last_seq')} = {expr.value(n(new_seq))}"
         actions = _state_actions(
             ctx, session_id, owner, pos, now, stored_state, new_seq, [seq_set], expr, usage_adds(expr, total)
         )
-        return actions + message_puts(ctx, items, pos.last_seq + 1) + staged.release(ctx)
+        return staged.release(ctx, actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1)))
 
     pos, _ = yield from committed(
         ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "save_full", expected_seq, items)
@@ -143,13 +144,13 @@ def load_full(ctx: Context, session_id: str, owner: str | None, since_compaction
             ]
         },
     )
-    found = [r.get("Item") for r in resp.get("Responses", [])] + [None, None]
-    head = live_head(ctx, session_id, found[0], owner)
+    head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
+    head = live_head(ctx, session_id, head_found, owner)
     lo = 1
     if since_compaction and head.session.compaction_seq is not None:
         lo = head.session.compaction_seq
     items = yield from query_range(ctx, session_id, lo, head.session.last_seq, newest_first=False, limit=None)
-    state_items = [found[1]] if found[1] else []
+    state_items = [state_found] if state_found else []
     resolved = yield from resolve(ctx, [*state_items, *items])
     return FullSession(
         session=head.session,
@@ -171,8 +172,8 @@ def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: 
     else:
         child = {"Delete": {"TableName": ctx.sessions_table, "Key": key}}
 
-    def build(pos: Position) -> list[dict[str, Any]]:
-        return [touch_head(ctx, session_id, owner, pos, now), child, *staged.release(ctx)]
+    def build(pos: Position) -> Actions:
+        return staged.release(ctx, Actions(head=touch_head(ctx, session_id, owner, pos, now), child=child))
 
     yield from committed(ctx, staged, lambda: write_session(ctx, session_id, owner, build, what=what))
 

@@ -24,6 +24,7 @@ from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, Item, get_int, get_s, n, s
 from store.dynamo.calls import AwsError, Call, Parallel, Plan
 from store.dynamo.plans.base import (
+    Actions,
     Cancelled,
     Context,
     Position,
@@ -75,7 +76,7 @@ def append_trace_events(
     while True:
         now = ctx.now()
 
-        def build(pos: Position, known: int = known, now: Any = now) -> list[dict[str, Any]]:
+        def build(pos: Position, known: int = known, now: Any = now) -> Actions:
             head = touch_head(ctx, session_id, owner or owner_of, pos, now)
             rexpr = Expr()
             count = rexpr.name("batches")
@@ -99,14 +100,14 @@ def append_trace_events(
             key = object_keys.trace_key(prefix, run_id, known + 1)
             extra = {"kind": s(KIND_TRACE), "session_id": s(session_id), "owner": s(owner_of)}
             intent = intent_item(ctx, ikey, [key], extra)
-            return [head, run, {"Put": {"TableName": ctx.sessions_table, "Item": intent}}]
+            return Actions(head=head, run=run, intent={"Put": {"TableName": ctx.sessions_table, "Item": intent}})
 
         try:
             yield from write_session(ctx, session_id, owner, build, what="append_trace_events")
         except Cancelled as exc:
-            if not exc.failed.failed(1):
+            if not exc.failed.failed("run"):  # not another batch of the run numbered first: nothing to retry
                 raise
-            known = get_int(exc.failed.old(1) or {}, "batches")
+            known = get_int(exc.failed.old("run") or {}, "batches")
             attempt = yield from backoff(ctx, attempt, "append_trace_events")
             continue
         break
