@@ -3,10 +3,11 @@ fronts (`SessionStore`); backends implement semantics, not argument checking."""
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from store.artifact_reader import ArtifactReader
 from store.models import (
@@ -42,14 +43,16 @@ class Presign:
     sha256: str | None = None
 
 
-class _Unset:
-    """The type of UNSET: "leave this field as it is" in updates."""
+class Unset(enum.Enum):
+    """The type of UNSET: "leave this field as it is" in updates (None clears it)."""
+
+    UNSET = "UNSET"
 
     def __repr__(self) -> str:
         return "UNSET"
 
 
-UNSET: Any = _Unset()
+UNSET: Final = Unset.UNSET
 
 INTERRUPT_SLOT = "interrupt"
 
@@ -82,7 +85,14 @@ class Backend(ABC):
     def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]: ...
 
     @abstractmethod
-    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session: ...
+    def update_session(
+        self,
+        session_id: str,
+        owner: str | None,
+        title: str | Unset | None,
+        model: str | Unset | None,
+        metadata: dict[str, Any] | Unset,
+    ) -> Session: ...
 
     @abstractmethod
     def delete_session(self, session_id: str, owner: str | None) -> None: ...

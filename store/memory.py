@@ -16,7 +16,7 @@ from typing import Any
 from store import codec
 from store import cursor as cursors
 from store.artifact_reader import CHUNK, ArtifactReader
-from store.backend import UNSET, Backend, Presign
+from store.backend import UNSET, Backend, Presign, Unset
 from store.errors import (
     ArtifactNotFound,
     Conflict,
@@ -242,7 +242,14 @@ class MemoryBackend(Backend):
             next_cursor = cursors.encode("sessions", owner, {"g": position(page[-1]), "i": page[-1].id})
         return Page[Session](items=[s.model_copy(deep=True) for s in page], next_cursor=next_cursor)
 
-    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
+    def update_session(
+        self,
+        session_id: str,
+        owner: str | None,
+        title: str | Unset | None,
+        model: str | Unset | None,
+        metadata: dict[str, Any] | Unset,
+    ) -> Session:
         with self._lock:
             entry = self._need(session_id, owner)
             changes: dict[str, Any] = {}

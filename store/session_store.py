@@ -12,7 +12,7 @@ from typing import Any, Self
 
 from store import validation as v
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, UNSET, Backend, Presign, records_slot
+from store.backend import INTERRUPT_SLOT, UNSET, Backend, Presign, Unset, records_slot
 from store.errors import InvalidInput
 from store.memory import MemoryBackend
 from store.models import (
@@ -260,9 +260,9 @@ class SessionStore(StoreFront):
         self,
         session_id: str,
         *,
-        title: Any = UNSET,
-        model: Any = UNSET,
-        metadata: Any = UNSET,
+        title: str | Unset | None = UNSET,
+        model: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset | None = UNSET,
         owner: str | None = None,
     ) -> Session:
         """Change the fields given (None clears title or model; metadata is replaced whole)."""

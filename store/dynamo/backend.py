@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, Backend, Presign
+from store.backend import INTERRUPT_SLOT, Backend, Presign, Unset
 from store.dynamo import keys
 from store.dynamo.calls import Plan
 from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
@@ -76,7 +76,14 @@ class DynamoBackend(Backend):
     def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]:
         return self.run(sessions.list_sessions(self.ctx, owner, query))
 
-    def update_session(self, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any) -> Session:
+    def update_session(
+        self,
+        session_id: str,
+        owner: str | None,
+        title: str | Unset | None,
+        model: str | Unset | None,
+        metadata: dict[str, Any] | Unset,
+    ) -> Session:
         return self.run(sessions.update_session(self.ctx, session_id, owner, title, model, metadata))
 
     def delete_session(self, session_id: str, owner: str | None) -> None:

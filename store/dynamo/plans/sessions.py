@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from store import cursor as cursors
-from store.backend import UNSET
+from store.backend import UNSET, Unset
 from store.dynamo import keys, object_keys
 from store.dynamo.attrs import Expr, boolean, n, s
 from store.dynamo.calls import AwsError, Call, Plan
@@ -151,7 +151,12 @@ def list_sessions(ctx: Context, owner: str, query: SessionQuery) -> Plan[Page[Se
 
 
 def update_session(
-    ctx: Context, session_id: str, owner: str | None, title: Any, model: Any, metadata: Any
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    title: str | Unset | None,
+    model: str | Unset | None,
+    metadata: dict[str, Any] | Unset,
 ) -> Plan[Session]:
     """Change title, model and/or metadata (UNSET leaves a field alone; None clears it)."""
 
