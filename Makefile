@@ -42,16 +42,16 @@ run: $(STAMP)
 	$(PY) -m infra.cli local
 
 demo: $(STAMP)
-	$(PY) -m infra.demo
+	$(PY) -m infra.local.demo
 
 openapi: $(STAMP)
-	$(PY) -m infra.openapi
+	$(PY) -m infra.deploy.openapi
 
 bundle: $(STAMP)
-	$(PY) -m infra.bundle
+	$(PY) -m infra.deploy.bundle
 
 security: $(STAMP)
-	$(PY) -m infra.static_checks
+	$(PY) -m infra.deploy.static_checks
 
 # The long reliability runs behind docs/reliability.md (make test runs a fast subset of each).
 reliability: $(STAMP)
@@ -60,7 +60,7 @@ reliability: $(STAMP)
 	$(PY) -m infra.cli crash --kills 50
 	SCHEMATHESIS_EXAMPLES=100 $(PY) -m pytest tests/test_schemathesis.py -p no:warnings
 	$(PY) -m bench.load
-	$(PY) -m infra.static_checks
+	$(PY) -m infra.deploy.static_checks
 
 # This store against LangChain, LlamaIndex and Strands, and as a LangGraph checkpointer against
 # DynamoDBSaver (bench/results.md and its plots, from scratch).
@@ -70,7 +70,7 @@ bench: $(STAMP) $(LLAMA_STAMP)
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)
 	$(UV) pip compile pyproject.toml --extra dev --extra async --extra bench --extra strands --extra openai-agents --extra adk \
-		--extra langgraph --extra langchain \
+		--extra langgraph --extra langchain --extra local \
 		-c requirements/constraints.in \
 		-o requirements/lock.txt --python-version 3.11
 	$(UV) pip compile requirements/llama-index.in -o requirements/llama-index.txt --python-version 3.11

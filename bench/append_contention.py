@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from infra.local import create_tables, local_client, moto_server
+from infra.local.aws import create_tables, local_client, moto_server
 from store import SessionStore, Settings
 from store.session_store import retry_config
 

@@ -44,7 +44,7 @@ def _data(total_mb: int, seed: int = 7) -> Iterator[bytes]:
 
 
 def child(direction: str, endpoint: str, names: dict[str, str], session_id: str, total_mb: int) -> dict[str, float]:
-    from infra.local import local_client
+    from infra.local.aws import local_client
     from store import SessionStore
     from store.session_store import s3_config
 
@@ -88,7 +88,7 @@ def child(direction: str, endpoint: str, names: dict[str, str], session_id: str,
 def measure(total_mb: int) -> dict[str, Any]:
     """Upload then download a `total_mb` artifact, each in a fresh child process: per direction the
     baseline RSS, the peak above it and the throughput (MB, MB/s); plus the part size used."""
-    from infra.local import create_tables, free_port, local_client
+    from infra.local.aws import create_tables, free_port, local_client
     from store import SessionStore
     from store.session_store import s3_config
 

@@ -7,7 +7,7 @@ request atomically).
 Each run gets a fresh server. With `--latency-ms N` every request also waits N ms before it is executed,
 side by side with other requests, as a network round trip does (DynamoDB answers in single-digit
 milliseconds in-region; moto on this machine takes ~10-30 ms of CPU per request, one at a time). The
-server backs up only the items a transaction names (infra.local.per_item_transaction_backups)
+server backs up only the items a transaction names (infra.local.aws.per_item_transaction_backups)
 instead of deep-copying the tables, which otherwise makes every append O(table size). Every run
 checks that each session ends with exactly its appends, numbered 1..n."""
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from infra.local import REGION, create_tables, local_client, moto_server_process
+from infra.local.aws import REGION, create_tables, local_client, moto_server_process
 
 
 def message(session: int, turn: int) -> list[dict[str, Any]]:

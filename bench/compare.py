@@ -11,7 +11,7 @@ contender that fails (LangChain's and LlamaIndex's single item passing DynamoDB'
 recorded with the error and the length it reached, and dropped from that workload.
 
 The moto server runs in its own process, one request at a time, and backs up only the items a
-transaction names (infra.local.per_item_transaction_backups) instead of deep-copying every table.
+transaction names (infra.local.aws.per_item_transaction_backups) instead of deep-copying every table.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from bench.meter import Tally
 from bench.peers import Contender, Endpoint, Ours, contenders
 from bench.report import LOAD_LAST, write_report
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
-from infra.local import create_tables, local_client, moto_server_process
+from infra.local.aws import create_tables, local_client, moto_server_process
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.json"
@@ -239,7 +239,7 @@ def artifact_memory(mb: int) -> dict[str, Any]:
 
 
 def bundle() -> dict[str, int]:
-    from infra.bundle import build
+    from infra.deploy.bundle import build
 
     unzipped, zipped = build()
     return {"unzipped_bytes": unzipped, "zipped_bytes": zipped}

@@ -14,7 +14,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from infra.local import create_tables, local_client, local_environment, moto_server
+from infra.local.aws import create_tables, local_client, local_environment, moto_server
 
 
 class Counter:
@@ -46,7 +46,7 @@ def deep(depth: int) -> Any:
 def main() -> None:
     local_environment("ERROR")
     from functions.api import context
-    from infra.apigw import LambdaContext, http_event
+    from infra.local.apigw import LambdaContext, http_event
     from store import SessionStore, Settings
     from store.scoped_ids import scoped_id
     from store.session_store import retry_config, s3_config

@@ -157,7 +157,7 @@ def _serve() -> None:
     import boto3
 
     from bench import peers
-    from infra.local import REGION
+    from infra.local.aws import REGION
 
     contender: Contender | None = None
     for line in sys.stdin:

@@ -19,7 +19,7 @@ import boto3
 
 from bench.meter import Meter, Tally
 from bench.peers import Endpoint
-from infra.local import REGION
+from infra.local.aws import REGION
 
 STEPS = 5  # loop iterations of the measured run
 PER_RUN = 2  # a run also checkpoints its input (step -1) and its start (step 0)

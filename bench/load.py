@@ -6,7 +6,7 @@ throughput reported.
     .venv/bin/python -m bench.load [--writers 16] [--appends 500] [--quick]
 
 moto's server runs in this process (one request at a time) with per-item transaction backups
-(infra.local.per_item_transaction_backups), so that thousands of appends do not slow to hours."""
+(infra.local.aws.per_item_transaction_backups), so that thousands of appends do not slow to hours."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def verify(store: Any, sessions: list[str], writers: int, appends: int) -> tuple
 
 
 def measure(via: str, workers: str, many: bool, writers: int, appends: int) -> Result:
-    from infra.local_api import local_stack
+    from infra.local.stack import local_stack
     from store import SessionStore, scoped_id
 
     with local_stack(port=0, cascade=False, prefix=f"load{next(RUNS)}") as stack:
@@ -192,7 +192,7 @@ def main() -> None:
     parser.add_argument("--via", choices=["library", "http"], nargs="+", default=["library", "http"])
     parser.add_argument("--target", choices=["one", "many"], nargs="+", default=["one", "many"])
     args = parser.parse_args()
-    from infra.local import local_environment, per_item_transaction_backups
+    from infra.local.aws import local_environment, per_item_transaction_backups
 
     local_environment("ERROR")
     per_item_transaction_backups()

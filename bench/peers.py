@@ -25,7 +25,7 @@ import boto3
 
 from bench.meter import Meter
 from bench.workload import Turn
-from infra.local import REGION
+from infra.local.aws import REGION
 
 PREFILL_CHUNK = 25
 

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, TypedDict
 import boto3
 
 from bench.meter import Meter, Tally
-from infra.local import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
+from infra.local.aws import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
 from store import SessionStore
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"

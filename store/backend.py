@@ -63,7 +63,8 @@ def records_slot(kind: str) -> str:
 
 
 class Backend(ABC):
-    """Storage semantics of the public API, one method per operation (see DESIGN.md for each)."""
+    """Storage semantics of the public API, one method per operation (each promise is stated on the
+    `SessionStore` method it serves)."""
 
     name: str
 

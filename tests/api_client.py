@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from infra.apigw import LambdaContext, http_event, response_body
+from infra.local.apigw import LambdaContext, http_event, response_body
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from infra.local import REGION, LocalTables, create_tables, local_client, moto_server
+from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
 from store import AsyncSessionStore, SessionStore, Settings
 from store.memory import MemoryBackend
 

@@ -11,7 +11,7 @@ import pytest
 from botocore.config import Config
 
 from functions.api import context
-from infra.local import local_client
+from infra.local.aws import local_client
 from store import SessionStore
 from store.session_store import retry_config
 from tests.api_client import call
@@ -36,7 +36,7 @@ def test_required_scopes(api: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
 
     def with_scope(scope: Any) -> int:
         from functions.api.app import lambda_handler
-        from infra.apigw import LambdaContext, http_event
+        from infra.local.apigw import LambdaContext, http_event
 
         claims = {"sub": "alice", "scope": scope}
         return int(lambda_handler(http_event("GET", "/sessions", claims=claims), LambdaContext())["statusCode"])

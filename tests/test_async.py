@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra.local import REGION, create_tables
+from infra.local.aws import REGION, create_tables
 from store import AsyncArtifactReader, AsyncSessionStore, SessionNotFound, SessionStore
 
 SYNC_ONLY = {"close", "from_env", "memory"}

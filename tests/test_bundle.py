@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from infra import bundle
+from infra.deploy import bundle
 
 
 def pins(path: str) -> dict[str, str]:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from functions import runtime
-from infra.apigw import LambdaContext
-from infra.local_api import lambda_image
+from infra.local.apigw import LambdaContext
+from infra.local.stack import lambda_image
 from tests.conftest import Harness
 
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}

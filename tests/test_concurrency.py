@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from botocore.config import Config
 
-from infra.local import create_tables, local_client
+from infra.local.aws import create_tables, local_client
 from store import Conflict, SessionStore, Settings
 from store.session_store import retry_config, s3_config
 

@@ -1,9 +1,9 @@
 """SIGKILL a writer process mid-workflow, five times; the invariant checker finds the store consistent
-after each kill, and nothing unreferenced after the reclaim step (`agent-store crash` runs longer)."""
+after each kill, and nothing unreferenced after the reclaim step (`python -m infra.cli crash` runs longer)."""
 
 from __future__ import annotations
 
-from infra.crash import run
+from infra.reliability.crash import run
 
 
 def test_killed_writers_leave_a_consistent_store(moto_endpoint: str) -> None:

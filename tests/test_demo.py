@@ -8,7 +8,7 @@ import sys
 
 def test_demo_runs_and_resumes() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "infra.demo"], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "infra.local.demo"], capture_output=True, text=True, timeout=120, check=False
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

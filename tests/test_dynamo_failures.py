@@ -10,7 +10,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from infra.local import local_client
+from infra.local.aws import local_client
 from store import SessionNotFound, SessionStore, StoreError, StoreUnavailable
 from store.dynamo.driver import SyncDriver
 from store.dynamo.plans.base import Context, batch_delete, batch_get

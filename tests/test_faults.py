@@ -1,13 +1,13 @@
 """The contract workflows at 10% and 30% injected faults (throttling, 500s, timeouts, resets, and writes
 whose response is lost after the server applied them), on moto's server: every call succeeds or raises
 a StoreError, no message is duplicated or lost, no save_full is half applied, the invariants hold, and no
-unreferenced object survives the reclaim step. (`agent-store faults` runs longer versions.)"""
+unreferenced object survives the reclaim step. (`python -m infra.cli faults` runs longer versions.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from infra.chaos import run_against
+from infra.reliability.chaos import run_against
 
 
 @pytest.mark.parametrize("rate", [0.1, 0.3])

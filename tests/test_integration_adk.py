@@ -22,7 +22,7 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from infra.local import create_tables, local_client
+from infra.local.aws import create_tables, local_client
 from store import SessionStore, StoreUnavailable
 from store.integrations.adk import StoreArtifactService, StoreSessionService, session_store_id
 from store.session_store import retry_config

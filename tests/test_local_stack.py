@@ -15,8 +15,8 @@ from urllib.parse import quote
 
 import pytest
 
-from infra import devtoken
-from infra.local_api import LocalStack, local_stack
+from infra.local import devtoken
+from infra.local.stack import LocalStack, local_stack
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +192,7 @@ def test_another_owner_sees_nothing_over_http(stack: LocalStack) -> None:
 
 def test_the_cascade_reclaims_a_replaced_state(stack: LocalStack) -> None:
     """The stream poller feeds the cascade function: a replaced spilled state's object is deleted."""
-    from infra.local import local_client
+    from infra.local.aws import local_client
 
     api, token = stack.api_url, stack.token("carol")
     sid = json.loads(http("POST", f"{api}/sessions", token=token, body={})[2])["id"]
@@ -213,7 +213,7 @@ def test_the_cascade_reclaims_a_replaced_state(stack: LocalStack) -> None:
 
 
 def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
-    """`agent-store local` (what `make run` runs): prints the URL, a token and a curl that works; SIGINT
+    """`python -m infra.cli local` (what `make run` runs): prints the URL, a token and a curl that works; SIGINT
     stops everything and the process exits cleanly."""
     import re
     import signal

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.local import create_tables, local_client
+from infra.local.aws import create_tables, local_client
 from store import SessionStore
 from store.session_store import s3_config
 

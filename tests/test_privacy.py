@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from functions.api import context
-from infra.apigw import LambdaContext
-from infra.local_api import lambda_image
+from infra.local.apigw import LambdaContext
+from infra.local.stack import lambda_image
 from tests.api_client import call
 from tests.conftest import Harness
 from tests.test_artifacts import put_through_url

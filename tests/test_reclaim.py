@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.local import local_client
+from infra.local.aws import local_client
 from store.dynamo.plans import objects
 from tests.conftest import Harness
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from botocore.config import Config
 
-from infra.local import local_client
+from infra.local.aws import local_client
 from store import Conflict, InvalidInput, PayloadTooLarge
 from store.session_store import retry_config
 from tests.conftest import FakeClock, Harness, make_harness

@@ -11,7 +11,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
-from infra.local import local_client
+from infra.local.aws import local_client
 from store import StoreUnavailable
 from store.session_store import retry_config, s3_config
 from tests.conftest import FakeClock, Harness, make_harness
@@ -156,7 +156,7 @@ def test_health_check_names_a_missing_bucket(s3h: Harness, clients: tuple[Any, A
 
 
 def test_store_without_bucket_refuses_artifacts(clients: tuple[Any, Any], inspector_client: Any) -> None:
-    from infra.local import create_tables
+    from infra.local.aws import create_tables
     from store import SessionStore, StoreError
 
     tables = create_tables(clients[0], prefix="no-bucket-artifacts")

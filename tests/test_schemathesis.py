@@ -17,7 +17,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.openapi.checks import JsonSchemaError  # noqa: F401 - the failure this guards against
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from infra.local_api import LocalStack, local_stack
+from infra.local.stack import LocalStack, local_stack
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "10"))
 schema = schemathesis.openapi.from_path("docs/openapi.json")

@@ -125,7 +125,7 @@ def test_spill_threshold_is_a_setting(harness: Harness, session_id: str) -> None
 
 
 def test_store_without_bucket_keeps_the_item_limit(dynamodb_client: Any, clock: Any) -> None:
-    from infra.local import create_tables
+    from infra.local.aws import create_tables
 
     tables = create_tables(dynamodb_client, prefix="nobucket")
     store = SessionStore(tables.sessions, tables.messages, client=dynamodb_client)

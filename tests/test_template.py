@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from infra.local import create_tables
-from infra.template import load, tables
-from infra.validate import cfn_lint, transformed
+from infra.deploy.template import load, tables
+from infra.deploy.validate import cfn_lint, transformed
+from infra.local.aws import create_tables
 from store.dynamo import keys
 
 

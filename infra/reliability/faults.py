@@ -1,7 +1,7 @@
 """Fault injection for the sync store's clients, with botocore event hooks: a chosen share of DynamoDB
 and S3 requests fail with throttling, a 500, a timeout, a connection reset, or reach the server and then
 lose their response (the SDK sees a reset and resends). Usable from tests and from the CLI
-(`agent-store faults`). Lost responses need a real endpoint (moto's server), since the injector sends
+(`python -m infra.cli faults`). Lost responses need a real endpoint (moto's server), since the injector sends
 the request itself before dropping the answer."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ build/agent-session-store-lambda.zip, for Lambda's python3.12 runtime on arm64.
 The wheels are installed for that target with uv (`--python-platform aarch64-manylinux2014
 --python-version 3.12 --only-binary :all:`), so this machine's Python need not be 3.12. Only store/ and
 functions/ are copied: the local stack's development-token code (infra/) is never deployed.
-Run: python -m infra.bundle   (make bundle). It prints the bundle's sizes."""
+Run: python -m infra.deploy.bundle   (make bundle). It prints the bundle's sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 TARGET = BUILD / "lambda"
 ZIP = BUILD / "agent-session-store-lambda.zip"

@@ -11,7 +11,7 @@ from typing import Any
 
 from moto import mock_aws
 
-from infra.local import create_tables, local_client
+from infra.local.aws import create_tables, local_client
 from store import Checkpointer, SessionStore
 from store.session_store import s3_config
 

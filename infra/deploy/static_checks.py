@@ -1,6 +1,6 @@
 """Static checks: bandit on the deployed code, checkov on template.yaml, pip-audit on the lock.
 
-    python -m infra.static_checks [bandit] [checkov] [audit]     (make security; no argument = all)
+    python -m infra.deploy.static_checks [bandit] [checkov] [audit]     (make security; no argument = all)
 
 checkov runs in a tool environment of its own (`uv tool run`): its dependency set conflicts with the
 project's pinned boto3. Every check the template skips is justified beside the resource in
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 CHECKOV = "checkov==3.3.30"
 

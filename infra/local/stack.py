@@ -2,7 +2,7 @@
 the deployed handler code through a small adapter that turns HTTP requests into API Gateway v2 events,
 and the cascade function fed from the sessions table's stream. All on 127.0.0.1, no AWS account.
 
-The adapter plays API Gateway's JWT authorizer with development tokens (infra/devtoken.py): it verifies
+The adapter plays API Gateway's JWT authorizer with development tokens (infra/local/devtoken.py): it verifies
 the bearer token and passes its claims in the event, exactly where API Gateway puts verified claims."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from infra import devtoken
-from infra.apigw import LambdaContext, http_event, response_body
-from infra.local import LocalTables, create_tables, local_client, moto_server
+from infra.local import devtoken
+from infra.local.apigw import LambdaContext, http_event, response_body
+from infra.local.aws import LocalTables, create_tables, local_client, moto_server
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
@@ -257,7 +257,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def serve(port: int = 8000, subject: str = "dev-user") -> None:
-    """`make run` / `agent-store local`: start the stack, print how to use it, run until Ctrl-C (or SIGTERM),
+    """`make run` / `python -m infra.cli local`: start the stack, print how to use it, run until Ctrl-C (or SIGTERM),
     then stop everything."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     signal.signal(signal.SIGINT, _interrupt)  # also when started with SIGINT ignored (a background job)

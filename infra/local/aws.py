@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from infra.template import BUCKET_ENV, TABLE_ENV, buckets, tables
+from infra.deploy.template import BUCKET_ENV, TABLE_ENV, buckets, tables
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -149,7 +149,7 @@ def moto_server_process(latency: float = 0.0) -> Iterator[str]:
     per-item transaction backups, for benchmarks; yields its endpoint URL once it listens, stopped on exit."""
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "infra.local", str(port), str(latency), "--per-item-transaction-backups"],
+        [sys.executable, "-m", "infra.local.aws", str(port), str(latency), "--per-item-transaction-backups"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -215,7 +215,7 @@ def per_item_transaction_backups() -> None:
 
 def main() -> None:
     """Run moto's server (one request at a time) on 127.0.0.1 until interrupted:
-    `python -m infra.local PORT [LATENCY_SECONDS] [--per-item-transaction-backups]`."""
+    `python -m infra.local.aws PORT [LATENCY_SECONDS] [--per-item-transaction-backups]`."""
     import sys
 
     args = [a for a in sys.argv[1:] if not a.startswith("--")]

@@ -2,7 +2,7 @@
 messages, artifacts, checkpoints, state, deletes), again and again; after each kill the invariant checker
 must find the store consistent, and after the reclaim step no unreferenced object may remain.
 
-    agent-store crash --kills 50        (a fresh moto server is started for it)"""
+    python -m infra.cli crash --kills 50        (a fresh moto server is started for it)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from infra.invariants import check, reclaim_pending
+from infra.reliability.invariants import check, reclaim_pending
 
 
 def writer(endpoint: str, names: dict[str, str], seed: int) -> None:
@@ -63,7 +63,7 @@ def writer(endpoint: str, names: dict[str, str], seed: int) -> None:
 def run(endpoint: str, kills: int, seed: int = 1) -> tuple[list[str], int]:
     """Kill a writer `kills` times, each a random moment after it started working; the problems found
     (empty when the store stayed consistent) and how many operations the writers completed."""
-    from infra.local import create_tables, local_client
+    from infra.local.aws import create_tables, local_client
     from store import SessionStore
     from store.session_store import s3_config
 
@@ -75,7 +75,7 @@ def run(endpoint: str, kills: int, seed: int = 1) -> tuple[list[str], int]:
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     done = 0
     for kill in range(kills):
-        command = [sys.executable, "-m", "infra.crash", "writer", endpoint, json.dumps(tables.names)]
+        command = [sys.executable, "-m", "infra.reliability.crash", "writer", endpoint, json.dumps(tables.names)]
         proc = subprocess.Popen([*command, str(seed * 1000 + kill)], env=env, stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
         proc.stdout.readline()  # "ready": the store is built, the work begins
@@ -92,8 +92,8 @@ def run(endpoint: str, kills: int, seed: int = 1) -> tuple[list[str], int]:
 
 
 def main(kills: int, seed: int) -> int:
-    """`agent-store crash`: the kills against a fresh moto server; the verdict."""
-    from infra.local import moto_server
+    """`python -m infra.cli crash`: the kills against a fresh moto server; the verdict."""
+    from infra.local.aws import moto_server
 
     with moto_server() as endpoint:
         started = time.perf_counter()

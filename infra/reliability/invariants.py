@@ -1,6 +1,6 @@
 """The store's invariants, checked over whole tables and the bucket (an operator's tool: it scans).
 
-    agent-store check   (SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, AWS_ENDPOINT_URL from the environment)
+    python -m infra.cli check  (SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, AWS_ENDPOINT_URL from the env)
 
 For every live session: sequence numbers 1..last_seq with no gap and nothing beyond; the usage totals
 equal the sum of its messages' usages; the state saw no message that does not exist. Everywhere: every
@@ -130,7 +130,7 @@ def reclaim_pending(dynamodb: Any, sessions_table: str, store: Any, streams: Any
     removal over too. `streams` is a DynamoDB Streams client (None: skip the stream)."""
     released = 0
     if streams is not None:
-        from infra.local_api import lambda_stream_record
+        from infra.local.stack import lambda_stream_record
 
         arn = dynamodb.describe_table(TableName=sessions_table)["Table"]["LatestStreamArn"]
         for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
@@ -155,10 +155,10 @@ def reclaim_pending(dynamodb: Any, sessions_table: str, store: Any, streams: Any
 
 
 def main() -> int:
-    """`agent-store check`: print the report; exit status 1 when an invariant is broken."""
+    """`python -m infra.cli check`: print the report; exit status 1 when an invariant is broken."""
     import os
 
-    from infra.local import local_client
+    from infra.local.aws import local_client
     from store.session_store import env_resources, s3_config
 
     sessions, messages, bucket = env_resources()

@@ -1,9 +1,9 @@
-"""The contract workflows under injected faults (infra/faults.py), with a careful caller's retries, and
+"""The contract workflows under injected faults (infra/reliability/faults.py), with a careful caller's retries, and
 the verdict: every call either succeeded or raised a documented StoreError; no message is duplicated or
 lost (appends carry idempotency keys; save_full is retried with expected_seq); no save_full is half
 applied; the invariants hold; and after the reclaim step no unreferenced object is left.
 
-    agent-store faults --rate 0.1 --sessions 5 --turns 10     (moto's server is started for it)"""
+    python -m infra.cli faults --rate 0.1 --sessions 5 --turns 10     (moto's server is started for it)"""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from infra.faults import FaultInjector
-from infra.invariants import check, reclaim_pending
+from infra.reliability.faults import FaultInjector
+from infra.reliability.invariants import check, reclaim_pending
 from store import Conflict, SessionExists, SessionStore, StoreError, StoreUnavailable
 
 T = TypeVar("T")
@@ -147,7 +147,7 @@ def run_against(
     and its callers)."""
     from botocore.config import Config
 
-    from infra.local import create_tables, local_client
+    from infra.local.aws import create_tables, local_client
     from store.session_store import retry_config, s3_config
 
     sdk = Config(retries={"mode": "standard", "max_attempts": attempts})
@@ -166,8 +166,8 @@ def run_against(
 
 
 def main(rate: float, sessions: int, turns: int, seed: int) -> int:
-    """`agent-store faults`: run the workflows against a fresh moto server and print the verdict."""
-    from infra.local import moto_server
+    """`python -m infra.cli faults`: run the workflows against a fresh moto server and print the verdict."""
+    from infra.local.aws import moto_server
 
     with moto_server() as endpoint:
         outcome, problems = run_against(endpoint, rate, sessions, turns, seed)

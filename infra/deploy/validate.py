@@ -2,7 +2,7 @@
 
 cfn-lint 1.54 and newer no longer runs the SAM transform itself, so errors that only show after the
 transform (event sources, generated roles) would go unseen without the first step.
-Run: python -m infra.validate  (exit status 0 when both lints are clean)."""
+Run: python -m infra.deploy.validate  (exit status 0 when both lints are clean)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from infra.template import TEMPLATE, load
+from infra.deploy.template import TEMPLATE, load
 
 
 class _NoManagedPolicies:

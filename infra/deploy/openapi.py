@@ -1,13 +1,13 @@
 """Write the HTTP API's OpenAPI document (generated from the routes) to docs/openapi.json.
 
-Run: python -m infra.openapi   (make openapi). A test fails when the committed file differs."""
+Run: python -m infra.deploy.openapi   (make openapi). A test fails when the committed file differs."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
 
 def main() -> None:

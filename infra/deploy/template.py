@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
 # Logical id in template.yaml -> the environment variable the library reads.
 TABLE_ENV = {"SessionsTable": "SESSIONS_TABLE", "MessagesTable": "MESSAGES_TABLE"}

@@ -1,5 +1,5 @@
 """Development tokens for the local stack: HS256 JWTs signed with a secret that exists only in the
-running local stack. Only the local HTTP adapter (infra/local_api.py) verifies them; the deployed API
+running local stack. Only the local HTTP adapter (infra/local/stack.py) verifies them; the deployed API
 trusts nothing but the claims API Gateway's JWT authorizer verified, and this module is not in the
 Lambda bundle, so a development token cannot be enabled there."""
 

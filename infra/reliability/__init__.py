@@ -1,0 +1,1 @@
+"""Reliability tools: fault injection, crash testing, the invariant checker and reclaim."""
