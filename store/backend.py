@@ -144,12 +144,24 @@ class Backend(ABC):
     def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession: ...
 
     @abstractmethod
-    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
-        """Store a JSON value in a named slot of the session (None removes it), recording activity."""
+    def save_interrupt(self, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> None:
+        """Store the session's pending interrupt (replacing any), recording activity."""
 
     @abstractmethod
-    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
-        """The value in a slot, or `default` when the slot is empty."""
+    def load_interrupt(self, session_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The pending interrupt, or None."""
+
+    @abstractmethod
+    def clear_interrupt(self, session_id: str, owner: str | None) -> None:
+        """Remove the pending interrupt (idempotently), recording activity."""
+
+    @abstractmethod
+    def save_records(self, session_id: str, owner: str | None, kind: str, records: list[Any]) -> None:
+        """Replace the session's records of `kind`, recording activity."""
+
+    @abstractmethod
+    def load_records(self, session_id: str, owner: str | None, kind: str) -> list[Any]:
+        """The session's records of `kind` (empty when none were saved)."""
 
     @abstractmethod
     def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint: ...

@@ -16,7 +16,7 @@ from typing import Any
 from store import codec
 from store import cursor as cursors
 from store.artifact_reader import CHUNK, ArtifactReader
-from store.backend import UNSET, Backend, Presign, Unset
+from store.backend import INTERRUPT_SLOT, UNSET, Backend, Presign, Unset, records_slot
 from store.errors import (
     ArtifactNotFound,
     Conflict,
@@ -424,7 +424,25 @@ class MemoryBackend(Backend):
                 state=entry.state.model_copy(deep=True) if entry.state else None,
             )
 
-    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+    def save_interrupt(self, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> None:
+        self._put_slot(session_id, owner, INTERRUPT_SLOT, interrupt)
+
+    def load_interrupt(self, session_id: str, owner: str | None) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._load_slot(session_id, owner, INTERRUPT_SLOT, None)
+        return found
+
+    def clear_interrupt(self, session_id: str, owner: str | None) -> None:
+        self._put_slot(session_id, owner, INTERRUPT_SLOT, None)
+
+    def save_records(self, session_id: str, owner: str | None, kind: str, records: list[Any]) -> None:
+        self._put_slot(session_id, owner, records_slot(kind), records)
+
+    def load_records(self, session_id: str, owner: str | None, kind: str) -> list[Any]:
+        found: list[Any] = self._load_slot(session_id, owner, records_slot(kind), [])
+        return found
+
+    def _put_slot(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+        """Store a JSON value in a named slot of the session (None empties it), recording activity."""
         with self._lock:
             entry = self._need(session_id, owner)
             if value is None:
@@ -433,7 +451,8 @@ class MemoryBackend(Backend):
                 entry.slots[slot] = self._copy(value)
             self._touch(entry)
 
-    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
+    def _load_slot(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
+        """The value in a slot, or `default` when the slot is empty."""
         with self._lock:
             slots = self._need(session_id, owner).slots
             return self._copy(slots[slot]) if slot in slots else default

@@ -12,7 +12,7 @@ from typing import Any, Self
 
 from store import validation as v
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, UNSET, Backend, Presign, Unset, records_slot
+from store.backend import UNSET, Backend, Presign, Unset
 from store.errors import InvalidInput
 from store.memory import MemoryBackend
 from store.models import (
@@ -414,22 +414,17 @@ class SessionStore(StoreFront):
 
     def save_interrupt(self, session_id: str, interrupt: dict[str, Any], *, owner: str | None = None) -> None:
         """Record a pending interrupt (e.g. a tool call awaiting approval), replacing any."""
-        return self._backend.put_value(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            INTERRUPT_SLOT,
-            v.json_object(interrupt, "interrupt"),
+        return self._backend.save_interrupt(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.json_object(interrupt, "interrupt")
         )
 
     def load_interrupt(self, session_id: str, *, owner: str | None = None) -> dict[str, Any] | None:
         """The pending interrupt, or None."""
-        return self._backend.load_value(  # type: ignore[no-any-return]
-            v.ident(session_id, "session_id"), v.optional_owner(owner), INTERRUPT_SLOT, None
-        )
+        return self._backend.load_interrupt(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     def clear_interrupt(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the pending interrupt; idempotent."""
-        return self._backend.put_value(v.ident(session_id, "session_id"), v.optional_owner(owner), INTERRUPT_SLOT, None)
+        return self._backend.clear_interrupt(v.ident(session_id, "session_id"), v.optional_owner(owner))
 
     # ------------------------------------------------------------ checkpoints and records
 
@@ -461,17 +456,14 @@ class SessionStore(StoreFront):
 
     def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
         """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
-        return self._backend.put_value(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            records_slot(v.ident(kind, "kind")),
-            v.record_list(records),
+        return self._backend.save_records(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind"), v.record_list(records)
         )
 
     def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
         """The session's records of `kind` (empty when none were saved)."""
-        return self._backend.load_value(  # type: ignore[no-any-return]
-            v.ident(session_id, "session_id"), v.optional_owner(owner), records_slot(v.ident(kind, "kind")), []
+        return self._backend.load_records(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind")
         )
 
     # ------------------------------------------------------------ artifacts

@@ -32,7 +32,7 @@ def list_artifacts(session_id: str) -> Versions:
     status_code=201,
     summary="Get a presigned URL to upload a new version (confirm it afterwards)",
 )
-def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
+def presign_artifact_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
     me = caller(router.current_event)
     upload = store().presign_artifact_upload(
         me.sid(session_id),
@@ -54,7 +54,7 @@ def presign_upload(session_id: str, body: UploadRequest) -> Response[PresignedUp
     status_code=201,
     summary="Make an uploaded object the artifact's next version",
 )
-def confirm_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
+def confirm_artifact_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
     me = caller(router.current_event)
     version = store().confirm_artifact_upload(me.sid(session_id), body.name, upload_id, owner=me.owner)
     return Response(201, body=me.out(version), content_type="application/json")
@@ -112,7 +112,7 @@ def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools mus
 @router.get(
     "/sessions/<session_id>/artifacts/<name>/versions", tags=["artifacts"], summary="Every version, oldest first"
 )
-def list_versions(session_id: str, name: str) -> Versions:
+def list_artifact_versions(session_id: str, name: str) -> Versions:
     me = caller(router.current_event)
     return Versions(items=me.out(store().list_artifact_versions(me.sid(session_id), unquote(name), owner=me.owner)))
 

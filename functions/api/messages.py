@@ -95,7 +95,7 @@ def mark_compaction(session_id: str, message_id: str) -> MessageRecord:
 
 
 @router.get("/sessions/<session_id>/compaction", tags=["messages"], summary="The latest compaction message")
-def latest_compaction(session_id: str) -> MessageRecord:
+def get_latest_compaction(session_id: str) -> MessageRecord:
     me = caller(router.current_event)
     found = store().get_latest_compaction(me.sid(session_id), owner=me.owner)
     if found is None:

@@ -103,7 +103,7 @@ def search(
 
 
 @router.get("/health", tags=["operations"], summary="Health of the tables and bucket (no token needed)")
-def health() -> Health:
+def health_check() -> Health:
     """Unauthenticated: the answer says only whether storage answers; what failed goes to the log."""
     try:
         store().health_check()

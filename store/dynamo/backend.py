@@ -7,8 +7,7 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader
-from store.backend import INTERRUPT_SLOT, Backend, Presign, Unset
-from store.dynamo import keys
+from store.backend import Backend, Presign, Unset
 from store.dynamo.calls import Plan
 from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
 from store.dynamo.plans.base import Context, within_budget
@@ -28,13 +27,6 @@ from store.models import (
 from store.paging import MessageQuery, SessionQuery
 
 T = TypeVar("T")
-
-
-def slot_sk(slot: str) -> str:
-    """The sort key of a session slot."""
-    if slot == INTERRUPT_SLOT:
-        return keys.INTERRUPT
-    return keys.records_sk(slot.split(":", 1)[1])
 
 
 class DynamoBackend(Backend):
@@ -118,7 +110,7 @@ class DynamoBackend(Backend):
         return self.run(messages.mark_compaction(self.ctx, session_id, owner, message_id))
 
     def get_latest_compaction(self, session_id: str, owner: str | None) -> MessageRecord | None:
-        return self.run(messages.latest_compaction(self.ctx, session_id, owner))
+        return self.run(messages.get_latest_compaction(self.ctx, session_id, owner))
 
     def save_state(self, session_id: str, owner: str | None, state_: Any, expected_version: int | None) -> int:
         return self.run(state.save_state(self.ctx, session_id, owner, state_, expected_version))
@@ -134,11 +126,20 @@ class DynamoBackend(Backend):
     def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession:
         return self.run(state.load_full(self.ctx, session_id, owner, since_compaction))
 
-    def put_value(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
-        return self.run(state.put_child(self.ctx, session_id, owner, slot_sk(slot), value, slot))
+    def save_interrupt(self, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> None:
+        return self.run(state.save_interrupt(self.ctx, session_id, owner, interrupt))
 
-    def load_value(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
-        return self.run(state.load_value(self.ctx, session_id, owner, slot_sk(slot), default))
+    def load_interrupt(self, session_id: str, owner: str | None) -> dict[str, Any] | None:
+        return self.run(state.load_interrupt(self.ctx, session_id, owner))
+
+    def clear_interrupt(self, session_id: str, owner: str | None) -> None:
+        return self.run(state.clear_interrupt(self.ctx, session_id, owner))
+
+    def save_records(self, session_id: str, owner: str | None, kind: str, records: list[Any]) -> None:
+        return self.run(state.save_records(self.ctx, session_id, owner, kind, records))
+
+    def load_records(self, session_id: str, owner: str | None, kind: str) -> list[Any]:
+        return self.run(state.load_records(self.ctx, session_id, owner, kind))
 
     def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint:
         return self.run(checkpoints.save_checkpoint(self.ctx, scope, key, data, ttl, owner))
@@ -168,19 +169,19 @@ class DynamoBackend(Backend):
         return self.run(artifacts.list_artifacts(self.ctx, session_id, owner))
 
     def list_artifact_versions(self, session_id: str, owner: str | None, name: str) -> list[ArtifactVersion]:
-        return self.run(artifacts.list_versions(self.ctx, session_id, owner, name))
+        return self.run(artifacts.list_artifact_versions(self.ctx, session_id, owner, name))
 
     def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
         return self.run(artifacts.delete_artifact(self.ctx, session_id, owner, name))
 
     def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
-        return self.run(artifacts.presign_url(self.ctx, session_id, owner, request))
+        return self.run(artifacts.presign_artifact(self.ctx, session_id, owner, request))
 
     def presign_artifact_upload(self, session_id: str, owner: str | None, request: Presign) -> PresignedUpload:
         return self.run(artifacts.presign_artifact_upload(self.ctx, session_id, owner, request))
 
     def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload: str) -> ArtifactVersion:
-        return self.run(artifacts.confirm_upload(self.ctx, session_id, owner, name, upload))
+        return self.run(artifacts.confirm_artifact_upload(self.ctx, session_id, owner, name, upload))
 
     def append_trace_events(self, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]) -> int:
         return self.run(traces.append_trace_events(self.ctx, session_id, owner, run_id, events))
@@ -192,7 +193,7 @@ class DynamoBackend(Backend):
         return self.run(traces.list_trace_runs(self.ctx, session_id, owner))
 
     def reclaim(self, records: list[dict[str, Any]]) -> int:
-        return self.run(reclaim.reclaim_records(self.ctx, records))
+        return self.run(reclaim.reclaim(self.ctx, records))
 
     def search(self, owner: str, query: str, limit: int) -> list[SessionHit]:
         return self.run(search.search(self.ctx, owner, query, limit))

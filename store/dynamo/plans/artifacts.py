@@ -8,7 +8,7 @@ Items (sessions table, the session's partition; `<d>` is the digest of the artif
 A version number is allocated when the upload commits: one transaction moves the index from
 `latest` = v-1 to v (a condition), puts the version item (which must not exist), touches the
 session head and settles the upload's intent (removes it; a presigned upload's is marked committed and
-kept until its URL has expired, see `confirm_upload`). Two writers cannot both move the index from the same
+kept until its URL has expired, see `confirm_artifact_upload`). Two writers cannot both move the index from the same
 value, so they cannot get the same version; the loser re-reads the index and takes the next one.
 Version numbers are never reused, even after `delete_artifact`."""
 
@@ -177,7 +177,7 @@ def list_artifacts(ctx: Context, session_id: str, owner: str | None) -> Plan[lis
     return sorted(found, key=lambda a: a.name)
 
 
-def list_versions(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[list[ArtifactVersion]]:
+def list_artifact_versions(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[list[ArtifactVersion]]:
     """Every live version of a name, oldest first."""
     index, _ = yield from read_index(ctx, session_id, owner, name, None)
     if index is None or not index_live(index):
@@ -241,7 +241,7 @@ def _intent_for(
 
 
 def _promised(upload: Presign) -> Item:
-    """What a presigned upload's intent records of its request (read back by `confirm_upload`)."""
+    """What a presigned upload's intent records of its request (read back by `confirm_artifact_upload`)."""
     out: Item = {
         "content_type": s(upload.content_type),
         "metadata": s(json.dumps(upload.metadata, sort_keys=True)),
@@ -477,7 +477,7 @@ def presign_artifact_upload(
 ) -> Plan[PresignedUpload]:
     """A SigV4 URL for uploading a new version once, behind an intent that outlives the URL by the upload
     grace. What the client must send is signed (`http_headers.upload_headers`). The bytes become a
-    version only through `confirm_upload`."""
+    version only through `confirm_artifact_upload`."""
     bucket(ctx)
     intent, key = yield from _intent_for(ctx, session_id, owner, request.name, request)
     params: dict[str, Any] = {"Bucket": ctx.bucket, "Key": key, "ContentType": request.content_type, "IfNoneMatch": "*"}
@@ -499,7 +499,7 @@ def presign_artifact_upload(
     )
 
 
-def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presign) -> Plan[str]:
+def presign_artifact(ctx: Context, session_id: str, owner: str | None, request: Presign) -> Plan[str]:
     """`presign_artifact`: a GET URL of a version (ArtifactNotFound if absent) or a PUT URL of a new upload."""
     if request.method == "PUT":
         upload = yield from presign_artifact_upload(ctx, session_id, owner, request)
@@ -510,7 +510,7 @@ def presign_url(ctx: Context, session_id: str, owner: str | None, request: Presi
     return url
 
 
-def confirm_upload(
+def confirm_artifact_upload(
     ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
 ) -> Plan[ArtifactVersion]:
     """Check the object a presigned PUT wrote and commit it as the name's next version:

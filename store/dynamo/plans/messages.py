@@ -377,7 +377,7 @@ def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id
         return record_from_item({**item, "kind": s("compaction")})
 
 
-def latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[MessageRecord | None]:
+def get_latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[MessageRecord | None]:
     head = yield from read_head(ctx, session_id, owner)
     if head.session.compaction_seq is None:
         return None

@@ -97,7 +97,7 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return len(found)
 
 
-def reclaim_records(ctx: Context, records: list[dict[str, Any]]) -> Plan[int]:
+def reclaim(ctx: Context, records: list[dict[str, Any]]) -> Plan[int]:
     """`reclaim_record` for each record in order; the total released."""
     total = 0
     for record in records:

@@ -183,3 +183,30 @@ def load_value(ctx: Context, session_id: str, owner: str | None, sk: str, defaul
     item = yield from load_child(ctx, session_id, owner, sk)
     item = yield from resolve_one(ctx, item)
     return default if item is None else body_value(item)
+
+
+def save_interrupt(ctx: Context, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> Plan[None]:
+    """Store the pending interrupt (replacing any) with the head's touch."""
+    yield from put_child(ctx, session_id, owner, keys.INTERRUPT, interrupt, "interrupt")
+
+
+def load_interrupt(ctx: Context, session_id: str, owner: str | None) -> Plan[dict[str, Any] | None]:
+    """The pending interrupt, or None."""
+    found: dict[str, Any] | None = yield from load_value(ctx, session_id, owner, keys.INTERRUPT, None)
+    return found
+
+
+def clear_interrupt(ctx: Context, session_id: str, owner: str | None) -> Plan[None]:
+    """Delete the pending interrupt (idempotently) with the head's touch."""
+    yield from put_child(ctx, session_id, owner, keys.INTERRUPT, None, "interrupt")
+
+
+def save_records(ctx: Context, session_id: str, owner: str | None, kind: str, records: list[Any]) -> Plan[None]:
+    """Replace the session's records of `kind` with the head's touch."""
+    yield from put_child(ctx, session_id, owner, keys.records_sk(kind), records, f"records:{kind}")
+
+
+def load_records(ctx: Context, session_id: str, owner: str | None, kind: str) -> Plan[list[Any]]:
+    """The session's records of `kind` (empty when none were saved)."""
+    found: list[Any] = yield from load_value(ctx, session_id, owner, keys.records_sk(kind), [])
+    return found
