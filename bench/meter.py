@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.dynamo.attrs import item_size
+from store.aws.attrs import item_size
 
 WRITE_UNIT = 1024
 READ_UNIT = 4096

@@ -59,8 +59,8 @@ class AsyncSessionStore(StoreFront, AsyncClosing):
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> Backend:
-        from store.dynamo.async_driver import AsyncClients, AsyncDriver
-        from store.dynamo.backend import DynamoBackend
+        from store.aws.async_driver import AsyncClients, AsyncDriver
+        from store.aws.backend import DynamoBackend
 
         driver = AsyncDriver(AsyncClients(session or default_async_session(), configs, given))
         return DynamoBackend(

@@ -140,7 +140,7 @@ class StoreFront:
             return
         if not sessions_table or not messages_table:
             raise InvalidInput("sessions_table and messages_table are required")
-        from store.dynamo.plans.base import Context
+        from store.aws.plans.base import Context
 
         where = {"endpoint_url": endpoint_url, "region_name": region_name}
         configs = {
@@ -184,8 +184,8 @@ class SessionStore(StoreFront):
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> Backend:
-        from store.dynamo.backend import DynamoBackend
-        from store.dynamo.driver import SyncDriver
+        from store.aws.backend import DynamoBackend
+        from store.aws.driver import SyncDriver
 
         clients = dict(given)
         wanted = ("dynamodb", "s3") if context.bucket is not None else ("dynamodb",)

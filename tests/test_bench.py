@@ -15,7 +15,7 @@ import pytest
 from bench.meter import read_units, write_units
 from bench.report import write_report
 from bench.workload import HUGE_BYTES, agent_transcript, chat_transcript
-from store.dynamo.attrs import item_size
+from store.aws.attrs import item_size
 
 ROOT = Path(__file__).resolve().parent.parent
 

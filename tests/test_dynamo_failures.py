@@ -12,8 +12,8 @@ from botocore.stub import Stubber
 
 from infra.local.aws import local_client
 from store import SessionNotFound, SessionStore, StoreError, StoreUnavailable
-from store.dynamo.driver import SyncDriver
-from store.dynamo.plans.base import Context, batch_delete, batch_get
+from store.aws.driver import SyncDriver
+from store.aws.plans.base import Context, batch_delete, batch_get
 from store.session_store import retry_config
 from tests.conftest import FakeClock, Harness, make_harness
 
@@ -211,7 +211,7 @@ def _run_with_stub(stubber_setup: Any, plan: Any) -> Any:
 def test_batch_write_retries_unprocessed_items() -> None:
     """Driven by hand (the plan is sans-IO): 30 keys go out as two requests at once; the one item left
     unprocessed is resubmitted alone after a backoff."""
-    from store.dynamo.calls import Parallel, Sleep
+    from store.aws.calls import Parallel, Sleep
 
     ctx = Context("sessions", "messages")
     keys = [{"sid": {"S": "s"}, "seq": {"N": str(i)}} for i in range(30)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.dynamo.plans.base import Position, Positions
+from store.aws.plans.base import Position, Positions
 
 
 def test_positions_evict_least_recently_used() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from infra.local.aws import local_client
-from store.dynamo.plans import objects
+from store.aws.plans import objects
 from tests.conftest import Harness
 
 MB = 1024 * 1024
@@ -45,7 +45,7 @@ def test_delete_session_leaves_nothing(harness: Harness, monkeypatch: pytest.Mon
     store.delete_session(sid)
     if harness.tables is not None:
         assert harness.requests.count("ListObjectsV2") >= 3 and harness.requests.count("DeleteObjects") >= 3
-        from store.dynamo.object_keys import session_prefix
+        from store.aws.object_keys import session_prefix
 
         assert harness.objects(session_prefix("alice", sid)) == []
         assert len(harness.objects()) == 1  # the other session's artifact
@@ -215,7 +215,7 @@ def test_an_explicit_delete_is_backed_up(dyn: Harness, inspector_client: Any) ->
     sid = store.create_session("alice").id
     store.put_artifact(sid, "a.txt", b"x")
     store.delete_session(sid)
-    from store.dynamo.object_keys import session_prefix
+    from store.aws.object_keys import session_prefix
 
     late = session_prefix("alice", sid) + "traces/run/0000000001.jsonl.gz"
     dyn.s3.put_object(Bucket=dyn.tables.bucket, Key=late, Body=b"late")

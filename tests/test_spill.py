@@ -80,7 +80,7 @@ def test_spilled_append_costs_and_layout(dyn: Harness) -> None:
     rec = store.append_messages(sid, [{"role": "tool", "content": blob(MB)}])[0]
     assert dyn.requests.names == ["TransactWriteItems", "PutObject", "TransactWriteItems"]
     (key,) = dyn.objects()
-    from store.dynamo.object_keys import digest
+    from store.aws.object_keys import digest
 
     assert key.startswith(f"sessions/{digest('alice')}/{sid}/payloads/")
     stored = dyn.s3.get_object(Bucket=dyn.tables.bucket, Key=key)["Body"].read()

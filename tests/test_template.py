@@ -9,7 +9,7 @@ from typing import Any
 from infra.deploy.template import load, tables
 from infra.deploy.validate import cfn_lint, transformed
 from infra.local.aws import create_tables
-from store.dynamo import keys
+from store.aws import keys
 
 
 def _index(props: dict[str, Any], kind: str, name: str) -> dict[str, Any]:

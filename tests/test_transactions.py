@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from store.dynamo.calls import AwsError
-from store.dynamo.plans.base import HEAD, Actions, cancelled, condition_failed, transact
+from store.aws.calls import AwsError
+from store.aws.plans.base import HEAD, Actions, cancelled, condition_failed, transact
 from store.errors import InvalidInput, PayloadTooLarge
 
 

@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from store import InvalidInput, PayloadTooLarge, SessionNotFound
-from store.dynamo import object_keys
+from store.aws import object_keys
 from tests.conftest import Harness
 from tests.test_artifacts import put_through_url
 from tests.test_cascade import handle, remove_like_ttl, ttl_removal

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from store.dynamo import keys
-from store.dynamo.calls import AwsError, Call, Plan
-from store.dynamo.plans.base import Context
+from store.aws import keys
+from store.aws.calls import AwsError, Call, Plan
+from store.aws.plans.base import Context
 from store.errors import StoreUnavailable
 
 

@@ -10,11 +10,11 @@ from functools import partial
 from typing import Any
 
 from store import codec
-from store.dynamo import keys
-from store.dynamo.attrs import Expr, Item, n, s
-from store.dynamo.calls import AwsError, Plan
-from store.dynamo.items import message_item, record_from_item, usage_attr
-from store.dynamo.plans.base import (
+from store.aws import keys
+from store.aws.attrs import Expr, Item, n, s
+from store.aws.calls import AwsError, Plan
+from store.aws.items import message_item, record_from_item, usage_attr
+from store.aws.plans.base import (
     HEAD,
     Actions,
     Cancelled,
@@ -33,8 +33,8 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.dynamo.plans.objects import delete_objects
-from store.dynamo.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
+from store.aws.plans.objects import delete_objects
+from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MAX_SEQ, MessageQuery

@@ -3,8 +3,8 @@ every key is built from validated ids only."""
 
 from __future__ import annotations
 
-from store.dynamo.attrs import Item, n, s
-from store.dynamo.object_keys import digest
+from store.aws.attrs import Item, n, s
+from store.aws.object_keys import digest
 
 # Sessions table (template.yaml: SessionsTable)
 PK = "pk"

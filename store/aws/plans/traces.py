@@ -20,10 +20,10 @@ import json
 from typing import Any
 
 from store import codec
-from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, Item, get_int, get_s, n, s
-from store.dynamo.calls import AwsError, Call, Parallel, Plan
-from store.dynamo.plans.base import (
+from store.aws import keys, object_keys
+from store.aws.attrs import Expr, Item, get_int, get_s, n, s
+from store.aws.calls import AwsError, Call, Parallel, Plan
+from store.aws.plans.base import (
     Actions,
     Cancelled,
     Context,
@@ -37,7 +37,7 @@ from store.dynamo.plans.base import (
     touch_head,
     write_session,
 )
-from store.dynamo.plans.objects import bucket, intent_item, intent_key, s3, session_owner
+from store.aws.plans.objects import bucket, intent_item, intent_key, s3, session_owner
 from store.errors import PayloadTooLarge
 from store.timeutil import iso
 from store.validation import new_id

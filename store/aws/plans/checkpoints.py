@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, n
-from store.dynamo.calls import Call, Plan
-from store.dynamo.items import checkpoint_from_item, checkpoint_item, live_ttl
-from store.dynamo.plans.base import (
+from store.aws import keys, object_keys
+from store.aws.attrs import Expr, n
+from store.aws.calls import Call, Plan
+from store.aws.items import checkpoint_from_item, checkpoint_item, live_ttl
+from store.aws.plans.base import (
     Actions,
     Context,
     Position,
@@ -21,8 +21,8 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.dynamo.plans.payloads import committed, encode, resolve_one, stage
-from store.dynamo.plans.state import load_child
+from store.aws.plans.payloads import committed, encode, resolve_one, stage
+from store.aws.plans.state import load_child
 from store.models import Checkpoint
 from store.timeutil import epoch, expiry
 from store.validation import new_id

@@ -21,11 +21,10 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from store.backend import Presign
-from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
-from store.dynamo.calls import AwsError, Call, Plan
-from store.dynamo.plans.base import (
+from store.aws import keys, object_keys
+from store.aws.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
+from store.aws.calls import AwsError, Call, Plan
+from store.aws.plans.base import (
     Actions,
     Cancelled,
     Context,
@@ -42,7 +41,7 @@ from store.dynamo.plans.base import (
     touch_head,
     write_session,
 )
-from store.dynamo.plans.objects import (
+from store.aws.plans.objects import (
     COMMITTED,
     OBJECTS,
     Intent,
@@ -55,7 +54,8 @@ from store.dynamo.plans.objects import (
     s3,
     session_owner,
 )
-from store.dynamo.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.aws.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.backend import Presign
 from store.errors import ArtifactNotFound, Conflict, InvalidInput, PayloadTooLarge, StoreError
 from store.http_headers import attachment, sha256_base64, upload_headers
 from store.models import ArtifactVersion, PresignedUpload

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from store.dynamo import keys
-from store.dynamo.calls import Plan
-from store.dynamo.items import head_from_item, record_from_item
-from store.dynamo.plans.base import Context, batch_get
-from store.dynamo.plans.messages import query_range
-from store.dynamo.plans.payloads import resolve
-from store.dynamo.plans.sessions import owner_index
+from store.aws import keys
+from store.aws.calls import Plan
+from store.aws.items import head_from_item, record_from_item
+from store.aws.plans.base import Context, batch_get
+from store.aws.plans.messages import query_range
+from store.aws.plans.payloads import resolve
+from store.aws.plans.sessions import owner_index
 from store.models import SessionHit
 from store.search import Ranked, rank, session_hits
 

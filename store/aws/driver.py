@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from store.dynamo.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
-from store.dynamo.errors import from_client_error, from_transport_error, to_store_error
+from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
+from store.aws.errors import from_client_error, from_transport_error, to_store_error
 from store.errors import StoreError
 from store.streams import read_chunk
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from store.dynamo import keys
-from store.dynamo.attrs import Expr, Item, n, s
-from store.dynamo.calls import Call, Plan
-from store.dynamo.items import body_value, encoded_attrs, record_from_item, state_from_item, state_item
-from store.dynamo.plans.base import (
+from store.aws import keys
+from store.aws.attrs import Expr, Item, n, s
+from store.aws.calls import Call, Plan
+from store.aws.items import body_value, encoded_attrs, record_from_item, state_from_item, state_item
+from store.aws.plans.base import (
     Actions,
     Context,
     Position,
@@ -25,7 +25,7 @@ from store.dynamo.plans.base import (
     touch_head,
     write_session,
 )
-from store.dynamo.plans.messages import (
+from store.aws.plans.messages import (
     drafts,
     message_puts,
     query_range,
@@ -33,7 +33,7 @@ from store.dynamo.plans.messages import (
     usage_adds,
     write_messages,
 )
-from store.dynamo.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
+from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.models import FullSession, Message, StateSnapshot
 from store.timeutil import iso
 from store.validation import new_id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.dynamo.calls import AwsError, Call
+from store.aws.calls import AwsError, Call
 from store.errors import Conflict, InvalidInput, PayloadTooLarge, StoreError, StoreUnavailable
 
 THROTTLED = frozenset(

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Item, get_s
-from store.dynamo.calls import Plan
-from store.dynamo.items import head_from_item
-from store.dynamo.plans.base import Context, get_item
-from store.dynamo.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
-from store.dynamo.plans.sessions import CASCADE, purge_removed
+from store.aws import keys, object_keys
+from store.aws.attrs import Item, get_s
+from store.aws.calls import Plan
+from store.aws.items import head_from_item
+from store.aws.plans.base import Context, get_item
+from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
+from store.aws.plans.sessions import CASCADE, purge_removed
 
 POINTERS = ("ref", "object")
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"

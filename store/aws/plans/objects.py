@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.dynamo import keys
-from store.dynamo.attrs import Expr, Item, n, s
-from store.dynamo.calls import AwsError, Call, Parallel, Plan
-from store.dynamo.plans.base import (
+from store.aws import keys
+from store.aws.attrs import Expr, Item, n, s
+from store.aws.calls import AwsError, Call, Parallel, Plan
+from store.aws.plans.base import (
     HEAD,
     PARALLEL_REQUESTS,
     Actions,

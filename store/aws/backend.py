@@ -7,10 +7,10 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from store.artifact_reader import ArtifactReader
+from store.aws.calls import Plan
+from store.aws.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
+from store.aws.plans.base import Context, within_budget
 from store.backend import Backend, Presign, Unset
-from store.dynamo.calls import Plan
-from store.dynamo.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
-from store.dynamo.plans.base import Context, within_budget
 from store.models import (
     ArtifactVersion,
     Checkpoint,

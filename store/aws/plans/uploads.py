@@ -9,9 +9,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.dynamo.calls import AwsError, Parallel, Plan, Read
-from store.dynamo.plans.base import PARALLEL_REQUESTS, Context
-from store.dynamo.plans.objects import bucket, s3
+from store.aws.calls import AwsError, Parallel, Plan, Read
+from store.aws.plans.base import PARALLEL_REQUESTS, Context
+from store.aws.plans.objects import bucket, s3
 from store.errors import Conflict, PayloadTooLarge, StoreError
 from store.http_headers import sha256_hex
 

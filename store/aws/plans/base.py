@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from store.aws import keys
+from store.aws.attrs import Expr, Item, item_size, n, s
+from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
+from store.aws.items import Head, head_from_item
+from store.aws.keys import PK, SK
 from store.deadlines import current_deadline
-from store.dynamo import keys
-from store.dynamo.attrs import Expr, Item, item_size, n, s
-from store.dynamo.calls import AwsError, Call, Parallel, Plan, Sleep
-from store.dynamo.items import Head, head_from_item
-from store.dynamo.keys import PK, SK
 from store.errors import Conflict, InvalidInput, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch

@@ -6,12 +6,11 @@ from datetime import timedelta
 from typing import Any
 
 from store import cursor as cursors
-from store.backend import UNSET, Unset
-from store.dynamo import keys, object_keys
-from store.dynamo.attrs import Expr, boolean, n, s
-from store.dynamo.calls import AwsError, Call, Plan
-from store.dynamo.items import head_from_item, head_item, metadata_attrs
-from store.dynamo.plans.base import (
+from store.aws import keys, object_keys
+from store.aws.attrs import Expr, boolean, n, s
+from store.aws.calls import AwsError, Call, Plan
+from store.aws.items import head_from_item, head_item, metadata_attrs
+from store.aws.plans.base import (
     HEAD,
     Actions,
     Context,
@@ -27,8 +26,9 @@ from store.dynamo.plans.base import (
     transact,
     write_session,
 )
-from store.dynamo.plans.base import query as run_query
-from store.dynamo.plans.objects import delete_prefix
+from store.aws.plans.base import query as run_query
+from store.aws.plans.objects import delete_prefix
+from store.backend import UNSET, Unset
 from store.errors import SessionExists
 from store.models import Page, Session
 from store.paging import SessionQuery

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from store import codec
-from store.dynamo import object_keys
-from store.dynamo.attrs import Item, get_b, item_size, s
-from store.dynamo.calls import AwsError, Plan
-from store.dynamo.items import BODY
-from store.dynamo.plans.base import Actions, Context, backoff, check_sizes
-from store.dynamo.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
+from store.aws import object_keys
+from store.aws.attrs import Item, get_b, item_size, s
+from store.aws.calls import AwsError, Plan
+from store.aws.items import BODY
+from store.aws.plans.base import Actions, Context, backoff, check_sizes
+from store.aws.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
 from store.errors import StoreError
 
 T = TypeVar("T")
