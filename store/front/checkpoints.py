@@ -1,0 +1,59 @@
+"""The public operations on checkpoints (short-lived loop state) and a session's records.
+
+A part of `SessionStore` (and, wrapped, of `AsyncSessionStore`): each operation checks and normalises
+its arguments, then hands them to the backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from store import validation as v
+from store.front.base import Domain
+from store.models import (
+    Checkpoint,
+)
+from store.timeutil import to_duration
+
+
+class Checkpoints(Domain):
+    """Checkpoints (short-lived loop state) and a session's records."""
+
+    def save_checkpoint(
+        self,
+        scope: str,
+        key: str,
+        data: Any,
+        *,
+        ttl: timedelta | int | None = None,
+        owner: str | None = None,
+    ) -> Checkpoint:
+        """Store or renew a checkpoint that expires `ttl` from now (default `settings.checkpoint_ttl`)."""
+        return self._backend.save_checkpoint(
+            v.scope(scope),
+            v.ident(key, "key"),
+            v.json_value(data, "checkpoint data"),
+            to_duration(ttl, "ttl") or self.settings.checkpoint_ttl,
+            v.optional_owner(owner),
+        )
+
+    def load_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> Checkpoint | None:
+        """The checkpoint, or None when absent or expired."""
+        return self._backend.load_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
+
+    def delete_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> None:
+        """Remove the checkpoint; idempotent."""
+        return self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
+
+    def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
+        """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
+        return self._backend.save_records(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind"), v.record_list(records)
+        )
+
+    def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
+        """The session's records of `kind` (empty when none were saved)."""
+        return self._backend.load_records(
+            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind")
+        )

@@ -1,0 +1,91 @@
+"""The public operations on create, get, list, update and delete sessions.
+
+A part of `SessionStore` (and, wrapped, of `AsyncSessionStore`): each operation checks and normalises
+its arguments, then hands them to the backend."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from store import validation as v
+from store.backend import UNSET, Unset
+from store.front.base import Domain
+from store.models import (
+    Page,
+    Session,
+)
+from store.paging import SessionQuery
+from store.timeutil import aware, to_duration
+
+
+class Sessions(Domain):
+    """Create, get, list, update and delete sessions."""
+
+    def create_session(
+        self,
+        owner: str,
+        *,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        retention: timedelta | int | None = None,
+    ) -> Session:
+        """Create a session (a fresh id unless one is given; SessionExists if it is taken). With `retention`,
+        the session expires after that long without activity."""
+        return self._backend.create_session(
+            v.owner(owner),
+            v.new_id() if session_id is None else v.ident(session_id, "session_id"),
+            v.text(title, "title", v.MAX_TITLE),
+            v.text(model, "model", v.MAX_MODEL),
+            v.metadata(metadata),
+            to_duration(retention, "retention"),
+        )
+
+    def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
+        """The session, or None when it does not exist (or has expired, or belongs to another owner)."""
+        return self._backend.get_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
+
+    def list_sessions(
+        self,
+        owner: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Page[Session]:
+        """An owner's sessions, most recently updated first, filtered by creation time (exclusive bounds)
+        and by metadata equality; resume with `cursor=page.next_cursor`."""
+        query = SessionQuery(
+            limit=v.limit(limit) or 50,
+            cursor=cursor,
+            created_after=aware(created_after, "created_after"),
+            created_before=aware(created_before, "created_before"),
+            metadata=v.metadata_filter(metadata),
+        )
+        return self._backend.list_sessions(v.owner(owner), query)
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        model: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset | None = UNSET,
+        owner: str | None = None,
+    ) -> Session:
+        """Change the fields given (None clears title or model; metadata is replaced whole)."""
+        return self._backend.update_session(
+            v.ident(session_id, "session_id"),
+            v.optional_owner(owner),
+            UNSET if title is UNSET else v.text(title, "title", v.MAX_TITLE),
+            UNSET if model is UNSET else v.text(model, "model", v.MAX_MODEL),
+            UNSET if metadata is UNSET else v.metadata(metadata),
+        )
+
+    def delete_session(self, session_id: str, *, owner: str | None = None) -> None:
+        """Remove the session and everything it owns before returning; idempotent."""
+        return self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
