@@ -13,10 +13,7 @@ from store.artifact_reader import ArtifactReader
 from store.backend import Presign
 from store.errors import InvalidInput
 from store.front.base import Domain
-from store.models import (
-    ArtifactVersion,
-    PresignedUpload,
-)
+from store.models import ArtifactVersion, PresignedUpload
 from store.settings import Settings
 
 DEFAULT_PRESIGN = timedelta(minutes=15)

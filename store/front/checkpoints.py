@@ -11,9 +11,7 @@ from typing import Any
 
 from store import validation as v
 from store.front.base import Domain
-from store.models import (
-    Checkpoint,
-)
+from store.models import Checkpoint
 from store.timeutil import to_duration
 
 

@@ -10,12 +10,7 @@ from typing import Any
 
 from store import validation as v
 from store.front.base import Domain
-from store.models import (
-    Message,
-    MessageRecord,
-    Page,
-    TokenUsage,
-)
+from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MessageQuery
 
 APPEND_MAX = 97  # a transaction holds 100 items: the head, an idempotency record, an upload intent, the messages

@@ -8,9 +8,7 @@ from __future__ import annotations
 from store import validation as v
 from store.errors import InvalidInput
 from store.front.base import Domain
-from store.models import (
-    SessionHit,
-)
+from store.models import SessionHit
 
 MAX_QUERY = 256
 

@@ -11,10 +11,7 @@ from typing import Any
 from store import validation as v
 from store.backend import UNSET, Unset
 from store.front.base import Domain
-from store.models import (
-    Page,
-    Session,
-)
+from store.models import Page, Session
 from store.paging import SessionQuery
 from store.timeutil import aware, to_duration
 

@@ -10,11 +10,7 @@ from typing import Any
 
 from store import validation as v
 from store.front.base import Domain
-from store.models import (
-    FullSession,
-    Message,
-    StateSnapshot,
-)
+from store.models import FullSession, Message, StateSnapshot
 
 SAVE_FULL_MAX = 97  # the head, the state, an upload intent, and the messages
 

@@ -1,0 +1,101 @@
+"""The in-memory backend: sessions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from store import cursor as cursors
+from store.backend import UNSET, Unset
+from store.errors import SessionExists
+from store.memory.core import MemoryCore, SessionEntry
+from store.models import Page, Session
+from store.paging import SessionQuery
+from store.timeutil import expiry, iso
+from store.validation import matches_metadata
+
+
+class MemorySessions(MemoryCore):
+    """Sessions, in memory."""
+
+    def create_session(
+        self,
+        owner: str,
+        session_id: str,
+        title: str | None,
+        model: str | None,
+        metadata: dict[str, Any],
+        retention: timedelta | None,
+    ) -> Session:
+        with self._lock:
+            if self._live(session_id, None) is not None:
+                raise SessionExists(session_id)
+            now = self._now()
+            session = Session(
+                id=session_id,
+                owner=owner,
+                title=title,
+                model=model,
+                metadata=self._copy(metadata),
+                created_at=now,
+                updated_at=now,
+                retention=retention,
+                expires_at=expiry(now, retention) if retention is not None else None,
+            )
+            self._sessions[session_id] = SessionEntry(session=session)
+            return session.model_copy(deep=True)
+
+    def get_session(self, session_id: str, owner: str | None) -> Session | None:
+        with self._lock:
+            entry = self._live(session_id, owner)
+            return None if entry is None else entry.session.model_copy(deep=True)
+
+    def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]:
+        with self._lock:
+            live = [e.session for sid in list(self._sessions) if (e := self._live(sid, owner)) is not None]
+
+        def position(s: Session) -> str:
+            return f"{iso(s.updated_at)}#{s.id}"
+
+        ordered = sorted(live, key=position, reverse=True)
+        if query.cursor is not None:
+            after = str(cursors.decode(query.cursor, "sessions", owner).get("g"))
+            ordered = [s for s in ordered if position(s) < after]
+        chosen = [
+            s
+            for s in ordered
+            if (query.created_after is None or s.created_at > query.created_after)
+            and (query.created_before is None or s.created_at < query.created_before)
+            and matches_metadata(s.metadata, query.metadata)
+        ]
+        page = chosen[: query.limit]
+        next_cursor = None
+        if len(chosen) > query.limit:
+            next_cursor = cursors.encode("sessions", owner, {"g": position(page[-1]), "i": page[-1].id})
+        return Page[Session](items=[s.model_copy(deep=True) for s in page], next_cursor=next_cursor)
+
+    def update_session(
+        self,
+        session_id: str,
+        owner: str | None,
+        title: str | Unset | None,
+        model: str | Unset | None,
+        metadata: dict[str, Any] | Unset,
+    ) -> Session:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            changes: dict[str, Any] = {}
+            if title is not UNSET:
+                changes["title"] = title
+            if model is not UNSET:
+                changes["model"] = model
+            if metadata is not UNSET:
+                changes["metadata"] = self._copy(metadata)
+            self._touch(entry, **changes)
+            return entry.session.model_copy(deep=True)
+
+    def delete_session(self, session_id: str, owner: str | None) -> None:
+        with self._lock:
+            entry = self._sessions.get(session_id)
+            if entry is not None and (owner is None or entry.session.owner == owner):
+                del self._sessions[session_id]

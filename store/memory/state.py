@@ -1,0 +1,97 @@
+"""The in-memory backend: state, full loads and saves, interrupts and records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store import codec
+from store.backend import INTERRUPT_SLOT, records_slot
+from store.errors import Conflict
+from store.memory.core import MemoryCore
+from store.models import FullSession, Message, StateSnapshot
+
+
+class MemoryState(MemoryCore):
+    """State, full loads and saves, interrupts and records, in memory."""
+
+    def save_state(self, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> int:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            stored = self._copy(state)
+            version = entry.session.state_version
+            if expected_version is not None and expected_version != version:
+                raise Conflict(f"save_state: expected_version {expected_version} is stale; the state is at {version}")
+            entry.state = StateSnapshot(
+                version=version + 1, state=stored, seq=entry.session.last_seq, saved_at=self._now()
+            )
+            self._touch(entry, state_version=version + 1)
+            return version + 1
+
+    def load_state(self, session_id: str, owner: str | None) -> StateSnapshot | None:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            return None if entry.state is None else entry.state.model_copy(deep=True)
+
+    def save_full(
+        self, session_id: str, owner: str | None, messages: list[Message], state: Any, expected_seq: int | None
+    ) -> StateSnapshot:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            encoded = self._encode_all([*(m.body() for m in messages), state], "save_full")
+            if expected_seq is not None and expected_seq != entry.session.last_seq:
+                raise Conflict(
+                    f"save_full: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
+                )
+            records = self._as_records(session_id, messages, encoded[:-1], entry.session.last_seq + 1)
+            version = entry.session.state_version + 1
+            entry.state = StateSnapshot(
+                version=version,
+                state=codec.decode(*encoded[-1]),
+                seq=entry.session.last_seq + len(records),
+                saved_at=self._now(),
+            )
+            self._commit(entry, records, state_version=version)
+            return entry.state.model_copy(deep=True)
+
+    def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession:
+        with self._lock:
+            entry = self._need(session_id, owner)
+            lo = entry.session.compaction_seq if since_compaction and entry.session.compaction_seq else 1
+            return FullSession(
+                session=entry.session.model_copy(deep=True),
+                messages=[m.model_copy(deep=True) for m in entry.messages[lo - 1 :]],
+                state=entry.state.model_copy(deep=True) if entry.state else None,
+            )
+
+    def save_interrupt(self, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> None:
+        self._put_slot(session_id, owner, INTERRUPT_SLOT, interrupt)
+
+    def load_interrupt(self, session_id: str, owner: str | None) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._load_slot(session_id, owner, INTERRUPT_SLOT, None)
+        return found
+
+    def clear_interrupt(self, session_id: str, owner: str | None) -> None:
+        self._put_slot(session_id, owner, INTERRUPT_SLOT, None)
+
+    def save_records(self, session_id: str, owner: str | None, kind: str, records: list[Any]) -> None:
+        self._put_slot(session_id, owner, records_slot(kind), records)
+
+    def load_records(self, session_id: str, owner: str | None, kind: str) -> list[Any]:
+        found: list[Any] = self._load_slot(session_id, owner, records_slot(kind), [])
+        return found
+
+    def _put_slot(self, session_id: str, owner: str | None, slot: str, value: Any) -> None:
+        """Store a JSON value in a named slot of the session (None empties it), recording activity."""
+        with self._lock:
+            entry = self._need(session_id, owner)
+            if value is None:
+                entry.slots.pop(slot, None)
+            else:
+                entry.slots[slot] = self._copy(value)
+            self._touch(entry)
+
+    def _load_slot(self, session_id: str, owner: str | None, slot: str, default: Any) -> Any:
+        """The value in a slot, or `default` when the slot is empty."""
+        with self._lock:
+            slots = self._need(session_id, owner).slots
+            return self._copy(slots[slot]) if slot in slots else default
