@@ -40,13 +40,29 @@ class FakeClock:
 
 
 class Requests:
-    """Counts the AWS operations a client makes (by API name)."""
+    """Counts the AWS operations the clients it is attached to make (by API name)."""
 
     def __init__(self) -> None:
         self.names: list[str] = []
+        self._clients: list[tuple[Any, str]] = []
 
     def __call__(self, model: Any, **_: Any) -> None:
         self.names.append(model.name)
+
+    def attach(self, *clients: Any) -> Requests:
+        """Count every call of these clients (sync or async, any service; None is skipped)."""
+        for client in clients:
+            if client is not None:
+                event = f"before-call.{client.meta.service_model.service_name}.*"
+                client.meta.events.register(event, self)
+                self._clients.append((client, event))
+        return self
+
+    def detach(self) -> None:
+        """Stop counting (the clients are shared by the whole run)."""
+        for client, event in self._clients:
+            client.meta.events.unregister(event, self)
+        self._clients.clear()
 
     def clear(self) -> None:
         self.names.clear()
@@ -161,10 +177,7 @@ def make_harness(
         )
 
     store = twin()
-    requests = Requests()
-    client.meta.events.register("before-call.dynamodb.*", requests)
-    if s3 is not None:
-        s3.meta.events.register("before-call.s3.*", requests)
+    requests = Requests().attach(client, s3)
     harness = Harness(store, clock, lambda: None, requests, twin, tables, inspector_s3 or s3)
 
     def snapshot() -> Any:
@@ -231,9 +244,7 @@ def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **setti
         )
         return SyncOverAsync(made, loop)  # type: ignore[return-value]
 
-    requests = Requests()
-    dynamodb.meta.events.register("before-call.dynamodb.*", requests)
-    s3.meta.events.register("before-call.s3.*", requests)
+    requests = Requests().attach(dynamodb, s3)
     harness = Harness(twin(), clock, lambda: None, requests, twin, tables, inspect_s3)
 
     def snapshot() -> Any:
@@ -253,10 +264,7 @@ def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harnes
         marker = request.node.get_closest_marker("settings")
         h = make_async_harness(request, clock, **(marker.kwargs if marker else {}))
         yield h
-        dynamodb, s3 = request.getfixturevalue("async_clients")
-        dynamodb.meta.events.unregister("before-call.dynamodb.*", h.requests)
-        s3.meta.events.unregister("before-call.s3.*", h.requests)
-        assert h.requests is not None and h.requests.count("Scan") == 0, "the store must never scan"
+        _finish(h)
         return
     client = inspector = s3 = None
     if request.param == "dynamodb":
@@ -267,9 +275,13 @@ def harness(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Harnes
     inspector_s3 = request.getfixturevalue("inspector_s3") if s3 is not None else None
     h = make_harness(request.param, clock, client, inspector, s3, inspector_s3, **(marker.kwargs if marker else {}))
     yield h
+    _finish(h)
+
+
+def _finish(h: Harness) -> None:
+    """After a contract test: stop counting requests, and check the store never scanned."""
     if h.requests is not None:
-        client.meta.events.unregister("before-call.dynamodb.*", h.requests)
-        s3.meta.events.unregister("before-call.s3.*", h.requests)
+        h.requests.detach()
         assert h.requests.count("Scan") == 0, "the store must never scan"
 
 
@@ -287,8 +299,8 @@ def dyn(
     settings = marker.kwargs if marker else {}
     h = make_harness("dynamodb", clock, dynamodb_client, inspector_client, s3_client, inspector_s3, **settings)
     yield h
-    dynamodb_client.meta.events.unregister("before-call.dynamodb.*", h.requests)
-    s3_client.meta.events.unregister("before-call.s3.*", h.requests)
+    assert h.requests is not None
+    h.requests.detach()
 
 
 @pytest.fixture
