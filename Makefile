@@ -58,7 +58,7 @@ reliability: $(STAMP)
 	$(PY) -m infra.cli faults --rate 0.1 --sessions 20 --turns 20
 	$(PY) -m infra.cli faults --rate 0.3 --sessions 20 --turns 20
 	$(PY) -m infra.cli crash --kills 50
-	SCHEMATHESIS_EXAMPLES=100 $(PY) -m pytest tests/test_schemathesis.py -p no:warnings
+	SCHEMATHESIS_EXAMPLES=100 $(PY) -m pytest tests/api/test_schemathesis.py -p no:warnings
 	$(PY) -m bench.load
 	$(PY) -m infra.deploy.static_checks
 

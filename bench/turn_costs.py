@@ -8,7 +8,7 @@ state update made by the tool (where the framework has session state). Each fram
 agent loop (Strands `Agent`, OpenAI Agents `Runner`, ADK `Runner`, a LangGraph `StateGraph`, LangChain's
 `RunnableWithMessageHistory`) with a scripted model, on a store whose clients are metered. A first turn
 is run unmeasured (it creates the sessions), then a second turn is measured: what every later turn costs.
-tests/test_turn_costs.py checks that docs/integrations.md states exactly these numbers.
+tests/integrations/test_turn_costs.py checks that docs/integrations.md states exactly these numbers.
 """
 
 from __future__ import annotations

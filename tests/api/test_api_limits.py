@@ -15,8 +15,8 @@ from infra.local.aws import local_client
 from store import SessionStore
 from store.session_store import retry_config
 from tests.api_client import call
+from tests.aws.test_retry_budget import cancel_every
 from tests.conftest import FakeClock, Harness, make_harness
-from tests.test_retry_budget import cancel_every
 
 
 @pytest.fixture

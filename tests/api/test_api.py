@@ -127,7 +127,7 @@ def test_artifacts_and_traces(api: Harness) -> None:
         ),
         400,
     )
-    from tests.test_artifacts import put_through_url
+    from tests.contract.test_artifacts import put_through_url
 
     put_through_url(api, up["url"], b"second version")
     v2 = ok(

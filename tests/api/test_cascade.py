@@ -75,7 +75,7 @@ def test_an_expired_upload_intent_is_reclaimed(cascade: Harness, inspector_clien
     store = cascade.store
     sid = store.create_session("alice").id
     upload = store.presign_artifact_upload(sid, "never-confirmed.bin")
-    from tests.test_artifacts import put_through_url
+    from tests.contract.test_artifacts import put_through_url
 
     put_through_url(cascade, upload.url, b"uploaded, never confirmed")
     assert len(cascade.objects()) == 1

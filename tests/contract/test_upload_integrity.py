@@ -1,7 +1,7 @@
 """Presigned uploads keep their promises on every backend: a committed version is immutable whatever is
 later sent to its URL, an upload is bounded in size (refused at confirm from its metadata, not by reading
 it), pinned by a declared SHA-256, and belongs to its owner and to the life of the session it was issued
-in. The uploads themselves are put in place without HTTP (tests/test_presigned_http.py sends real PUTs)."""
+in. The uploads themselves are put in place without HTTP (tests/api/test_presigned_http.py sends real PUTs)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from botocore.exceptions import ClientError
 
 from store import InvalidInput, PayloadTooLarge, SessionNotFound
 from store.aws import object_keys
+from tests.api.test_cascade import handle, remove_like_ttl, ttl_removal
 from tests.conftest import Harness
-from tests.test_artifacts import put_through_url
-from tests.test_cascade import handle, remove_like_ttl, ttl_removal
+from tests.contract.test_artifacts import put_through_url
 
 MB = 1024 * 1024
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FRAMEWORKS = {"strands-agents", "openai-agents", "google-adk", "langchain-community", "llama-index-core"}
 EXTRAS = {"strands": "strands-agents", "openai-agents": "openai-agents", "adk": "google-adk"}
 

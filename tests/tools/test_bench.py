@@ -17,7 +17,7 @@ from bench.report import write_report
 from bench.workload import HUGE_BYTES, agent_transcript, chat_transcript
 from store.aws.attrs import item_size
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_write_units_follow_dynamodb_rounding() -> None:

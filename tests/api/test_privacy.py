@@ -19,7 +19,7 @@ from infra.local.apigw import LambdaContext
 from infra.local.stack import lambda_image
 from tests.api_client import call
 from tests.conftest import Harness
-from tests.test_artifacts import put_through_url
+from tests.contract.test_artifacts import put_through_url
 
 MARKER = "SSN-078-05-1120-PRIVATE"
 

@@ -14,8 +14,8 @@ from botocore.config import Config
 from infra.local.aws import local_client
 from store import Conflict, InvalidInput, PayloadTooLarge
 from store.session_store import retry_config
+from tests.aws.test_dynamo_failures import failing_sends
 from tests.conftest import FakeClock, Harness, make_harness
-from tests.test_dynamo_failures import failing_sends
 
 
 def cancel_every(client: Any, op: str, reasons: list[str]) -> list[int]:

@@ -248,7 +248,7 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
 
 
 def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens(stack: LocalStack) -> None:
-    from tests.test_api_isolation import OWNER_ROUTES, ROUTES
+    from tests.api.test_api_isolation import OWNER_ROUTES, ROUTES
 
     ids = {"s": "s-1", "m": "m-1", "u": "0" * 32, "k": "runs", "r": "run-1"}
     tokens = {

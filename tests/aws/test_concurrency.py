@@ -18,7 +18,7 @@ from store.session_store import retry_config, s3_config
 WRITERS = 8
 APPENDS_EACH = 25
 # moto serves one request at a time, at several times DynamoDB's latency: eight writers on one session wait
-# longer for their turn than the default 5 s retry budget allows here (tests/test_retry_budget.py checks
+# longer for their turn than the default 5 s retry budget allows here (tests/aws/test_retry_budget.py checks
 # the budget itself; these tests check what contention must never do: lose, duplicate or reorder).
 CONTENDED = Settings(retry_budget=timedelta(seconds=120))
 

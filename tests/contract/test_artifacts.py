@@ -229,7 +229,7 @@ def test_presign_get_is_a_signed_url(harness: Harness, session_id: str) -> None:
 
 
 def test_presigned_upload_becomes_a_version_only_when_confirmed(harness: Harness, session_id: str) -> None:
-    """The upload itself goes over HTTP (tests/test_presigned_http.py); here it is put in place directly."""
+    """The upload itself goes over HTTP (tests/api/test_presigned_http.py); here it is put in place directly."""
     store = harness.store
     up = store.presign_artifact_upload(session_id, "upload.csv", content_type="text/csv", metadata={"src": "ui"})
     with pytest.raises(InvalidInput):

@@ -1,0 +1,1 @@
+"""The HTTP API and the local stack: routes, limits, isolation, the cascade."""

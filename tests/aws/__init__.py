@@ -1,0 +1,1 @@
+"""The AWS backend: its requests, failures, concurrency and retries on moto."""

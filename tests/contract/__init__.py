@@ -1,0 +1,1 @@
+"""The contract: the same tests on every backend (memory, DynamoDB, async DynamoDB)."""

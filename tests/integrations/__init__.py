@@ -1,0 +1,1 @@
+"""The framework adapters, run with the real frameworks."""

@@ -1,0 +1,1 @@
+"""Tooling: the template, the bundle, the wheel, the benchmarks and the reliability tools."""
