@@ -52,10 +52,9 @@ def main(argv: list[str] | None = None) -> int:
 def migrate_langchain(table: str, owner: str, key_attribute: str, history_attribute: str) -> int:
     """`agent-store migrate langchain`: the store from the environment (SESSIONS_TABLE, ...), the source
     table through the same AWS settings; progress on stderr, a summary on stdout."""
-    import boto3
-
     from store import SessionStore
     from store.integrations.langchain import Migrated, migrate_langchain_table, scan_table
+    from store.session_store import default_boto3_session
 
     store = SessionStore.from_env()
 
@@ -63,7 +62,7 @@ def migrate_langchain(table: str, owner: str, key_attribute: str, history_attrib
         if done.sessions % 100 == 0:
             print(f"  {done.sessions} sessions, {done.messages_copied} messages copied", file=sys.stderr, flush=True)
 
-    source = boto3.client("dynamodb")
+    source = default_boto3_session().client("dynamodb")  # the store's own shared session
     done = migrate_langchain_table(
         store,
         scan_table(source, table),

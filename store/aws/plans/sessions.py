@@ -173,10 +173,7 @@ def update_session(
         if metadata is not UNSET:
             for name, av in metadata_attrs(metadata).items():
                 sets.append(f"{expr.name(name)} = {expr.value(av)}")
-        update = head_update(ctx, session_id, expr, guard(expr, now, owner), sets)
-        if removes:
-            update["Update"]["UpdateExpression"] += " REMOVE " + ", ".join(removes)
-        return Actions(head=update)
+        return Actions(head=head_update(ctx, session_id, expr, guard(expr, now, owner), sets, removes=removes))
 
     _, resp = yield from write_session(ctx, session_id, owner, build, what="update_session")
     return head_from_item(resp["Attributes"]).session

@@ -34,6 +34,7 @@ from store.aws.plans.messages import (
     write_messages,
 )
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
+from store.backend import records_slot
 from store.models import FullSession, Message, StateSnapshot
 from store.timeutil import iso
 from store.validation import new_id
@@ -203,7 +204,7 @@ def clear_interrupt(ctx: Context, session_id: str, owner: str | None) -> Plan[No
 
 def save_records(ctx: Context, session_id: str, owner: str | None, kind: str, records: list[Any]) -> Plan[None]:
     """Replace the session's records of `kind` with the head's touch."""
-    yield from put_child(ctx, session_id, owner, keys.records_sk(kind), records, f"records:{kind}")
+    yield from put_child(ctx, session_id, owner, keys.records_sk(kind), records, records_slot(kind))
 
 
 def load_records(ctx: Context, session_id: str, owner: str | None, kind: str) -> Plan[list[Any]]:
