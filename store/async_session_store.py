@@ -1,8 +1,9 @@
 """`AsyncSessionStore`: `SessionStore`'s API, awaitable, on aiobotocore.
 
-Nothing is written twice: each method *is* `SessionStore`'s method (the same argument checks), run
-against a backend whose DynamoDB plans are driven by the async driver, so what the sync method returns is
-an awaitable that this front awaits. Signatures and documentation are `SessionStore`'s.
+Nothing is written twice: each method runs `SessionStore`'s method (the same argument checks) against a
+backend that hands back the request it was given (`Echo`), then awaits that request on this store's
+`AsyncBackend` (DynamoDB through the async driver, or the memory backend). Signatures and documentation
+are `SessionStore`'s; return types say what is awaited.
 
     async with AsyncSessionStore.from_env() as store:
         session = await store.create_session("user-42")
@@ -14,13 +15,13 @@ Lambda handlers do) does not load it."""
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-from store.artifact_reader import ArtifactReader, AsyncArtifactReader
-from store.backend import Backend
+from store.artifact_reader import AsyncArtifactReader
+from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.lifecycle import AsyncClosing
+from store.requests import Request
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
 P = ParamSpec("P")
@@ -35,19 +36,19 @@ def default_async_session() -> Any:
 def awaited(
     method: Callable[Concatenate[SessionStore, P], R],
 ) -> Callable[Concatenate[AsyncSessionStore, P], Coroutine[Any, Any, R]]:
-    """`SessionStore`'s `method` as a coroutine method: the same checks, then the backend's awaitable."""
+    """`SessionStore`'s `method` as a coroutine method: the same checks build the request (run against the
+    `Echo` backend, the method returns the request in place of its result), then this store's backend
+    executes it."""
 
     @functools.wraps(method)
     async def call(self: AsyncSessionStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        result: Any = method(cast(SessionStore, self), *args, **kwargs)
-        if inspect.isawaitable(result):
-            result = await result
-        return cast(R, result)
+        request = cast(Request[R], method(self._checks, *args, **kwargs))
+        return await self._backend.execute(request)
 
     return call
 
 
-class AsyncSessionStore(StoreFront, AsyncClosing):
+class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces, awaitable.
 
     One per process (or per event loop); it keeps one aiobotocore session and long-lived clients, created on
@@ -56,25 +57,27 @@ class AsyncSessionStore(StoreFront, AsyncClosing):
     aiobotocore session (or an aioboto3 `Session`, which wraps one) or aiobotocore clients in place of
     boto3's."""
 
+    @functools.cached_property
+    def _checks(self) -> SessionStore:
+        """`SessionStore`'s argument checks, over a backend that returns each request it is handed."""
+        return SessionStore(backend=Echo(), settings=self.settings)
+
+    def _adopt(self, backend: Backend | AsyncBackend) -> AsyncBackend:
+        return backend if isinstance(backend, AsyncBackend) else Awaited(backend)
+
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
-    ) -> Backend:
+    ) -> AsyncBackend:
         from store.aws.async_driver import AsyncClients, AsyncDriver
-        from store.aws.backend import DynamoBackend
+        from store.aws.backend import AsyncDynamoBackend
 
-        driver = AsyncDriver(AsyncClients(session or default_async_session(), configs, given))
-        return DynamoBackend(
-            context,
-            driver.run,
-            driver.aclose,
-            reader=lambda version, body: AsyncArtifactReader(version, body.read, body.close),
+        return AsyncDynamoBackend(
+            context, AsyncDriver(AsyncClients(session or default_async_session(), configs, given))
         )
 
     async def aclose(self) -> None:
         """Close the store's clients."""
-        done = self._backend.close()
-        if inspect.isawaitable(done):
-            await done
+        await self._backend.aclose()
 
     create_session = awaited(SessionStore.create_session)
     get_session = awaited(SessionStore.get_session)
@@ -120,8 +123,8 @@ class AsyncSessionStore(StoreFront, AsyncClosing):
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
     ) -> AsyncArtifactReader | None:
         """A streaming reader of a version (`await read(n)`, `async for`; `reader.version`), or None."""
-        reader: Any = await _open_artifact(self, session_id, name, version=version, owner=owner)
-        return AsyncArtifactReader.over(reader) if isinstance(reader, ArtifactReader) else reader
+        reader = await _open_artifact(self, session_id, name, version=version, owner=owner)
+        return None if reader is None else AsyncArtifactReader.over(reader)
 
 
 _open_artifact = awaited(SessionStore.open_artifact)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 
-from store.backend import Backend
+from store.backend import AsyncBackend, Backend
 from store.errors import InvalidInput
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
@@ -19,6 +19,8 @@ from store.front.state import SAVE_FULL_MAX, State
 from store.front.traces import Traces
 from store.memory import MemoryBackend
 from store.settings import Settings
+
+B = TypeVar("B", Backend, AsyncBackend)
 
 _sdk_sessions: dict[str, Any] = {}
 _sdk_sessions_lock = threading.Lock()
@@ -67,9 +69,11 @@ def s3_config(config: Any = None, *, path_style: bool = False) -> Any:
     return retry_config(config).merge(extra)
 
 
-class StoreFront:
+class StoreFront(Generic[B]):
     """What both fronts share: configuration, and the choice of backend. `SessionStore` builds its DynamoDB
     backend on boto3 and the sync driver, `AsyncSessionStore` on aiobotocore and the async driver."""
+
+    _backend: B
 
     def __init__(
         self,
@@ -84,7 +88,7 @@ class StoreFront:
         endpoint_url: str | None = None,
         region_name: str | None = None,
         settings: Settings | None = None,
-        backend: Backend | None = None,
+        backend: Backend | AsyncBackend | None = None,
     ) -> None:
         """Tables and bucket by name (the bucket is needed for artifacts, traces and large payloads), with
         an SDK session or ready clients, a botocore `config` merged into the store's retry policy, an
@@ -92,7 +96,7 @@ class StoreFront:
         self.settings = settings or Settings()
         self.bucket = bucket
         if backend is not None:
-            self._backend = backend
+            self._backend = self._adopt(backend)
             return
         if not sessions_table or not messages_table:
             raise InvalidInput("sessions_table and messages_table are required")
@@ -107,9 +111,13 @@ class StoreFront:
         context = Context(sessions_table, messages_table, self.settings, bucket=bucket)
         self._backend = self._dynamo_backend(context, session, configs, given)
 
+    def _adopt(self, backend: Backend | AsyncBackend) -> B:
+        """The given backend, as this front drives it."""
+        raise NotImplementedError
+
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
-    ) -> Backend:
+    ) -> B:
         raise NotImplementedError
 
     @classmethod
@@ -131,28 +139,33 @@ class StoreFront:
         return self._backend.name
 
 
-class SessionStore(StoreFront, Sessions, Messages, State, Checkpoints, Artifacts, Traces, Operations):
+class SessionStore(StoreFront[Backend], Sessions, Messages, State, Checkpoints, Artifacts, Traces, Operations):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 
     Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,
     `SessionStore(sessions_table, messages_table, bucket=...)`, or `SessionStore.memory()` for tests."""
 
+    def _adopt(self, backend: Backend | AsyncBackend) -> Backend:
+        if not isinstance(backend, Backend):
+            raise InvalidInput("SessionStore runs a sync backend; use AsyncSessionStore for an async one")
+        return backend
+
     def _dynamo_backend(
         self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> Backend:
         from store.aws.backend import DynamoBackend
-        from store.aws.driver import SyncDriver
+        from store.aws.driver import Clients, SyncDriver
 
-        clients = dict(given)
-        wanted = ("dynamodb", "s3") if context.bucket is not None else ("dynamodb",)
+        def client(service: str) -> Any:
+            return given.get(service) or (session or default_boto3_session()).client(service, **configs[service])
+
         try:
-            for service in wanted:
-                if service not in clients:
-                    clients[service] = (session or default_boto3_session()).client(service, **configs[service])
+            clients: Clients = {"dynamodb": client("dynamodb")}
+            if context.bucket is not None or "s3" in given:
+                clients["s3"] = client("s3")
         except Exception as exc:  # botocore's errors (no region, bad endpoint) must not escape
             raise InvalidInput(f"cannot create AWS clients: {exc}") from None
-        driver = SyncDriver(clients)
-        return DynamoBackend(context, driver.run, driver.close)
+        return DynamoBackend(context, SyncDriver(clients))
 
     def close(self) -> None:
         """Release the store's clients."""

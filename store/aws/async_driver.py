@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -18,6 +17,10 @@ from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, S
 from store.aws.errors import from_client_error, from_transport_error, to_store_error
 from store.errors import StoreError
 from store.streams import aread_chunk
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+    from types_aiobotocore_s3 import S3Client
 
 T = TypeVar("T")
 
@@ -38,11 +41,19 @@ class AsyncClients:
     def __init__(self, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any] | None = None) -> None:
         self._session = session
         self._configs = configs
-        self._clients: dict[str, Any] = dict(given or {})
+        self._clients: dict[str, DynamoDBClient | S3Client] = dict(given or {})
         self._stack = contextlib.AsyncExitStack()
         self._lock = asyncio.Lock()
 
-    async def get(self, service: str) -> Any:
+    @overload
+    async def get(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    async def get(self, service: Literal["s3"]) -> S3Client: ...
+    @overload
+    async def get(self, service: str) -> DynamoDBClient | S3Client: ...
+
+    async def get(self, service: str) -> DynamoDBClient | S3Client:
+        """The client of `service` ("dynamodb" or "s3"), created on first use."""
         client = self._clients.get(service)
         if client is not None:
             return client
@@ -51,7 +62,9 @@ class AsyncClients:
                 try:
                     make = getattr(self._session, "create_client", None) or self._session.client
                     made = make(service, **self._configs.get(service, {}))
-                    self._clients[service] = await self._stack.enter_async_context(made)
+                    self._clients[service] = cast(
+                        "DynamoDBClient | S3Client", await self._stack.enter_async_context(made)
+                    )
                 except BotoCoreError as exc:  # no region, a bad endpoint
                     from store.errors import InvalidInput
 
@@ -68,23 +81,23 @@ class AsyncDriver:
     """Executes the steps a plan yields with aiobotocore clients; `run` returns a coroutine."""
 
     def __init__(self, clients: AsyncClients) -> None:
-        self._clients = clients
+        self.clients = clients
         self._limit = asyncio.Semaphore(PARALLEL_LIMIT)
         self._transport = _transport_errors()
 
-    async def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
-        """Drive `plan` to completion; its result (through `then`, if given). AWS errors the plan does
-        not handle become StoreErrors."""
+    async def run(self, plan: Plan[T]) -> T:
+        """Drive `plan` to completion and return its result; AWS errors the plan does not handle become
+        StoreErrors."""
         stepper = Stepper(plan)
         try:
             while not stepper.done:
                 stepper.advance(await self._perform(stepper.current))
         except AwsError as err:
             raise to_store_error(err) from None
-        return then(stepper.result) if then is not None else stepper.result  # type: ignore[no-any-return]
+        return stepper.result
 
     async def aclose(self) -> None:
-        await self._clients.aclose()
+        await self.clients.aclose()
 
     async def _perform(self, step: Step) -> Any:
         """The outcome of one step: what the plan receives, or the error it is thrown."""
@@ -103,7 +116,7 @@ class AsyncDriver:
     async def _call(self, call: Call) -> Any:
         """The response of one call, or the AwsError it failed with (returned, not raised)."""
         async with self._limit:
-            client = await self._clients.get(call.service)
+            client = await self.clients.get(call.service)
             try:
                 response = getattr(client, call.op)(**call.params)
                 if inspect.isawaitable(response):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -89,18 +89,25 @@ class AwsError(Exception):
         return list(reasons) if isinstance(reasons, list) else []
 
 
-class Stepper:
+class Stepper(Generic[T]):
     """Advances a plan on behalf of a driver, so that both drivers share everything but the I/O: a driver
     performs `step` and hands the outcome to `advance` (a response, a list of them, bytes, None after a
     Sleep, or an exception, which is thrown into the plan) until `done`; then `result` holds the plan's
     value. An AWS error the plan did not handle propagates from `advance`."""
 
-    def __init__(self, plan: Plan[Any]) -> None:
+    def __init__(self, plan: Plan[T]) -> None:
         self._plan = plan
         self.done = False
-        self.result: Any = None
+        self._result: tuple[T] | None = None
         self.step: Step | None = None
         self._advance(lambda: next(plan))
+
+    @property
+    def result(self) -> T:
+        """The plan's value (only once `done`)."""
+        if self._result is None:
+            raise RuntimeError("the plan has not finished")
+        return self._result[0]
 
     @property
     def current(self) -> Step:
@@ -124,4 +131,4 @@ class Stepper:
         try:
             self.step = move()
         except StopIteration as stop:
-            self.done, self.result, self.step = True, stop.value, None
+            self.done, self._result, self.step = True, (stop.value,), None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -15,7 +15,19 @@ from store.aws.errors import from_client_error, from_transport_error, to_store_e
 from store.errors import StoreError
 from store.streams import read_chunk
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+
 T = TypeVar("T")
+
+
+class Clients(TypedDict, total=False):
+    """The boto3 clients a sync driver calls: DynamoDB always, S3 when the store has a bucket."""
+
+    dynamodb: DynamoDBClient
+    s3: S3Client
+
 
 PARALLEL_WORKERS = 8
 
@@ -24,25 +36,26 @@ class SyncDriver:
     """Executes the steps a plan yields with long-lived boto3 clients (one per service); `Parallel` calls
     run on a small shared thread pool (boto3 clients are thread-safe)."""
 
-    def __init__(self, clients: Mapping[str, Any], sleep: Callable[[float], None] = time.sleep) -> None:
-        self._clients = dict(clients)
+    def __init__(self, clients: Clients, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._clients = clients
         self._sleep = sleep
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
-    def client(self, service: str) -> Any:
-        return self._clients[service]
+    def client(self, service: str) -> DynamoDBClient | S3Client:
+        """The client of `service` ("dynamodb" or "s3")."""
+        return self._clients["s3"] if service == "s3" else self._clients["dynamodb"]
 
-    def run(self, plan: Plan[T], then: Callable[[Any], Any] | None = None) -> T:
-        """Drive `plan` to completion and return its result (passed through `then`, if given); AWS errors
-        it does not handle become StoreErrors."""
+    def run(self, plan: Plan[T]) -> T:
+        """Drive `plan` to completion and return its result; AWS errors it does not handle become
+        StoreErrors."""
         stepper = Stepper(plan)
         try:
             while not stepper.done:
                 stepper.advance(self._perform(stepper.current))
         except AwsError as err:
             raise to_store_error(err) from None
-        return then(stepper.result) if then is not None else stepper.result  # type: ignore[no-any-return]
+        return stepper.result
 
     def close(self) -> None:
         """Stop the thread pool (clients are left to their owner)."""
@@ -68,7 +81,7 @@ class SyncDriver:
     def _call(self, call: Call) -> Any:
         """The response of one call, or the AwsError it failed with (returned, not raised)."""
         try:
-            response = getattr(self._clients[call.service], call.op)(**call.params)
+            response = getattr(self.client(call.service), call.op)(**call.params)
         except ClientError as exc:
             return from_client_error(exc.response, call)  # type: ignore[arg-type]
         except BotoCoreError as exc:

@@ -14,6 +14,17 @@ from store.backend import Presign
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.models import ArtifactVersion, PresignedUpload
+from store.requests import (
+    ConfirmArtifactUpload,
+    DeleteArtifact,
+    GetArtifact,
+    ListArtifacts,
+    ListArtifactVersions,
+    OpenArtifact,
+    PresignArtifact,
+    PresignArtifactUpload,
+    PutArtifact,
+)
 from store.settings import Settings
 
 DEFAULT_PRESIGN = timedelta(minutes=15)
@@ -62,45 +73,63 @@ class Artifacts(Domain):
         """Store `data` (bytes, a binary stream with `read(n)`, or an iterable of bytes chunks; any size,
         streamed, never held whole) as the name's next version (1, 2, 3, ...), with its size, sha256,
         content type and string metadata."""
-        return self._backend.put_artifact(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.artifact_name(name),
-            v.data_source(data),
-            v.content_type(content_type),
-            v.artifact_metadata(metadata),
+        return self._backend.execute(
+            PutArtifact(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                name=v.artifact_name(name),
+                data=v.data_source(data),
+                content_type=v.content_type(content_type),
+                metadata=v.artifact_metadata(metadata),
+            )
         )
 
     def get_artifact(
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
     ) -> bytes | None:
         """The bytes of a version (the latest when `version` is None), or None when it does not exist."""
-        return self._backend.get_artifact(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.version(version)
+        return self._backend.execute(
+            GetArtifact(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                name=v.artifact_name(name),
+                version=v.version(version),
+            )
         )
 
     def open_artifact(
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
     ) -> ArtifactReader | None:
         """A streaming reader of a version (`read(n)`, iteration; check `reader.version`), or None."""
-        return self._backend.open_artifact(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.version(version)
+        return self._backend.execute(
+            OpenArtifact(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                name=v.artifact_name(name),
+                version=v.version(version),
+            )
         )
 
     def list_artifacts(self, session_id: str, *, owner: str | None = None) -> list[ArtifactVersion]:
         """The latest version of each artifact, sorted by name."""
-        return self._backend.list_artifacts(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            ListArtifacts(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )
 
     def list_artifact_versions(self, session_id: str, name: str, *, owner: str | None = None) -> list[ArtifactVersion]:
         """Every version of an artifact, oldest first (empty when there is none)."""
-        return self._backend.list_artifact_versions(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name)
+        return self._backend.execute(
+            ListArtifactVersions(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), name=v.artifact_name(name)
+            )
         )
 
     def delete_artifact(self, session_id: str, name: str, *, owner: str | None = None) -> None:
         """Delete every version of an artifact (its numbers are not reused); idempotent."""
-        return self._backend.delete_artifact(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name)
+        return self._backend.execute(
+            DeleteArtifact(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), name=v.artifact_name(name)
+            )
         )
 
     def presign_artifact(
@@ -131,7 +160,11 @@ class Artifacts(Domain):
         request = presign_request(
             self.settings, name, version, method, expires_in, content_type, metadata, size, max_size, sha256
         )
-        return self._backend.presign_artifact(v.ident(session_id, "session_id"), v.optional_owner(owner), request)
+        return self._backend.execute(
+            PresignArtifact(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), presign=request
+            )
+        )
 
     def presign_artifact_upload(
         self,
@@ -155,8 +188,10 @@ class Artifacts(Domain):
         request = presign_request(
             self.settings, name, None, "PUT", expires_in, content_type, metadata, size, max_size, sha256
         )
-        return self._backend.presign_artifact_upload(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), request
+        return self._backend.execute(
+            PresignArtifactUpload(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), presign=request
+            )
         )
 
     def confirm_artifact_upload(
@@ -169,6 +204,11 @@ class Artifacts(Domain):
         nothing can change a committed version. Confirming twice returns the same version; InvalidInput
         when nothing was uploaded, or the upload is not this session's and name's (or was issued for an
         earlier session under the same id: then it is discarded)."""
-        return self._backend.confirm_artifact_upload(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.artifact_name(name), v.upload_id(upload)
+        return self._backend.execute(
+            ConfirmArtifactUpload(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                name=v.artifact_name(name),
+                upload=v.upload_id(upload),
+            )
         )

@@ -12,6 +12,7 @@ from typing import Any
 from store import validation as v
 from store.front.base import Domain
 from store.models import Checkpoint
+from store.requests import DeleteCheckpoint, LoadCheckpoint, LoadRecords, SaveCheckpoint, SaveRecords
 from store.timeutil import to_duration
 
 
@@ -28,30 +29,43 @@ class Checkpoints(Domain):
         owner: str | None = None,
     ) -> Checkpoint:
         """Store or renew a checkpoint that expires `ttl` from now (default `settings.checkpoint_ttl`)."""
-        return self._backend.save_checkpoint(
-            v.scope(scope),
-            v.ident(key, "key"),
-            v.json_value(data, "checkpoint data"),
-            to_duration(ttl, "ttl") or self.settings.checkpoint_ttl,
-            v.optional_owner(owner),
+        return self._backend.execute(
+            SaveCheckpoint(
+                scope=v.scope(scope),
+                key=v.ident(key, "key"),
+                data=v.json_value(data, "checkpoint data"),
+                ttl=to_duration(ttl, "ttl") or self.settings.checkpoint_ttl,
+                owner=v.optional_owner(owner),
+            )
         )
 
     def load_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> Checkpoint | None:
         """The checkpoint, or None when absent or expired."""
-        return self._backend.load_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
+        return self._backend.execute(
+            LoadCheckpoint(scope=v.scope(scope), key=v.ident(key, "key"), owner=v.optional_owner(owner))
+        )
 
     def delete_checkpoint(self, scope: str, key: str, *, owner: str | None = None) -> None:
         """Remove the checkpoint; idempotent."""
-        return self._backend.delete_checkpoint(v.scope(scope), v.ident(key, "key"), v.optional_owner(owner))
+        return self._backend.execute(
+            DeleteCheckpoint(scope=v.scope(scope), key=v.ident(key, "key"), owner=v.optional_owner(owner))
+        )
 
     def save_records(self, session_id: str, kind: str, records: Iterable[Any], *, owner: str | None = None) -> None:
         """Replace the session's records of `kind` (run records, verification reports, subagent tasks, ...)."""
-        return self._backend.save_records(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind"), v.record_list(records)
+        return self._backend.execute(
+            SaveRecords(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                kind=v.ident(kind, "kind"),
+                records=v.record_list(records),
+            )
         )
 
     def load_records(self, session_id: str, kind: str, *, owner: str | None = None) -> list[Any]:
         """The session's records of `kind` (empty when none were saved)."""
-        return self._backend.load_records(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(kind, "kind")
+        return self._backend.execute(
+            LoadRecords(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), kind=v.ident(kind, "kind")
+            )
         )

@@ -12,6 +12,16 @@ from store import validation as v
 from store.front.base import Domain
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MessageQuery
+from store.requests import (
+    AppendMessages,
+    GetLatestCompaction,
+    GetMessage,
+    LastMessages,
+    ListMessages,
+    MarkCompaction,
+    PopMessage,
+    UpdateUsage,
+)
 
 APPEND_MAX = 97  # a transaction holds 100 items: the head, an idempotency record, an upload intent, the messages
 
@@ -31,12 +41,14 @@ class Messages(Domain):
         """Append up to 97 messages atomically, numbered after the session's last sequence number.
         `expected_seq` stale -> Conflict; a repeat with the same `idempotency_key` returns the first
         call's records and writes nothing."""
-        return self._backend.append_messages(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.messages(messages, maximum=APPEND_MAX),
-            v.seq(expected_seq, "expected_seq"),
-            v.optional_ident(idempotency_key, "idempotency_key"),
+        return self._backend.execute(
+            AppendMessages(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                messages=v.messages(messages, maximum=APPEND_MAX),
+                expected_seq=v.seq(expected_seq, "expected_seq"),
+                idempotency_key=v.optional_ident(idempotency_key, "idempotency_key"),
+            )
         )
 
     def list_messages(
@@ -63,17 +75,25 @@ class Messages(Domain):
             roles=v.roles(roles),
             cursor=cursor,
         )
-        return self._backend.list_messages(v.ident(session_id, "session_id"), v.optional_owner(owner), query)
+        return self._backend.execute(
+            ListMessages(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), query=query)
+        )
 
     def last_messages(self, session_id: str, n: int, *, owner: str | None = None) -> list[MessageRecord]:
         """The latest `n` messages, oldest first."""
         count = v.limit(n, "n") or 1
-        return self._backend.last_messages(v.ident(session_id, "session_id"), v.optional_owner(owner), count)
+        return self._backend.execute(
+            LastMessages(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), n=count)
+        )
 
     def get_message(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord | None:
         """One message by id, or None."""
-        return self._backend.get_message(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(message_id, "message_id")
+        return self._backend.execute(
+            GetMessage(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                message_id=v.ident(message_id, "message_id"),
+            )
         )
 
     def pop_message(
@@ -85,27 +105,39 @@ class Messages(Domain):
         if the message was the compaction marker, the previous compaction (if any) becomes the latest.
         `expected_seq` stale -> Conflict; Conflict too when the saved state has already seen the
         message (pop before saving the state)."""
-        return self._backend.pop_message(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.seq(expected_seq, "expected_seq")
+        return self._backend.execute(
+            PopMessage(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                expected_seq=v.seq(expected_seq, "expected_seq"),
+            )
         )
 
     def update_usage(
         self, session_id: str, message_id: str, usage: TokenUsage | dict[str, Any], *, owner: str | None = None
     ) -> MessageRecord:
         """Set a message's usage; the session's totals move by the difference (MessageNotFound if absent)."""
-        return self._backend.update_usage(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.ident(message_id, "message_id"),
-            v.usage(usage),
+        return self._backend.execute(
+            UpdateUsage(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                message_id=v.ident(message_id, "message_id"),
+                usage=v.usage(usage),
+            )
         )
 
     def mark_compaction(self, session_id: str, message_id: str, *, owner: str | None = None) -> MessageRecord:
         """Mark an appended summary message as the start of the live context."""
-        return self._backend.mark_compaction(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.ident(message_id, "message_id")
+        return self._backend.execute(
+            MarkCompaction(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                message_id=v.ident(message_id, "message_id"),
+            )
         )
 
     def get_latest_compaction(self, session_id: str, *, owner: str | None = None) -> MessageRecord | None:
         """The latest compaction message, or None."""
-        return self._backend.get_latest_compaction(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            GetLatestCompaction(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )

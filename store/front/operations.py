@@ -9,6 +9,7 @@ from store import validation as v
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.models import SessionHit
+from store.requests import HealthCheck, Search
 
 MAX_QUERY = 256
 
@@ -21,8 +22,10 @@ class Operations(Domain):
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY:
             raise InvalidInput(f"query must be a non-blank string of at most {MAX_QUERY} characters")
         v.text(query, "query", MAX_QUERY)
-        return self._backend.search(v.owner(owner), query.strip(), v.limit(limit, maximum=100) or 20)
+        return self._backend.execute(
+            Search(owner=v.owner(owner), query=query.strip(), limit=v.limit(limit, maximum=100) or 20)
+        )
 
     def health_check(self) -> None:
         """Return when every table answers; StoreUnavailable names what does not."""
-        return self._backend.health_check()
+        return self._backend.execute(HealthCheck())

@@ -13,6 +13,7 @@ from store.backend import UNSET, Unset
 from store.front.base import Domain
 from store.models import Page, Session
 from store.paging import SessionQuery
+from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
 from store.timeutil import aware, to_duration
 
 
@@ -31,18 +32,22 @@ class Sessions(Domain):
     ) -> Session:
         """Create a session (a fresh id unless one is given; SessionExists if it is taken). With `retention`,
         the session expires after that long without activity."""
-        return self._backend.create_session(
-            v.owner(owner),
-            v.new_id() if session_id is None else v.ident(session_id, "session_id"),
-            v.text(title, "title", v.MAX_TITLE),
-            v.text(model, "model", v.MAX_MODEL),
-            v.metadata(metadata),
-            to_duration(retention, "retention"),
+        return self._backend.execute(
+            CreateSession(
+                owner=v.owner(owner),
+                session_id=v.new_id() if session_id is None else v.ident(session_id, "session_id"),
+                title=v.text(title, "title", v.MAX_TITLE),
+                model=v.text(model, "model", v.MAX_MODEL),
+                metadata=v.metadata(metadata),
+                retention=to_duration(retention, "retention"),
+            )
         )
 
     def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
         """The session, or None when it does not exist (or has expired, or belongs to another owner)."""
-        return self._backend.get_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            GetSession(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )
 
     def list_sessions(
         self,
@@ -63,7 +68,7 @@ class Sessions(Domain):
             created_before=aware(created_before, "created_before"),
             metadata=v.metadata_filter(metadata),
         )
-        return self._backend.list_sessions(v.owner(owner), query)
+        return self._backend.execute(ListSessions(owner=v.owner(owner), query=query))
 
     def update_session(
         self,
@@ -75,14 +80,18 @@ class Sessions(Domain):
         owner: str | None = None,
     ) -> Session:
         """Change the fields given (None clears title or model; metadata is replaced whole)."""
-        return self._backend.update_session(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            UNSET if title is UNSET else v.text(title, "title", v.MAX_TITLE),
-            UNSET if model is UNSET else v.text(model, "model", v.MAX_MODEL),
-            UNSET if metadata is UNSET else v.metadata(metadata),
+        return self._backend.execute(
+            UpdateSession(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                title=UNSET if title is UNSET else v.text(title, "title", v.MAX_TITLE),
+                model=UNSET if model is UNSET else v.text(model, "model", v.MAX_MODEL),
+                metadata=UNSET if metadata is UNSET else v.metadata(metadata),
+            )
         )
 
     def delete_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the session and everything it owns before returning; idempotent."""
-        return self._backend.delete_session(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            DeleteSession(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )

@@ -11,6 +11,7 @@ from typing import Any
 from store import validation as v
 from store.front.base import Domain
 from store.models import FullSession, Message, StateSnapshot
+from store.requests import ClearInterrupt, LoadFull, LoadInterrupt, LoadState, SaveFull, SaveInterrupt, SaveState
 
 SAVE_FULL_MAX = 97  # the head, the state, an upload intent, and the messages
 
@@ -22,16 +23,20 @@ class State(Domain):
         self, session_id: str, state: Any, *, expected_version: int | None = None, owner: str | None = None
     ) -> int:
         """Store a new version of the session's state (any JSON); returns the new version number."""
-        return self._backend.save_state(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.json_value(state, "state"),
-            v.seq(expected_version, "expected_version"),
+        return self._backend.execute(
+            SaveState(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                state=v.json_value(state, "state"),
+                expected_version=v.seq(expected_version, "expected_version"),
+            )
         )
 
     def load_state(self, session_id: str, *, owner: str | None = None) -> StateSnapshot | None:
         """The current state, or None if none was saved."""
-        return self._backend.load_state(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            LoadState(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )
 
     def save_full(
         self,
@@ -43,30 +48,44 @@ class State(Domain):
         owner: str | None = None,
     ) -> StateSnapshot:
         """Append messages (up to 97) and store the state after them, in one transaction."""
-        return self._backend.save_full(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.messages(messages, maximum=SAVE_FULL_MAX),
-            v.json_value(state, "state"),
-            v.seq(expected_seq, "expected_seq"),
+        return self._backend.execute(
+            SaveFull(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                messages=v.messages(messages, maximum=SAVE_FULL_MAX),
+                state=v.json_value(state, "state"),
+                expected_seq=v.seq(expected_seq, "expected_seq"),
+            )
         )
 
     def load_full(self, session_id: str, *, since_compaction: bool = False, owner: str | None = None) -> FullSession:
         """The session, its messages and its state as of one instant."""
-        return self._backend.load_full(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), bool(since_compaction)
+        return self._backend.execute(
+            LoadFull(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                since_compaction=bool(since_compaction),
+            )
         )
 
     def save_interrupt(self, session_id: str, interrupt: dict[str, Any], *, owner: str | None = None) -> None:
         """Record a pending interrupt (e.g. a tool call awaiting approval), replacing any."""
-        return self._backend.save_interrupt(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.json_object(interrupt, "interrupt")
+        return self._backend.execute(
+            SaveInterrupt(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                interrupt=v.json_object(interrupt, "interrupt"),
+            )
         )
 
     def load_interrupt(self, session_id: str, *, owner: str | None = None) -> dict[str, Any] | None:
         """The pending interrupt, or None."""
-        return self._backend.load_interrupt(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            LoadInterrupt(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )
 
     def clear_interrupt(self, session_id: str, *, owner: str | None = None) -> None:
         """Remove the pending interrupt; idempotent."""
-        return self._backend.clear_interrupt(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            ClearInterrupt(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )

@@ -10,6 +10,7 @@ from typing import Any
 
 from store import validation as v
 from store.front.base import Domain
+from store.requests import AppendTraceEvents, ListTraceRuns, LoadTraceEvents, Reclaim
 
 
 class Traces(Domain):
@@ -20,28 +21,36 @@ class Traces(Domain):
     ) -> int:
         """Append a batch of events (JSON objects) to a run, stored as one compressed JSON-lines object;
         returns the batch's number in the run. Batches keep their order under concurrent writers."""
-        return self._backend.append_trace_events(
-            v.ident(session_id, "session_id"),
-            v.optional_owner(owner),
-            v.ident(run_id, "run_id"),
-            v.trace_events(events),
+        return self._backend.execute(
+            AppendTraceEvents(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                run_id=v.ident(run_id, "run_id"),
+                events=v.trace_events(events),
+            )
         )
 
     def load_trace_events(
         self, session_id: str, run_id: str | None = None, *, owner: str | None = None
     ) -> list[dict[str, Any]]:
         """The events of one run in order, or of every run (runs in the order they started)."""
-        return self._backend.load_trace_events(
-            v.ident(session_id, "session_id"), v.optional_owner(owner), v.optional_ident(run_id, "run_id")
+        return self._backend.execute(
+            LoadTraceEvents(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                run_id=v.optional_ident(run_id, "run_id"),
+            )
         )
 
     def list_trace_runs(self, session_id: str, *, owner: str | None = None) -> list[str]:
         """The session's run ids, in the order they started."""
-        return self._backend.list_trace_runs(v.ident(session_id, "session_id"), v.optional_owner(owner))
+        return self._backend.execute(
+            ListTraceRuns(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+        )
 
     def reclaim(self, records: Iterable[dict[str, Any]]) -> int:
         """Act on records of the sessions table's stream (the cascade function's job; idempotent): purge
         sessions whose head was removed (TTL expiry, or a finished delete: a backstop), and delete the S3
         objects that records release (upload intents that expired uncommitted; items deleted or
         replaced). Returns how many released objects were deleted."""
-        return self._backend.reclaim(v.stream_records(records))
+        return self._backend.execute(Reclaim(records=v.stream_records(records)))

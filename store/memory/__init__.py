@@ -6,7 +6,7 @@ usage arithmetic and the definition of expiry, so both behave the same."""
 
 from __future__ import annotations
 
-from store.backend import Backend
+from store.backend import Backend, Methods
 from store.memory.artifacts import MemoryArtifacts
 from store.memory.checkpoints import MemoryCheckpoints
 from store.memory.messages import MemoryMessages
@@ -24,9 +24,10 @@ class MemoryBackend(
     MemoryArtifacts,
     MemoryTraces,
     MemoryOperations,
+    Methods,
     Backend,
 ):
-    """Sessions in a dict, guarded by one re-entrant lock."""
+    """Sessions in a dict, guarded by one re-entrant lock; `execute` calls the method its request names."""
 
     name = "memory"
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 import hashlib
 import io
 from datetime import timedelta
-from typing import Any
 
 from store.artifact_reader import ArtifactReader
-from store.backend import Presign
 from store.errors import ArtifactNotFound, InvalidInput, PayloadTooLarge
 from store.http_headers import upload_headers
 from store.memory.core import ArtifactEntry, MemoryCore, UploadEntry, read_all
 from store.models import ArtifactVersion, PresignedUpload
-from store.streams import adrain, is_async_source
+from store.requests import (
+    ConfirmArtifactUpload,
+    DeleteArtifact,
+    GetArtifact,
+    ListArtifacts,
+    ListArtifactVersions,
+    OpenArtifact,
+    PresignArtifact,
+    PresignArtifactUpload,
+    PutArtifact,
+)
 from store.timeutil import is_expired
 from store.validation import new_id
 
@@ -56,31 +64,24 @@ class MemoryArtifacts(MemoryCore):
             return visible[-1]
         return next((v for v in visible if v[0].version == version), None)
 
-    def put_artifact(
-        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
-    ) -> ArtifactVersion:
+    def put_artifact(self, request: PutArtifact) -> ArtifactVersion:
+        session_id, owner, name = request.session_id, request.owner, request.name
+        content_type, metadata = request.content_type, request.metadata
         with self._lock:
             self._need(session_id, owner)
-        if is_async_source(data):  # the async store's callers: drained on their event loop
-            return self._put_drained(session_id, owner, name, data, content_type, metadata)  # type: ignore[return-value]
-        content = read_all(data)
+        content = read_all(request.data)
         with self._lock:
             self._need(session_id, owner)
             return self._version(session_id, name, content, content_type, metadata)
 
-    async def _put_drained(
-        self, session_id: str, owner: str | None, name: str, data: Any, content_type: str, metadata: dict[str, str]
-    ) -> ArtifactVersion:
-        return self.put_artifact(session_id, owner, name, await adrain(data), content_type, metadata)
-
-    def get_artifact(self, session_id: str, owner: str | None, name: str, version: int | None) -> bytes | None:
+    def get_artifact(self, request: GetArtifact) -> bytes | None:
+        session_id, owner, name, version = request.session_id, request.owner, request.name, request.version
         with self._lock:
             found = self._find_version(session_id, owner, name, version)
             return None if found is None else found[1]
 
-    def open_artifact(
-        self, session_id: str, owner: str | None, name: str, version: int | None
-    ) -> ArtifactReader | None:
+    def open_artifact(self, request: OpenArtifact) -> ArtifactReader | None:
+        session_id, owner, name, version = request.session_id, request.owner, request.name, request.version
         with self._lock:
             found = self._find_version(session_id, owner, name, version)
         if found is None:
@@ -88,18 +89,21 @@ class MemoryArtifacts(MemoryCore):
         stream = io.BytesIO(found[1])
         return ArtifactReader(found[0], stream.read, stream.close)
 
-    def list_artifacts(self, session_id: str, owner: str | None) -> list[ArtifactVersion]:
+    def list_artifacts(self, request: ListArtifacts) -> list[ArtifactVersion]:
+        session_id, owner = request.session_id, request.owner
         with self._lock:
             arts = self._need(session_id, owner).artifacts
             latest = [vis[-1][0] for a in arts.values() if (vis := a.visible())]
             return sorted(latest, key=lambda a: a.name)
 
-    def list_artifact_versions(self, session_id: str, owner: str | None, name: str) -> list[ArtifactVersion]:
+    def list_artifact_versions(self, request: ListArtifactVersions) -> list[ArtifactVersion]:
+        session_id, owner, name = request.session_id, request.owner, request.name
         with self._lock:
             art = self._need(session_id, owner).artifacts.get(name)
             return [av for av, _ in (art.visible() if art is not None else [])]
 
-    def delete_artifact(self, session_id: str, owner: str | None, name: str) -> None:
+    def delete_artifact(self, request: DeleteArtifact) -> None:
+        session_id, owner, name = request.session_id, request.owner, request.name
         with self._lock:
             entry = self._need(session_id, owner)
             art = entry.artifacts.get(name)
@@ -108,32 +112,36 @@ class MemoryArtifacts(MemoryCore):
             art.live, art.deleted_through, art.versions = False, art.latest, {}
             self._touch(entry)
 
-    def presign_artifact(self, session_id: str, owner: str | None, request: Presign) -> str:
-        if request.method == "PUT":
-            return self.presign_artifact_upload(session_id, owner, request).url
+    def presign_artifact(self, request: PresignArtifact) -> str:
+        session_id, owner, spec = request.session_id, request.owner, request.presign
+        if spec.method == "PUT":
+            return self.presign_artifact_upload(
+                PresignArtifactUpload(session_id=session_id, owner=owner, presign=spec)
+            ).url
         with self._lock:
-            found = self._find_version(session_id, owner, request.name, request.version)
+            found = self._find_version(session_id, owner, spec.name, spec.version)
         if found is None:
-            raise ArtifactNotFound(session_id, request.name, request.version)
+            raise ArtifactNotFound(session_id, spec.name, spec.version)
         av = found[0]
-        return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={request.expires_in}"
+        return f"memory://artifacts/{session_id}/{av.sha256}?version={av.version}&expires_in={spec.expires_in}"
 
-    def presign_artifact_upload(self, session_id: str, owner: str | None, request: Presign) -> PresignedUpload:
+    def presign_artifact_upload(self, request: PresignArtifactUpload) -> PresignedUpload:
+        session_id, owner, spec = request.session_id, request.owner, request.presign
         with self._lock:
             session = self._need(session_id, owner).session
             upload_id = new_id()
-            expires = self._now() + timedelta(seconds=request.expires_in)
-            self._uploads[upload_id] = UploadEntry(session_id, session.owner, session.created_at, request, expires)
+            expires = self._now() + timedelta(seconds=spec.expires_in)
+            self._uploads[upload_id] = UploadEntry(session_id, session.owner, session.created_at, spec, expires)
         return PresignedUpload(
             url=f"memory://uploads/{upload_id}",
             upload_id=upload_id,
             session_id=session_id,
-            name=request.name,
+            name=spec.name,
             expires_at=expires,
-            headers=upload_headers(request.content_type, request.size, request.sha256),
-            max_size=request.max_size,
-            size=request.size,
-            sha256=request.sha256,
+            headers=upload_headers(spec.content_type, spec.size, spec.sha256),
+            max_size=spec.max_size,
+            size=spec.size,
+            sha256=spec.sha256,
         )
 
     def receive_upload(self, url: str, data: bytes) -> None:
@@ -153,7 +161,8 @@ class MemoryArtifacts(MemoryCore):
                 raise InvalidInput("the body does not match the SHA-256 the URL was signed for")
             pending.data = bytes(data)
 
-    def confirm_artifact_upload(self, session_id: str, owner: str | None, name: str, upload_id: str) -> ArtifactVersion:
+    def confirm_artifact_upload(self, request: ConfirmArtifactUpload) -> ArtifactVersion:
+        session_id, owner, name, upload_id = request.session_id, request.owner, request.name, request.upload
         with self._lock:
             session = self._need(session_id, owner).session
             pending = self._uploads.get(upload_id)
@@ -173,7 +182,7 @@ class MemoryArtifacts(MemoryCore):
                 raise PayloadTooLarge(
                     f"the upload holds more than its limit of {pending.request.max_size} bytes; it was discarded"
                 )
-            request = pending.request
-            pending.version = self._version(session_id, name, pending.data, request.content_type, request.metadata)
+            spec = pending.request
+            pending.version = self._version(session_id, name, pending.data, spec.content_type, spec.metadata)
             pending.data = None
             return pending.version

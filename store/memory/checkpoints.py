@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
 from store.memory.core import MemoryCore
 from store.models import Checkpoint
+from store.requests import DeleteCheckpoint, LoadCheckpoint, SaveCheckpoint
 from store.timeutil import expiry, is_expired
 
 
 class MemoryCheckpoints(MemoryCore):
     """Checkpoints, in memory."""
 
-    def save_checkpoint(self, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None) -> Checkpoint:
+    def save_checkpoint(self, request: SaveCheckpoint) -> Checkpoint:
+        scope, key, data, ttl, owner = request.scope, request.key, request.data, request.ttl, request.owner
         with self._lock:
             now = self._now()
             cp = Checkpoint(
@@ -31,7 +30,8 @@ class MemoryCheckpoints(MemoryCore):
                 self._checkpoints[(scope, owner, key)] = cp
             return cp.model_copy(deep=True)
 
-    def load_checkpoint(self, scope: str, key: str, owner: str | None) -> Checkpoint | None:
+    def load_checkpoint(self, request: LoadCheckpoint) -> Checkpoint | None:
+        scope, key, owner = request.scope, request.key, request.owner
         with self._lock:
             where = (scope, owner, key)
             cp = self._need(key, owner).checkpoint if scope == "session" else self._checkpoints.get(where)
@@ -39,7 +39,8 @@ class MemoryCheckpoints(MemoryCore):
                 return None
             return cp.model_copy(deep=True)
 
-    def delete_checkpoint(self, scope: str, key: str, owner: str | None) -> None:
+    def delete_checkpoint(self, request: DeleteCheckpoint) -> None:
+        scope, key, owner = request.scope, request.key, request.owner
         with self._lock:
             if scope == "session":
                 self._need(key, owner).checkpoint = None

@@ -10,9 +10,9 @@ from typing import Any
 
 from store import codec
 from store.artifact_reader import CHUNK
-from store.backend import Presign
 from store.errors import SessionNotFound
 from store.models import ArtifactVersion, Checkpoint, Message, MessageRecord, Session, StateSnapshot
+from store.requests import Presign
 from store.settings import Settings
 from store.streams import read_chunk
 from store.timeutil import expiry, is_expired

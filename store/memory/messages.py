@@ -7,22 +7,26 @@ from typing import Any
 from store import codec
 from store.errors import Conflict, MessageNotFound
 from store.memory.core import IdempotencyClaim, MemoryCore
-from store.models import Message, MessageRecord, Page, TokenUsage
-from store.paging import MessageQuery
+from store.models import MessageRecord, Page
+from store.requests import (
+    AppendMessages,
+    GetLatestCompaction,
+    GetMessage,
+    LastMessages,
+    ListMessages,
+    MarkCompaction,
+    PopMessage,
+    UpdateUsage,
+)
 from store.timeutil import expiry, is_expired
 
 
 class MemoryMessages(MemoryCore):
     """The transcript, in memory."""
 
-    def append_messages(
-        self,
-        session_id: str,
-        owner: str | None,
-        messages: list[Message],
-        expected_seq: int | None,
-        idempotency_key: str | None,
-    ) -> list[MessageRecord]:
+    def append_messages(self, request: AppendMessages) -> list[MessageRecord]:
+        session_id, owner, messages = request.session_id, request.owner, request.messages
+        expected_seq, idempotency_key = request.expected_seq, request.idempotency_key
         with self._lock:
             entry = self._need(session_id, owner)
             records = self._records(session_id, messages, 0, "append_messages")
@@ -51,7 +55,8 @@ class MemoryMessages(MemoryCore):
             self._commit(entry, records)
             return [r.model_copy(deep=True) for r in records]
 
-    def list_messages(self, session_id: str, owner: str | None, query: MessageQuery) -> Page[MessageRecord]:
+    def list_messages(self, request: ListMessages) -> Page[MessageRecord]:
+        session_id, owner, query = request.session_id, request.owner, request.query
         with self._lock:
             entry = self._need(session_id, owner)
             lo, hi = query.window(session_id, entry.session.compaction_seq)
@@ -61,17 +66,20 @@ class MemoryMessages(MemoryCore):
                 chosen.reverse()
             return query.page(session_id, [m.model_copy(deep=True) for m in chosen[: query.fetch]])
 
-    def last_messages(self, session_id: str, owner: str | None, n: int) -> list[MessageRecord]:
+    def last_messages(self, request: LastMessages) -> list[MessageRecord]:
+        session_id, owner, n = request.session_id, request.owner, request.n
         with self._lock:
             entry = self._need(session_id, owner)
             return [m.model_copy(deep=True) for m in entry.messages[-n:]]
 
-    def get_message(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord | None:
+    def get_message(self, request: GetMessage) -> MessageRecord | None:
+        session_id, owner, message_id = request.session_id, request.owner, request.message_id
         with self._lock:
             found = self._find(self._need(session_id, owner), message_id)
             return None if found is None else found.model_copy(deep=True)
 
-    def pop_message(self, session_id: str, owner: str | None, expected_seq: int | None) -> MessageRecord | None:
+    def pop_message(self, request: PopMessage) -> MessageRecord | None:
+        session_id, owner, expected_seq = request.session_id, request.owner, request.expected_seq
         with self._lock:
             entry = self._need(session_id, owner)
             last = entry.session.last_seq
@@ -90,7 +98,8 @@ class MemoryMessages(MemoryCore):
             self._touch(entry, last_seq=last - 1, usage=usage, **changes)
             return popped.model_copy(deep=True)
 
-    def update_usage(self, session_id: str, owner: str | None, message_id: str, usage: TokenUsage) -> MessageRecord:
+    def update_usage(self, request: UpdateUsage) -> MessageRecord:
+        session_id, owner, message_id, usage = request.session_id, request.owner, request.message_id, request.usage
         with self._lock:
             entry = self._need(session_id, owner)
             found = self._find(entry, message_id)
@@ -101,7 +110,8 @@ class MemoryMessages(MemoryCore):
             self._touch(entry, usage=entry.session.usage.plus(usage, minus=found.usage))
             return updated.model_copy(deep=True)
 
-    def mark_compaction(self, session_id: str, owner: str | None, message_id: str) -> MessageRecord:
+    def mark_compaction(self, request: MarkCompaction) -> MessageRecord:
+        session_id, owner, message_id = request.session_id, request.owner, request.message_id
         with self._lock:
             entry = self._need(session_id, owner)
             found = self._find(entry, message_id)
@@ -112,7 +122,8 @@ class MemoryMessages(MemoryCore):
             self._touch(entry, compaction_seq=max(found.seq, entry.session.compaction_seq or 0))
             return marked.model_copy(deep=True)
 
-    def get_latest_compaction(self, session_id: str, owner: str | None) -> MessageRecord | None:
+    def get_latest_compaction(self, request: GetLatestCompaction) -> MessageRecord | None:
+        session_id, owner = request.session_id, request.owner
         with self._lock:
             entry = self._need(session_id, owner)
             cseq = entry.session.compaction_seq

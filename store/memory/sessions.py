@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from store import cursor as cursors
-from store.backend import UNSET, Unset
+from store.backend import UNSET
 from store.errors import SessionExists
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import Page, Session
-from store.paging import SessionQuery
+from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
 from store.timeutil import expiry, iso
 from store.validation import matches_metadata
 
@@ -18,15 +17,9 @@ from store.validation import matches_metadata
 class MemorySessions(MemoryCore):
     """Sessions, in memory."""
 
-    def create_session(
-        self,
-        owner: str,
-        session_id: str,
-        title: str | None,
-        model: str | None,
-        metadata: dict[str, Any],
-        retention: timedelta | None,
-    ) -> Session:
+    def create_session(self, request: CreateSession) -> Session:
+        owner, session_id, title = request.owner, request.session_id, request.title
+        model, metadata, retention = request.model, request.metadata, request.retention
         with self._lock:
             if self._live(session_id, None) is not None:
                 raise SessionExists(session_id)
@@ -45,12 +38,14 @@ class MemorySessions(MemoryCore):
             self._sessions[session_id] = SessionEntry(session=session)
             return session.model_copy(deep=True)
 
-    def get_session(self, session_id: str, owner: str | None) -> Session | None:
+    def get_session(self, request: GetSession) -> Session | None:
+        session_id, owner = request.session_id, request.owner
         with self._lock:
             entry = self._live(session_id, owner)
             return None if entry is None else entry.session.model_copy(deep=True)
 
-    def list_sessions(self, owner: str, query: SessionQuery) -> Page[Session]:
+    def list_sessions(self, request: ListSessions) -> Page[Session]:
+        owner, query = request.owner, request.query
         with self._lock:
             live = [e.session for sid in list(self._sessions) if (e := self._live(sid, owner)) is not None]
 
@@ -74,14 +69,9 @@ class MemorySessions(MemoryCore):
             next_cursor = cursors.encode("sessions", owner, {"g": position(page[-1]), "i": page[-1].id})
         return Page[Session](items=[s.model_copy(deep=True) for s in page], next_cursor=next_cursor)
 
-    def update_session(
-        self,
-        session_id: str,
-        owner: str | None,
-        title: str | Unset | None,
-        model: str | Unset | None,
-        metadata: dict[str, Any] | Unset,
-    ) -> Session:
+    def update_session(self, request: UpdateSession) -> Session:
+        session_id, owner, title = request.session_id, request.owner, request.title
+        model, metadata = request.model, request.metadata
         with self._lock:
             entry = self._need(session_id, owner)
             changes: dict[str, Any] = {}
@@ -94,7 +84,8 @@ class MemorySessions(MemoryCore):
             self._touch(entry, **changes)
             return entry.session.model_copy(deep=True)
 
-    def delete_session(self, session_id: str, owner: str | None) -> None:
+    def delete_session(self, request: DeleteSession) -> None:
+        session_id, owner = request.session_id, request.owner
         with self._lock:
             entry = self._sessions.get(session_id)
             if entry is not None and (owner is None or entry.session.owner == owner):

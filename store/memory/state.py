@@ -8,13 +8,26 @@ from store import codec
 from store.backend import INTERRUPT_SLOT, records_slot
 from store.errors import Conflict
 from store.memory.core import MemoryCore
-from store.models import FullSession, Message, StateSnapshot
+from store.models import FullSession, StateSnapshot
+from store.requests import (
+    ClearInterrupt,
+    LoadFull,
+    LoadInterrupt,
+    LoadRecords,
+    LoadState,
+    SaveFull,
+    SaveInterrupt,
+    SaveRecords,
+    SaveState,
+)
 
 
 class MemoryState(MemoryCore):
     """State, full loads and saves, interrupts and records, in memory."""
 
-    def save_state(self, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> int:
+    def save_state(self, request: SaveState) -> int:
+        session_id, owner, state = request.session_id, request.owner, request.state
+        expected_version = request.expected_version
         with self._lock:
             entry = self._need(session_id, owner)
             stored = self._copy(state)
@@ -27,14 +40,15 @@ class MemoryState(MemoryCore):
             self._touch(entry, state_version=version + 1)
             return version + 1
 
-    def load_state(self, session_id: str, owner: str | None) -> StateSnapshot | None:
+    def load_state(self, request: LoadState) -> StateSnapshot | None:
+        session_id, owner = request.session_id, request.owner
         with self._lock:
             entry = self._need(session_id, owner)
             return None if entry.state is None else entry.state.model_copy(deep=True)
 
-    def save_full(
-        self, session_id: str, owner: str | None, messages: list[Message], state: Any, expected_seq: int | None
-    ) -> StateSnapshot:
+    def save_full(self, request: SaveFull) -> StateSnapshot:
+        session_id, owner, messages = request.session_id, request.owner, request.messages
+        state, expected_seq = request.state, request.expected_seq
         with self._lock:
             entry = self._need(session_id, owner)
             encoded = self._encode_all([*(m.body() for m in messages), state], "save_full")
@@ -53,7 +67,8 @@ class MemoryState(MemoryCore):
             self._commit(entry, records, state_version=version)
             return entry.state.model_copy(deep=True)
 
-    def load_full(self, session_id: str, owner: str | None, since_compaction: bool) -> FullSession:
+    def load_full(self, request: LoadFull) -> FullSession:
+        session_id, owner, since_compaction = request.session_id, request.owner, request.since_compaction
         with self._lock:
             entry = self._need(session_id, owner)
             lo = entry.session.compaction_seq if since_compaction and entry.session.compaction_seq else 1
@@ -63,20 +78,25 @@ class MemoryState(MemoryCore):
                 state=entry.state.model_copy(deep=True) if entry.state else None,
             )
 
-    def save_interrupt(self, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> None:
+    def save_interrupt(self, request: SaveInterrupt) -> None:
+        session_id, owner, interrupt = request.session_id, request.owner, request.interrupt
         self._put_slot(session_id, owner, INTERRUPT_SLOT, interrupt)
 
-    def load_interrupt(self, session_id: str, owner: str | None) -> dict[str, Any] | None:
+    def load_interrupt(self, request: LoadInterrupt) -> dict[str, Any] | None:
+        session_id, owner = request.session_id, request.owner
         found: dict[str, Any] | None = self._load_slot(session_id, owner, INTERRUPT_SLOT, None)
         return found
 
-    def clear_interrupt(self, session_id: str, owner: str | None) -> None:
+    def clear_interrupt(self, request: ClearInterrupt) -> None:
+        session_id, owner = request.session_id, request.owner
         self._put_slot(session_id, owner, INTERRUPT_SLOT, None)
 
-    def save_records(self, session_id: str, owner: str | None, kind: str, records: list[Any]) -> None:
+    def save_records(self, request: SaveRecords) -> None:
+        session_id, owner, kind, records = request.session_id, request.owner, request.kind, request.records
         self._put_slot(session_id, owner, records_slot(kind), records)
 
-    def load_records(self, session_id: str, owner: str | None, kind: str) -> list[Any]:
+    def load_records(self, request: LoadRecords) -> list[Any]:
+        session_id, owner, kind = request.session_id, request.owner, request.kind
         found: list[Any] = self._load_slot(session_id, owner, records_slot(kind), [])
         return found
 

@@ -16,6 +16,8 @@ import pytest
 
 from infra.local.aws import REGION, create_tables
 from store import AsyncArtifactReader, AsyncSessionStore, SessionNotFound, SessionStore
+from store.aws.async_driver import AsyncClients
+from store.aws.backend import AsyncDynamoBackend
 
 SYNC_ONLY = {"close", "from_env", "memory"}
 
@@ -39,6 +41,13 @@ def server_tables(moto_endpoint: str, server_inspectors: tuple[Any, Any], reques
     return create_tables(dynamodb, prefix=f"async-{request.node.name[:30]}".lower().replace("_", "-"), s3=s3)
 
 
+def clients_of(store: AsyncSessionStore) -> AsyncClients:
+    """The long-lived clients of a DynamoDB-backed async store."""
+    backend = store._backend
+    assert isinstance(backend, AsyncDynamoBackend)
+    return backend.driver.clients
+
+
 def new_store(endpoint: str, tables: Any) -> AsyncSessionStore:
     return AsyncSessionStore(
         tables.sessions, tables.messages, bucket=tables.bucket, endpoint_url=endpoint, region_name=REGION
@@ -59,8 +68,9 @@ def test_a_slow_call_does_not_block_the_event_loop(moto_endpoint: str, server_ta
         async with new_store(moto_endpoint, server_tables) as one, new_store(moto_endpoint, server_tables) as two:
             sid = (await one.create_session("alice")).id
             for store in (one, two):
-                client = await store._backend._run.__self__._clients.get("dynamodb")  # type: ignore[attr-defined]
-                client.meta.events.register("before-send.dynamodb.GetItem", slow)
+                client = await clients_of(store).get("dynamodb")
+                hooks: Any = client.meta.events  # aiobotocore awaits async handlers; its stubs type them as sync
+                hooks.register("before-send.dynamodb.GetItem", slow)
             ticks = 0
             done = asyncio.Event()
 
@@ -139,7 +149,7 @@ def test_memory_store_takes_async_streams_too() -> None:
 def test_one_session_and_long_lived_clients(moto_endpoint: str, server_tables: Any) -> None:
     async def main() -> None:
         store = new_store(moto_endpoint, server_tables)
-        clients = store._backend._run.__self__._clients  # type: ignore[attr-defined]
+        clients = clients_of(store)
         sid = (await store.create_session("alice")).id
         first = await clients.get("dynamodb")
         for _ in range(3):

@@ -8,8 +8,21 @@ from typing import Any
 import pytest
 
 from store.aws.calls import AwsError
-from store.aws.plans.base import HEAD, Actions, cancelled, condition_failed, transact
-from store.errors import InvalidInput, PayloadTooLarge
+from store.aws.plans.transactions import (
+    HEAD,
+    Actions,
+    BatchNumbered,
+    Cancelled,
+    IndexMoved,
+    KeyClaimed,
+    UploadSettled,
+    VersionExists,
+    cancellation,
+    cancelled,
+    condition_failed,
+    transact,
+)
+from store.errors import Conflict, InvalidInput, PayloadTooLarge
 
 
 def _put(table: str) -> dict[str, Any]:
@@ -59,3 +72,24 @@ def test_a_single_conditional_write_fails_under_its_name() -> None:
     err = AwsError("ConditionalCheckFailedException", "no", response={"Item": {"pk": {"S": "h"}}})
     failed = condition_failed(HEAD, err)
     assert failed.failed(HEAD) and failed.old(HEAD) == {"pk": {"S": "h"}}
+
+
+def test_a_cancellation_becomes_the_outcome_its_plan_expects_by_name() -> None:
+    failed_index = {"Code": "ConditionalCheckFailed", "Item": {"latest": {"N": "3"}}}
+    failed = {"Code": "ConditionalCheckFailed"}
+    actions = Actions(head=_put("h"), intent=_put("t"), index=_put("x"), version=_put("v"))
+    commit = (UploadSettled, IndexMoved, VersionExists)
+
+    both = cancelled(_cancellation({"Code": "None"}, {"Code": "None"}, failed_index, failed), actions)
+    raised = cancellation(both, "put_artifact", commit)
+    assert type(raised) is IndexMoved  # the first expected outcome whose action failed
+    assert raised.old == {"latest": {"N": "3"}}
+    only_version = cancelled(_cancellation({"Code": "None"}, {"Code": "None"}, {"Code": "None"}, failed), actions)
+    assert type(cancellation(only_version, "put_artifact", commit)) is VersionExists
+    gone = cancelled(_cancellation({"Code": "None"}, failed, failed_index, {"Code": "None"}), actions)
+    assert type(cancellation(gone, "put_artifact", commit)) is UploadSettled
+
+    # an outcome the plan did not list is a plain Cancelled: a Conflict that names the failed actions
+    other = cancellation(both, "append_trace_events", (BatchNumbered, KeyClaimed))
+    assert type(other) is Cancelled and isinstance(other, Conflict)
+    assert "index: ConditionalCheckFailed" in str(other)

@@ -9,9 +9,9 @@ import inspect
 import re
 from pathlib import Path
 
-from store.aws.backend import DynamoBackend
-from store.backend import Backend
+from store.aws.backend import PLANS
 from store.memory import MemoryBackend
+from store.requests import operations
 from store.session_store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,15 +36,15 @@ def public_operations() -> set[str]:
 
 def test_every_public_operation_is_in_the_table_with_one_name_at_every_layer() -> None:
     table = documented()
-    assert set(table) == public_operations()
+    requests = operations()
+    assert set(table) == public_operations() == set(requests)
+    assert set(PLANS) == set(requests.values()), "every request has exactly one plan"
     for op, (front, plan_module, plan) in table.items():
         assert plan == op, f"{op}: its plan is named {plan}"
         assert getattr(SessionStore, op).__module__ == f"store.front.{front}", op
-        assert callable(getattr(Backend, op, None)), op
-        # the memory backend's own, or the interface's default (reclaim: no stream, nothing to reclaim)
-        assert getattr(MemoryBackend, op).__module__.startswith(("store.memory.", "store.backend")), op
-        assert callable(getattr(importlib.import_module(f"store.aws.plans.{plan_module}"), plan)), op
-        assert f"{plan_module}.{plan}(" in inspect.getsource(getattr(DynamoBackend, op)), op
+        assert requests[op].__name__ in inspect.getsource(getattr(SessionStore, op)), f"{op}: builds its request"
+        assert getattr(MemoryBackend, op).__module__.startswith("store.memory."), op
+        assert PLANS[requests[op]] is getattr(importlib.import_module(f"store.aws.plans.{plan_module}"), plan), op
 
 
 def imports(path: Path) -> set[str]:

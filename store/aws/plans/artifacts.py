@@ -21,12 +21,11 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from store.artifact_reader import ArtifactReader
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.plans.base import (
-    Actions,
-    Cancelled,
     Context,
     Position,
     backoff,
@@ -54,11 +53,23 @@ from store.aws.plans.objects import (
     s3,
     session_owner,
 )
+from store.aws.plans.transactions import Actions, IndexMoved, UploadSettled, VersionExists
 from store.aws.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
-from store.backend import Presign
 from store.errors import ArtifactNotFound, Conflict, InvalidInput, PayloadTooLarge, StoreError
 from store.http_headers import attachment, sha256_base64, upload_headers
 from store.models import ArtifactVersion, PresignedUpload
+from store.requests import (
+    ConfirmArtifactUpload,
+    DeleteArtifact,
+    GetArtifact,
+    ListArtifacts,
+    ListArtifactVersions,
+    OpenArtifact,
+    Presign,
+    PresignArtifact,
+    PresignArtifactUpload,
+    PutArtifact,
+)
 from store.timeutil import from_epoch, iso, parse_iso
 from store.validation import new_id
 
@@ -138,9 +149,8 @@ def find_version(
     return version_from_item(session_id, item), need_s(item, OBJECT)
 
 
-def get_artifact(
-    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
-) -> Plan[bytes | None]:
+def get_artifact(ctx: Context, request: GetArtifact) -> Plan[bytes | None]:
+    session_id, owner, name, version = request.session_id, request.owner, request.name, request.version
     found = yield from find_version(ctx, session_id, owner, name, version)
     if found is None:
         return None
@@ -148,15 +158,16 @@ def get_artifact(
     return bytes(resp["Body"])
 
 
-def open_artifact(
-    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
-) -> Plan[tuple[ArtifactVersion, Any] | None]:
-    """The version and a streaming body (the driver's) to read it from, or None when absent."""
+def open_artifact(ctx: Context, request: OpenArtifact) -> Plan[ArtifactReader | None]:
+    """A reader of the version over the driver's streaming body, or None when absent (the async store
+    reads it through `AsyncArtifactReader.over`: the async driver's body reads with `await`)."""
+    session_id, owner, name, version = request.session_id, request.owner, request.name, request.version
     found = yield from find_version(ctx, session_id, owner, name, version)
     if found is None:
         return None
     resp = yield from _get_object(ctx, found[1], stream=True)
-    return found[0], resp["Body"]
+    body = resp["Body"]
+    return ArtifactReader(found[0], body.read, body.close)
 
 
 def _get_object(ctx: Context, key: str, *, stream: bool = False) -> Plan[dict[str, Any]]:
@@ -169,16 +180,18 @@ def _get_object(ctx: Context, key: str, *, stream: bool = False) -> Plan[dict[st
     return resp
 
 
-def list_artifacts(ctx: Context, session_id: str, owner: str | None) -> Plan[list[ArtifactVersion]]:
+def list_artifacts(ctx: Context, request: ListArtifacts) -> Plan[list[ArtifactVersion]]:
     """The latest version of every live name, sorted by name: one GetItem and one Query per 1 MB."""
+    session_id, owner = request.session_id, request.owner
     yield from read_head(ctx, session_id, owner)
     items = yield from partition_prefix(ctx, session_id, keys.ARTIFACT_PREFIX)
     found = [version_from_item(session_id, i) for i in items if index_live(i)]
     return sorted(found, key=lambda a: a.name)
 
 
-def list_artifact_versions(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[list[ArtifactVersion]]:
+def list_artifact_versions(ctx: Context, request: ListArtifactVersions) -> Plan[list[ArtifactVersion]]:
     """Every live version of a name, oldest first."""
+    session_id, owner, name = request.session_id, request.owner, request.name
     index, _ = yield from read_index(ctx, session_id, owner, name, None)
     if index is None or not index_live(index):
         return []
@@ -254,16 +267,10 @@ def _promised(upload: Presign) -> Item:
     return out
 
 
-def put_artifact(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    name: str,
-    data: Any,
-    content_type: str,
-    metadata: dict[str, str],
-) -> Plan[ArtifactVersion]:
+def put_artifact(ctx: Context, request: PutArtifact) -> Plan[ArtifactVersion]:
     """Upload `data` behind an intent, then commit it as the name's next version."""
+    session_id, owner, name = request.session_id, request.owner, request.name
+    data, content_type, metadata = request.data, request.content_type, request.metadata
     bucket(ctx)  # before anything is written
     intent, key = yield from _intent_for(ctx, session_id, owner, name)
     try:
@@ -357,26 +364,29 @@ def commit(
         tr = Attempt(session_id, owner, d, key, done, fields, latest + 1, latest, deleted_through, now)
         try:
             yield from write_session(
-                ctx, session_id, owner, partial(tr.actions, ctx), what="put_artifact", landed=partial(tr.landed, ctx)
+                ctx,
+                session_id,
+                owner,
+                partial(tr.actions, ctx),
+                what="put_artifact",
+                landed=partial(tr.landed, ctx),
+                expected=(UploadSettled, IndexMoved, VersionExists),
             )
             return version_from_item(session_id, fields)
-        except Cancelled as exc:
-            if exc.failed.failed("intent"):  # it is gone: our commit landed earlier, or the upload expired
-                mine = yield from _committed_version(ctx, session_id, d, key)
-                if mine is not None:
-                    return mine
-                yield from abandon(ctx, intent)
-                raise StoreError("the upload expired before it was committed; upload again") from None
-            if not exc.failed.failed("index") and not exc.failed.failed("version"):
-                yield from abandon(ctx, intent)
-                raise
-            old = exc.failed.old("index") or (yield from get_item(ctx.sessions_table, ikey))
+        except UploadSettled:
+            mine = yield from _committed_version(ctx, session_id, d, key)
+            if mine is not None:
+                return mine
+            yield from abandon(ctx, intent)
+            raise StoreError("the upload expired before it was committed; upload again") from None
+        except (IndexMoved, VersionExists) as exc:
+            old = exc.failed.old(IndexMoved.action) or (yield from get_item(ctx.sessions_table, ikey))
             latest = get_int(old or {}, "latest")
-            if exc.failed.failed("version") and not exc.failed.failed("index"):
+            if isinstance(exc, VersionExists):
                 latest = max(latest, tr.version)  # a version item exists beyond the index: skip past it
             deleted_through = get_int(old or {}, "deleted_through") if index_live(old) else latest
             attempt = yield from backoff(ctx, attempt, "put_artifact")
-        except StoreError:
+        except StoreError:  # any other cancellation, or a failure: nothing of the upload may stay
             yield from abandon(ctx, intent)
             raise
 
@@ -399,10 +409,11 @@ def _committed_version(ctx: Context, session_id: str, d: str, key: str) -> Plan[
     return None if mine is None else version_from_item(session_id, mine)
 
 
-def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str) -> Plan[None]:
+def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
     """Hide every version at once (the index is marked deleted through its latest version, in one
     conditional write with the head's touch), then delete the version items and their objects.
     Idempotent; repeating it finishes a deletion that was interrupted."""
+    session_id, owner, name = request.session_id, request.owner, request.name
     d = object_keys.digest(name)
     ikey = keys.session_key(session_id, keys.artifact_sk(d))
     attempt = 0
@@ -430,10 +441,8 @@ def delete_artifact(ctx: Context, session_id: str, owner: str | None, name: str)
                 return Actions(head=head, index=mark)
 
             try:
-                yield from write_session(ctx, session_id, owner, build, what="delete_artifact")
-            except Cancelled as exc:
-                if not exc.failed.failed("index"):  # not a new version committed meanwhile: nothing to retry
-                    raise
+                yield from write_session(ctx, session_id, owner, build, what="delete_artifact", expected=(IndexMoved,))
+            except IndexMoved:  # a new version was committed meanwhile: delete through it too
                 attempt = yield from backoff(ctx, attempt, "delete_artifact")
                 continue
         break
@@ -472,47 +481,47 @@ def presign_get(
     return url
 
 
-def presign_artifact_upload(
-    ctx: Context, session_id: str, owner: str | None, request: Presign
-) -> Plan[PresignedUpload]:
+def presign_artifact_upload(ctx: Context, request: PresignArtifactUpload) -> Plan[PresignedUpload]:
     """A SigV4 URL for uploading a new version once, behind an intent that outlives the URL by the upload
     grace. What the client must send is signed (`http_headers.upload_headers`). The bytes become a
     version only through `confirm_artifact_upload`."""
+    session_id, owner, spec = request.session_id, request.owner, request.presign
     bucket(ctx)
-    intent, key = yield from _intent_for(ctx, session_id, owner, request.name, request)
-    params: dict[str, Any] = {"Bucket": ctx.bucket, "Key": key, "ContentType": request.content_type, "IfNoneMatch": "*"}
-    if request.size is not None:
-        params["ContentLength"] = request.size
-    if request.sha256 is not None:
-        params["ChecksumSHA256"] = sha256_base64(request.sha256)
-    url: str = yield presign("put_object", params, request.expires_in)
+    intent, key = yield from _intent_for(ctx, session_id, owner, spec.name, spec)
+    params: dict[str, Any] = {"Bucket": ctx.bucket, "Key": key, "ContentType": spec.content_type, "IfNoneMatch": "*"}
+    if spec.size is not None:
+        params["ContentLength"] = spec.size
+    if spec.sha256 is not None:
+        params["ChecksumSHA256"] = sha256_base64(spec.sha256)
+    url: str = yield presign("put_object", params, spec.expires_in)
     return PresignedUpload(
         url=url,
         upload_id=intent.key[keys.PK]["S"].split("#", 1)[1],
         session_id=session_id,
-        name=request.name,
-        expires_at=from_epoch(int(ctx.now().timestamp()) + request.expires_in),
-        headers=upload_headers(request.content_type, request.size, request.sha256),
-        max_size=request.max_size,
-        size=request.size,
-        sha256=request.sha256,
+        name=spec.name,
+        expires_at=from_epoch(int(ctx.now().timestamp()) + spec.expires_in),
+        headers=upload_headers(spec.content_type, spec.size, spec.sha256),
+        max_size=spec.max_size,
+        size=spec.size,
+        sha256=spec.sha256,
     )
 
 
-def presign_artifact(ctx: Context, session_id: str, owner: str | None, request: Presign) -> Plan[str]:
+def presign_artifact(ctx: Context, request: PresignArtifact) -> Plan[str]:
     """`presign_artifact`: a GET URL of a version (ArtifactNotFound if absent) or a PUT URL of a new upload."""
-    if request.method == "PUT":
-        upload = yield from presign_artifact_upload(ctx, session_id, owner, request)
+    session_id, owner, spec = request.session_id, request.owner, request.presign
+    if spec.method == "PUT":
+        upload = yield from presign_artifact_upload(
+            ctx, PresignArtifactUpload(session_id=session_id, owner=owner, presign=spec)
+        )
         return upload.url
-    url = yield from presign_get(ctx, session_id, owner, request.name, request.version, request.expires_in)
+    url = yield from presign_get(ctx, session_id, owner, spec.name, spec.version, spec.expires_in)
     if url is None:
-        raise ArtifactNotFound(session_id, request.name, request.version)
+        raise ArtifactNotFound(session_id, spec.name, spec.version)
     return url
 
 
-def confirm_artifact_upload(
-    ctx: Context, session_id: str, owner: str | None, name: str, upload_id: str
-) -> Plan[ArtifactVersion]:
+def confirm_artifact_upload(ctx: Context, request: ConfirmArtifactUpload) -> Plan[ArtifactVersion]:
     """Check the object a presigned PUT wrote and commit it as the name's next version:
     1. the upload must be a pending upload of this session and name, issued in this life of the session
        (one issued before the id was deleted and taken again is discarded: nobody can confirm it);
@@ -524,6 +533,7 @@ def confirm_artifact_upload(
     4. one transaction makes the copy the next version and marks the intent committed; the intent stays
        until the URL has expired, so that a late PUT to the URL is reclaimed with it.
     Confirming twice returns the version the first confirm made."""
+    session_id, owner, name, upload_id = request.session_id, request.owner, request.name, request.upload
     bucket(ctx)
     head = yield from read_head(ctx, session_id, owner)
     version_key = object_keys.artifact_key(object_keys.session_prefix(head.session.owner, session_id), name, upload_id)

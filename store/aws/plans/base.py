@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,8 +17,9 @@ from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
 from store.aws.items import Head, head_from_item
 from store.aws.keys import PK, SK
+from store.aws.plans.transactions import HEAD, Actions, Outcome, cancellation, cancelled, condition_failed, transact
 from store.deadlines import current_deadline
-from store.errors import Conflict, InvalidInput, PayloadTooLarge, SessionNotFound
+from store.errors import Conflict, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch
 
@@ -285,108 +285,6 @@ def check_sizes(ctx: Context, items: Sequence[Item], what: str) -> None:
         )
 
 
-HEAD = "head"  # the name of a session write's conditional action on the session head
-
-
-class Actions:
-    """The actions of one write, in order, each under a name. A cancelled transaction's reasons are
-    read back by these names (`Failed.failed("index")`), so adding an action never changes what
-    another one's outcome means.
-
-        Actions(head=update, idempotency=claim).add_each("message", puts)
-    """
-
-    def __init__(self, **named: dict[str, Any]) -> None:
-        self._names: list[str] = []
-        self._actions: list[dict[str, Any]] = []
-        for name, action in named.items():
-            self.add(name, action)
-
-    def add(self, name: str, action: dict[str, Any]) -> Actions:
-        """Add `action` under `name` (each name once); returns self, for chaining."""
-        if name in self._names:
-            raise ValueError(f"a transaction action named {name!r} was already added")
-        self._names.append(name)
-        self._actions.append(action)
-        return self
-
-    def add_each(self, name: str, actions: Sequence[dict[str, Any]]) -> Actions:
-        """Add several actions of one kind, named `name[0]`, `name[1]`, ..."""
-        for i, action in enumerate(actions):
-            self.add(f"{name}[{i}]", action)
-        return self
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._names)
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The actions as TransactWriteItems takes them, in the order they were added."""
-        return list(self._actions)
-
-    def __len__(self) -> int:
-        return len(self._actions)
-
-
-def transact(actions: Actions) -> Call:
-    """A TransactWriteItems call. The request token makes botocore's own retries of this exact call
-    idempotent (a lost response is not applied twice)."""
-    return Call("transact_write_items", {"TransactItems": actions.requests, "ClientRequestToken": uuid.uuid4().hex})
-
-
-CONTENTION = frozenset(
-    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
-)
-CONDITION_FAILED = "ConditionalCheckFailed"
-
-
-@dataclass(frozen=True)
-class Failed:
-    """How each named action of a cancelled write fared (its reason's code) and the old item a failed
-    condition returned. A name the write did not hold has neither failed nor returned anything."""
-
-    codes: dict[str, str]
-    items: dict[str, Item]
-
-    def failed(self, name: str) -> bool:
-        """True when the action named `name` failed its condition."""
-        return self.codes.get(name) == CONDITION_FAILED
-
-    def conflicted(self) -> bool:
-        """True when another request got in the way (contention or throttling): worth retrying as is."""
-        return any(c in CONTENTION for c in self.codes.values())
-
-    def old(self, name: str) -> Item | None:
-        """The item as it was when the action named `name` failed its condition (if DynamoDB returned it)."""
-        return self.items.get(name)
-
-
-def condition_failed(name: str, err: AwsError) -> Failed:
-    """The outcome of a single conditional write (not a transaction) named `name` that failed."""
-    item = err.response.get("Item")
-    return Failed({name: CONDITION_FAILED}, {name: dict(item)} if item else {})
-
-
-def cancelled(err: AwsError, actions: Actions) -> Failed:
-    """Read a TransactionCanceledException's reasons, one per action of `actions`, by name; re-raise
-    anything else. Reasons that no retry can mend are raised at once: DynamoDB refusing a value
-    (InvalidInput), or a session's messages outgrowing an item collection (PayloadTooLarge)."""
-    if err.code != "TransactionCanceledException":
-        raise err
-    reasons = err.cancellation_reasons()
-    for reason in reasons:
-        if reason.get("Code") == "ValidationError":
-            raise InvalidInput(f"DynamoDB refused the write: {reason.get('Message') or 'a value is invalid'}")
-        if reason.get("Code") == "ItemCollectionSizeLimitExceeded":
-            raise PayloadTooLarge("the session's transcript has reached DynamoDB's item collection limit")
-    named = list(zip(actions.names, reasons, strict=False))
-    return Failed(
-        codes={name: str(r.get("Code") or "None") for name, r in named},
-        items={name: dict(r["Item"]) for name, r in named if r.get("Item")},
-    )
-
-
 def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
     """Sleep with full jitter before retry `attempt + 1`; Conflict once the retries are spent (and, through
     `within_budget`, once the call's time budget is)."""
@@ -448,16 +346,6 @@ def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]
 # ---------------------------------------------------------------- the write loop
 
 
-class Cancelled(Conflict):
-    """A transaction failed on an action other than the head's. Plans that expect that (an idempotency
-    claim, a concurrent usage update) catch it; elsewhere the caller sees it as a Conflict."""
-
-    def __init__(self, failed: Failed, what: str = "write", message: str | None = None) -> None:
-        reasons = ", ".join(f"{name}: {code}" for name, code in failed.codes.items())
-        super().__init__(message or f"{what}: transaction cancelled ({reasons}); nothing was written")
-        self.failed = failed
-
-
 def write_session(
     ctx: Context,
     session_id: str,
@@ -468,6 +356,7 @@ def write_session(
     expect_seq: int | None = None,
     expect_version: int | None = None,
     landed: Callable[[Position], Plan[bool]] | None = None,
+    expected: tuple[type[Outcome], ...] = (),
 ) -> Plan[tuple[Position, dict[str, Any]]]:
     """Write to a session whose head action (named HEAD in what `build` returns) is conditioned on a
     `Position`: start from the cached position (or read it), and after losing a race refresh it and
@@ -477,7 +366,11 @@ def write_session(
 
     Writes that must not be applied twice pass `landed(pos)`: when a condition fails on a request the
     SDK had to resend, an earlier attempt may have succeeded with its response lost; `landed` tells
-    whether the write built for `pos` is already stored, and if so that is the result (response {})."""
+    whether the write built for `pos` is already stored, and if so that is the result (response {}).
+
+    A write cancelled on another action raises the first of the `expected` outcomes whose action failed
+    (`KeyClaimed`, `IndexMoved`, ...), or `Cancelled`; so does a stale expectation, which still carries the
+    other actions' outcomes (an append retried with its idempotency key replays from them)."""
     pos = yield from position(ctx, session_id, owner)
     pos = replace(
         pos,
@@ -505,16 +398,14 @@ def write_session(
                     return pos, {}
                 head = yield from stale_head(ctx, session_id, owner, failed.old(HEAD))
                 pos = Position.of(head)
-                # the caller's expectation no longer holds: a Conflict that still carries the other
-                # actions' outcomes (an append retried with its idempotency key replays from them)
                 if expect_seq is not None and pos.last_seq != expect_seq:
                     stale = f"expected_seq {expect_seq} is stale; the session is at {pos.last_seq}"
-                    raise Cancelled(failed, what, f"{what}: {stale}") from None
+                    raise cancellation(failed, what, expected, f"{what}: {stale}") from None
                 if expect_version is not None and pos.state_version != expect_version:
                     stale = f"expected_version {expect_version} is stale; the state is at {pos.state_version}"
-                    raise Cancelled(failed, what, f"{what}: {stale}") from None
+                    raise cancellation(failed, what, expected, f"{what}: {stale}") from None
             elif not failed.conflicted():
-                raise Cancelled(failed, what) from None
+                raise cancellation(failed, what, expected) from None
             attempt = yield from backoff(ctx, attempt, what)
 
 

@@ -3,36 +3,26 @@ its last sequence number; run and workflow checkpoints have partitions of their 
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, n
 from store.aws.calls import Call, Plan
 from store.aws.items import checkpoint_from_item, checkpoint_item, live_ttl
-from store.aws.plans.base import (
-    Actions,
-    Context,
-    Position,
-    at_position,
-    get_item,
-    guard,
-    head_check,
-    transact,
-    write_session,
-)
+from store.aws.plans.base import Context, Position, at_position, get_item, guard, head_check, write_session
 from store.aws.plans.payloads import committed, encode, resolve_one, stage
 from store.aws.plans.state import load_child
+from store.aws.plans.transactions import Actions, transact
 from store.models import Checkpoint
+from store.requests import DeleteCheckpoint, LoadCheckpoint, SaveCheckpoint
 from store.timeutil import epoch, expiry
 from store.validation import new_id
 
 
-def save_checkpoint(
-    ctx: Context, scope: str, key: str, data: Any, ttl: timedelta, owner: str | None
-) -> Plan[Checkpoint]:
+def save_checkpoint(ctx: Context, request: SaveCheckpoint) -> Plan[Checkpoint]:
     """Store (or renew) a checkpoint that expires `ttl` from now (a run or workflow checkpoint in its
     owner's namespace)."""
+    scope, key, data, ttl, owner = request.scope, request.key, request.data, request.ttl, request.owner
     now = ctx.now()
     expires = expiry(now, ttl)
     cp = Checkpoint(scope=scope, key=key, data=data, saved_at=now, expires_at=expires)
@@ -71,8 +61,9 @@ def save_checkpoint(
     return cp
 
 
-def load_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Plan[Checkpoint | None]:
+def load_checkpoint(ctx: Context, request: LoadCheckpoint) -> Plan[Checkpoint | None]:
     """The checkpoint, or None when absent or expired (whether or not DynamoDB has removed it yet)."""
+    scope, key, owner = request.scope, request.key, request.owner
     if scope == "session":
         item = yield from load_child(ctx, key, owner, keys.CHECKPOINT)
     else:
@@ -82,8 +73,9 @@ def load_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Pl
     return checkpoint_from_item((yield from resolve_one(ctx, item)) or item)
 
 
-def delete_checkpoint(ctx: Context, scope: str, key: str, owner: str | None) -> Plan[None]:
+def delete_checkpoint(ctx: Context, request: DeleteCheckpoint) -> Plan[None]:
     """Remove the checkpoint; idempotent."""
+    scope, key, owner = request.scope, request.key, request.owner
     delete: dict[str, Any] = {"TableName": ctx.sessions_table, "Key": keys.checkpoint_key(scope, key, owner)}
     if scope == "session":
         now = ctx.now()

@@ -6,9 +6,10 @@ from store.aws import keys
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.plans.base import Context
 from store.errors import StoreUnavailable
+from store.requests import HealthCheck
 
 
-def health_check(ctx: Context) -> Plan[None]:
+def health_check(ctx: Context, request: HealthCheck) -> Plan[None]:
     """Read a key that never exists from each table and check the bucket; StoreUnavailable names each
     that fails."""
     problems = []

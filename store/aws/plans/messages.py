@@ -15,14 +15,10 @@ from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import message_item, record_from_item, usage_attr
 from store.aws.plans.base import (
-    HEAD,
-    Actions,
-    Cancelled,
     Context,
     Position,
     at_position,
     backoff,
-    cancelled,
     get_item,
     guard,
     head_update,
@@ -30,18 +26,36 @@ from store.aws.plans.base import (
     read_head,
     touch,
     touch_head,
-    transact,
     write_session,
 )
 from store.aws.plans.objects import delete_objects
 from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
+from store.aws.plans.transactions import (
+    HEAD,
+    IDEMPOTENCY,
+    Actions,
+    Cancelled,
+    KeyClaimed,
+    MessageChanged,
+    Outcome,
+    cancelled,
+    transact,
+)
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
-from store.paging import MAX_SEQ, MessageQuery
+from store.paging import MAX_SEQ
+from store.requests import (
+    AppendMessages,
+    GetLatestCompaction,
+    GetMessage,
+    LastMessages,
+    ListMessages,
+    MarkCompaction,
+    PopMessage,
+    UpdateUsage,
+)
 from store.timeutil import epoch, expiry, now_epoch
 from store.validation import new_id
-
-IDEMPOTENCY = "idempotency"  # the action of an append that claims its idempotency key
 
 
 def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
@@ -72,6 +86,7 @@ def write_messages(
     what: str,
     expected_seq: int | None,
     items: list[Item],
+    expected: tuple[type[Outcome], ...] = (),
 ) -> Plan[tuple[Position, dict[str, Any]]]:
     """`write_session` for a write that appends the message drafts `items`: conditional on `expected_seq`,
     and recognising its own resent write by the first message being stored where it put it."""
@@ -79,7 +94,7 @@ def write_messages(
         ctx, session_id, pos.last_seq + 1, items[0]
     )
     result: tuple[Position, dict[str, Any]] = yield from write_session(
-        ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed
+        ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed, expected=expected
     )
     return result
 
@@ -112,15 +127,10 @@ def total_usage(messages: list[Message]) -> TokenUsage:
     return total
 
 
-def append_messages(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    messages: list[Message],
-    expected_seq: int | None,
-    idempotency_key: str | None,
-) -> Plan[list[MessageRecord]]:
+def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageRecord]]:
     """Append atomically at the end of the transcript (gapless seqs), once per idempotency key."""
+    session_id, owner, messages = request.session_id, request.owner, request.messages
+    expected_seq, idempotency_key = request.expected_seq, request.idempotency_key
     now = ctx.now()
     inline = drafts(ctx, session_id, messages, now, "append_messages")
     staged = yield from stage(ctx, inline, "append_messages", session=(session_id, owner), write_id=new_id())
@@ -143,14 +153,13 @@ def append_messages(
         actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1))
         return staged.release(ctx, actions)
 
+    def write() -> Plan[tuple[Position, dict[str, Any]]]:
+        return write_messages(ctx, session_id, owner, build, "append_messages", expected_seq, items, (KeyClaimed,))
+
     try:
-        pos, _ = yield from committed(
-            ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "append_messages", expected_seq, items)
-        )
-    except Cancelled as exc:
-        if idempotency_key and exc.failed.failed(IDEMPOTENCY):  # claimed by an earlier append: its result
-            return (yield from replay(ctx, session_id, idempotency_key, digest, exc.failed.old(IDEMPOTENCY)))
-        raise
+        pos, _ = yield from committed(ctx, staged, write)
+    except KeyClaimed as exc:  # an earlier append with this key: its records are the result
+        return (yield from replay(ctx, session_id, idempotency_key or "", digest, exc.old))
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
     return records(inline, pos.last_seq + 1)
 
@@ -235,8 +244,9 @@ def query_range(
     return items
 
 
-def list_messages(ctx: Context, session_id: str, owner: str | None, query: MessageQuery) -> Plan[Page[MessageRecord]]:
+def list_messages(ctx: Context, request: ListMessages) -> Plan[Page[MessageRecord]]:
     """A page of the transcript: one session-head read, then one Query per 1 MB page."""
+    session_id, owner, query = request.session_id, request.owner, request.query
     head = yield from read_head(ctx, session_id, owner)
     lo, hi = query.window(session_id, head.session.compaction_seq)
     items = yield from query_range(
@@ -245,8 +255,9 @@ def list_messages(ctx: Context, session_id: str, owner: str | None, query: Messa
     return query.page(session_id, [record_from_item(i) for i in (yield from resolve(ctx, items))])
 
 
-def last_messages(ctx: Context, session_id: str, owner: str | None, count: int) -> Plan[list[MessageRecord]]:
+def last_messages(ctx: Context, request: LastMessages) -> Plan[list[MessageRecord]]:
     """The latest `count` messages, in chronological order."""
+    session_id, owner, count = request.session_id, request.owner, request.n
     yield from read_head(ctx, session_id, owner)
     items = yield from query_range(ctx, session_id, 1, MAX_SEQ, newest_first=True, limit=count)
     return [record_from_item(i) for i in reversed((yield from resolve(ctx, items)))]
@@ -272,7 +283,8 @@ def find_message(ctx: Context, session_id: str, message_id: str) -> Plan[Item | 
     return (yield from resolve_one(ctx, item))
 
 
-def get_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[MessageRecord | None]:
+def get_message(ctx: Context, request: GetMessage) -> Plan[MessageRecord | None]:
+    session_id, owner, message_id = request.session_id, request.owner, request.message_id
     yield from read_head(ctx, session_id, owner)
     item = yield from find_message(ctx, session_id, message_id)
     return None if item is None else record_from_item(item)
@@ -309,11 +321,10 @@ def _usage_actions(
     return Actions(head=head, message=message)
 
 
-def update_usage(
-    ctx: Context, session_id: str, owner: str | None, message_id: str, usage: TokenUsage
-) -> Plan[MessageRecord]:
+def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
     """Replace a message's usage and move the session totals by the difference, atomically (re-reading
     the message when a concurrent update changed it first)."""
+    session_id, owner, message_id, usage = request.session_id, request.owner, request.message_id, request.usage
     yield from read_head(ctx, session_id, owner)
     attempt = 0
     while True:
@@ -324,17 +335,16 @@ def update_usage(
         delta = usage.plus(None, minus=old.usage)
         build = partial(_usage_actions, ctx, session_id, owner, item, usage, delta, ctx.now())
         try:
-            yield from write_session(ctx, session_id, owner, build, what="update_usage")
-        except Cancelled as exc:
-            if not exc.failed.failed("message"):  # not a concurrent update of its usage: nothing to retry
-                raise
+            yield from write_session(ctx, session_id, owner, build, what="update_usage", expected=(MessageChanged,))
+        except MessageChanged:
             attempt = yield from backoff(ctx, attempt, "update_usage")
             continue
         return old.model_copy(update={"usage": usage})
 
 
-def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[MessageRecord]:
+def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord]:
     """Mark an appended message as a compaction; the latest such message starts the live context."""
+    session_id, owner, message_id = request.session_id, request.owner, request.message_id
     attempt = 0
     while True:
         head = yield from read_head(ctx, session_id, owner)
@@ -377,7 +387,8 @@ def mark_compaction(ctx: Context, session_id: str, owner: str | None, message_id
         return record_from_item({**item, "kind": s("compaction")})
 
 
-def get_latest_compaction(ctx: Context, session_id: str, owner: str | None) -> Plan[MessageRecord | None]:
+def get_latest_compaction(ctx: Context, request: GetLatestCompaction) -> Plan[MessageRecord | None]:
+    session_id, owner = request.session_id, request.owner
     head = yield from read_head(ctx, session_id, owner)
     if head.session.compaction_seq is None:
         return None
@@ -386,13 +397,12 @@ def get_latest_compaction(ctx: Context, session_id: str, owner: str | None) -> P
     return None if item is None else record_from_item(item)
 
 
-def pop_message(
-    ctx: Context, session_id: str, owner: str | None, expected_seq: int | None
-) -> Plan[MessageRecord | None]:
+def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]:
     """Remove the latest message and return it (None for an empty transcript), in one transaction that
     holds only while the head is still at that message: of two concurrent pops one removes it and the
     other, re-reading the head, takes the message before it. The head's sequence, usage totals and
     compaction marker move back with it; a saved state that has seen the message makes it a Conflict."""
+    session_id, owner, expected_seq = request.session_id, request.owner, request.expected_seq
     attempt = 0
     while True:
         head = yield from read_head(ctx, session_id, owner)

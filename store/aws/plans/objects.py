@@ -15,18 +15,8 @@ from typing import Any
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
-from store.aws.plans.base import (
-    HEAD,
-    PARALLEL_REQUESTS,
-    Actions,
-    Context,
-    cancelled,
-    get_item,
-    guard,
-    read_head,
-    stale_head,
-    transact,
-)
+from store.aws.plans.base import PARALLEL_REQUESTS, Context, get_item, guard, read_head, stale_head
+from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.errors import StoreError
 from store.timeutil import epoch, expiry, iso, now_epoch
 from store.validation import new_id

@@ -18,8 +18,9 @@ from store.aws import object_keys
 from store.aws.attrs import Item, get_b, item_size, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import BODY
-from store.aws.plans.base import Actions, Context, backoff, check_sizes
+from store.aws.plans.base import Context, backoff, check_sizes
 from store.aws.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
+from store.aws.plans.transactions import Actions
 from store.errors import StoreError
 
 T = TypeVar("T")

@@ -22,6 +22,7 @@ from store.aws.items import head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.sessions import CASCADE, purge_removed
+from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
@@ -97,8 +98,9 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return len(found)
 
 
-def reclaim(ctx: Context, records: list[dict[str, Any]]) -> Plan[int]:
+def reclaim(ctx: Context, request: Reclaim) -> Plan[int]:
     """`reclaim_record` for each record in order; the total released."""
+    records = request.records
     total = 0
     for record in records:
         total += yield from reclaim_record(ctx, record)

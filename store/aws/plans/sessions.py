@@ -11,43 +11,34 @@ from store.aws.attrs import Expr, boolean, n, s
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.items import head_from_item, head_item, metadata_attrs
 from store.aws.plans.base import (
-    HEAD,
-    Actions,
     Context,
     Position,
     backoff,
     batch_delete,
-    cancelled,
     get_item,
     guard,
     head_update,
     partition,
     touch,
-    transact,
     write_session,
 )
 from store.aws.plans.base import query as run_query
 from store.aws.plans.objects import delete_prefix
-from store.backend import UNSET, Unset
+from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
+from store.backend import UNSET
 from store.errors import SessionExists
 from store.models import Page, Session
-from store.paging import SessionQuery
+from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
 from store.timeutil import epoch, expiry, iso, now_epoch
 
 DELETE_GRACE = timedelta(hours=1)
 
 
-def create_session(
-    ctx: Context,
-    owner: str,
-    session_id: str,
-    title: str | None,
-    model: str | None,
-    metadata: dict[str, Any],
-    retention: timedelta | None,
-) -> Plan[Session]:
+def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
     """Create a session head and its owner-index entry in one transaction. An id held by a session that
     has expired or whose deletion was interrupted is purged first, so nothing old is ever found."""
+    owner, session_id, title = request.owner, request.session_id, request.title
+    model, metadata, retention = request.model, request.metadata, request.retention
     attempt = 0
     while True:
         now = ctx.now()
@@ -102,8 +93,9 @@ def create_session(
     return session
 
 
-def get_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Session | None]:
+def get_session(ctx: Context, request: GetSession) -> Plan[Session | None]:
     """The session, or None when it is absent for this caller."""
+    session_id, owner = request.session_id, request.owner
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
     if item is None:
         return None
@@ -111,8 +103,9 @@ def get_session(ctx: Context, session_id: str, owner: str | None) -> Plan[Sessio
     return head.session if head.live(ctx.now(), owner) else None
 
 
-def list_sessions(ctx: Context, owner: str, query: SessionQuery) -> Plan[Page[Session]]:
+def list_sessions(ctx: Context, request: ListSessions) -> Plan[Page[Session]]:
     """One owner's live sessions, most recently updated first, through the by_owner index."""
+    owner, query = request.owner, request.query
     expr = Expr()
     ttl = expr.name(keys.TTL)
     filters = [
@@ -150,15 +143,10 @@ def list_sessions(ctx: Context, owner: str, query: SessionQuery) -> Plan[Page[Se
     return Page[Session](items=sessions[: query.limit], next_cursor=next_cursor)
 
 
-def update_session(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    title: str | Unset | None,
-    model: str | Unset | None,
-    metadata: dict[str, Any] | Unset,
-) -> Plan[Session]:
+def update_session(ctx: Context, request: UpdateSession) -> Plan[Session]:
     """Change title, model and/or metadata (UNSET leaves a field alone; None clears it)."""
+    session_id, owner, title = request.session_id, request.owner, request.title
+    model, metadata = request.model, request.metadata
 
     def build(pos: Position) -> Actions:
         now = ctx.now()
@@ -179,12 +167,13 @@ def update_session(
     return head_from_item(resp["Attributes"]).session
 
 
-def delete_session(ctx: Context, session_id: str, owner: str | None) -> Plan[None]:
+def delete_session(ctx: Context, request: DeleteSession) -> Plan[None]:
     """Remove the session and everything it owns; idempotent; absent for this caller means nothing to do.
 
     The head is first marked `deleting` (every other operation then treats the session as absent and
     no new child can be written) with a TTL of DELETE_GRACE, so that if this process dies part-way the
     head still expires and the stream-driven cascade purges what is left."""
+    session_id, owner = request.session_id, request.owner
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
     if item is None:
         ctx.forget(session_id)

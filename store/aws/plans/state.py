@@ -11,7 +11,6 @@ from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import Call, Plan
 from store.aws.items import body_value, encoded_attrs, record_from_item, state_from_item, state_item
 from store.aws.plans.base import (
-    Actions,
     Context,
     Position,
     at_position,
@@ -34,8 +33,20 @@ from store.aws.plans.messages import (
     write_messages,
 )
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
+from store.aws.plans.transactions import Actions
 from store.backend import records_slot
-from store.models import FullSession, Message, StateSnapshot
+from store.models import FullSession, StateSnapshot
+from store.requests import (
+    ClearInterrupt,
+    LoadFull,
+    LoadInterrupt,
+    LoadRecords,
+    LoadState,
+    SaveFull,
+    SaveInterrupt,
+    SaveRecords,
+    SaveState,
+)
 from store.timeutil import iso
 from store.validation import new_id
 
@@ -64,8 +75,10 @@ def _state_actions(
     return Actions(head=head, state={"Put": {"TableName": ctx.sessions_table, "Item": item}})
 
 
-def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, expected_version: int | None) -> Plan[int]:
+def save_state(ctx: Context, request: SaveState) -> Plan[int]:
     """Store a new version of the state (conditional on `expected_version` when given); returns it."""
+    session_id, owner, state = request.session_id, request.owner, request.state
+    expected_version = request.expected_version
     now = ctx.now()
     write_id = new_id()
     inline = state_item(session_id, 0, 0, encode(ctx, state, "state"), now, write_id)
@@ -89,10 +102,10 @@ def save_state(ctx: Context, session_id: str, owner: str | None, state: Any, exp
     return pos.state_version + 1
 
 
-def save_full(
-    ctx: Context, session_id: str, owner: str | None, messages: list[Message], state: Any, expected_seq: int | None
-) -> Plan[StateSnapshot]:
+def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
     """Append messages and store the state that follows them, in one transaction."""
+    session_id, owner, messages = request.session_id, request.owner, request.messages
+    state, expected_seq = request.state, request.expected_seq
     now = ctx.now()
     encoded = encode_all(ctx, [*(m.body() for m in messages), state], "save_full")
     write_id = new_id()
@@ -127,15 +140,17 @@ def load_child(ctx: Context, session_id: str, owner: str | None, sk: str) -> Pla
     return next((i for i in items if i[keys.SK]["S"] == sk), None)
 
 
-def load_state(ctx: Context, session_id: str, owner: str | None) -> Plan[StateSnapshot | None]:
+def load_state(ctx: Context, request: LoadState) -> Plan[StateSnapshot | None]:
+    session_id, owner = request.session_id, request.owner
     item = yield from load_child(ctx, session_id, owner, keys.STATE)
     item = yield from resolve_one(ctx, item)
     return None if item is None else state_from_item(item)
 
 
-def load_full(ctx: Context, session_id: str, owner: str | None, since_compaction: bool) -> Plan[FullSession]:
+def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     """Head and state read in one transaction, then the messages up to the head's last_seq: together
     they are the session as of that transaction's instant."""
+    session_id, owner, since_compaction = request.session_id, request.owner, request.since_compaction
     resp = yield Call(
         "transact_get_items",
         {
@@ -186,28 +201,33 @@ def load_value(ctx: Context, session_id: str, owner: str | None, sk: str, defaul
     return default if item is None else body_value(item)
 
 
-def save_interrupt(ctx: Context, session_id: str, owner: str | None, interrupt: dict[str, Any]) -> Plan[None]:
+def save_interrupt(ctx: Context, request: SaveInterrupt) -> Plan[None]:
     """Store the pending interrupt (replacing any) with the head's touch."""
+    session_id, owner, interrupt = request.session_id, request.owner, request.interrupt
     yield from put_child(ctx, session_id, owner, keys.INTERRUPT, interrupt, "interrupt")
 
 
-def load_interrupt(ctx: Context, session_id: str, owner: str | None) -> Plan[dict[str, Any] | None]:
+def load_interrupt(ctx: Context, request: LoadInterrupt) -> Plan[dict[str, Any] | None]:
     """The pending interrupt, or None."""
+    session_id, owner = request.session_id, request.owner
     found: dict[str, Any] | None = yield from load_value(ctx, session_id, owner, keys.INTERRUPT, None)
     return found
 
 
-def clear_interrupt(ctx: Context, session_id: str, owner: str | None) -> Plan[None]:
+def clear_interrupt(ctx: Context, request: ClearInterrupt) -> Plan[None]:
     """Delete the pending interrupt (idempotently) with the head's touch."""
+    session_id, owner = request.session_id, request.owner
     yield from put_child(ctx, session_id, owner, keys.INTERRUPT, None, "interrupt")
 
 
-def save_records(ctx: Context, session_id: str, owner: str | None, kind: str, records: list[Any]) -> Plan[None]:
+def save_records(ctx: Context, request: SaveRecords) -> Plan[None]:
     """Replace the session's records of `kind` with the head's touch."""
+    session_id, owner, kind, records = request.session_id, request.owner, request.kind, request.records
     yield from put_child(ctx, session_id, owner, keys.records_sk(kind), records, records_slot(kind))
 
 
-def load_records(ctx: Context, session_id: str, owner: str | None, kind: str) -> Plan[list[Any]]:
+def load_records(ctx: Context, request: LoadRecords) -> Plan[list[Any]]:
     """The session's records of `kind` (empty when none were saved)."""
+    session_id, owner, kind = request.session_id, request.owner, request.kind
     found: list[Any] = yield from load_value(ctx, session_id, owner, keys.records_sk(kind), [])
     return found

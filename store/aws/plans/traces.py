@@ -24,8 +24,6 @@ from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, get_int, get_s, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
 from store.aws.plans.base import (
-    Actions,
-    Cancelled,
     Context,
     Position,
     backoff,
@@ -38,7 +36,9 @@ from store.aws.plans.base import (
     write_session,
 )
 from store.aws.plans.objects import bucket, intent_item, intent_key, s3, session_owner
+from store.aws.plans.transactions import Actions, BatchNumbered
 from store.errors import PayloadTooLarge
+from store.requests import AppendTraceEvents, ListTraceRuns, LoadTraceEvents
 from store.timeutil import iso
 from store.validation import new_id
 
@@ -57,10 +57,9 @@ def decode_batch(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines() if line]
 
 
-def append_trace_events(
-    ctx: Context, session_id: str, owner: str | None, run_id: str, events: list[dict[str, Any]]
-) -> Plan[int]:
+def append_trace_events(ctx: Context, request: AppendTraceEvents) -> Plan[int]:
     """Append one batch to a run; returns its batch number (1, 2, 3, ... per run)."""
+    session_id, owner, run_id, events = request.session_id, request.owner, request.run_id, request.events
     bucket(ctx)  # before anything is written
     body = encode_batch(events)
     if len(body) > ctx.settings.max_payload_bytes:
@@ -103,11 +102,11 @@ def append_trace_events(
             return Actions(head=head, run=run, intent={"Put": {"TableName": ctx.sessions_table, "Item": intent}})
 
         try:
-            yield from write_session(ctx, session_id, owner, build, what="append_trace_events")
-        except Cancelled as exc:
-            if not exc.failed.failed("run"):  # not another batch of the run numbered first: nothing to retry
-                raise
-            known = get_int(exc.failed.old("run") or {}, "batches")
+            yield from write_session(
+                ctx, session_id, owner, build, what="append_trace_events", expected=(BatchNumbered,)
+            )
+        except BatchNumbered as exc:
+            known = get_int(exc.old or {}, "batches")
             attempt = yield from backoff(ctx, attempt, "append_trace_events")
             continue
         break
@@ -132,15 +131,15 @@ def _runs(ctx: Context, session_id: str, owner: str | None, run_id: str | None) 
     return head.session.owner, runs
 
 
-def list_trace_runs(ctx: Context, session_id: str, owner: str | None) -> Plan[list[str]]:
+def list_trace_runs(ctx: Context, request: ListTraceRuns) -> Plan[list[str]]:
+    session_id, owner = request.session_id, request.owner
     _, runs = yield from _runs(ctx, session_id, owner, None)
     return [get_s(r, "run_id") or "" for r in runs]
 
 
-def load_trace_events(
-    ctx: Context, session_id: str, owner: str | None, run_id: str | None
-) -> Plan[list[dict[str, Any]]]:
+def load_trace_events(ctx: Context, request: LoadTraceEvents) -> Plan[list[dict[str, Any]]]:
     """Events of one run (or of every run, runs in order of their first batch), batches in order."""
+    session_id, owner, run_id = request.session_id, request.owner, request.run_id
     owner_of, runs = yield from _runs(ctx, session_id, owner, run_id)
     prefix = object_keys.session_prefix(owner_of, session_id)
     wanted = [

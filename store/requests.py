@@ -1,0 +1,394 @@
+"""The requests that cross the backend boundary: one frozen record per public operation.
+
+A public front (`store/front/`) checks and normalises a caller's arguments, builds the operation's
+record and hands it to its backend's `execute`; nothing else crosses. Every field is keyword-only, so two
+fields of the same type cannot be swapped by position, and a record is never changed after it is built.
+`Request[R]` says what the operation returns: `Backend.execute(GetSession(...))` is a `Session | None`.
+
+Each record's `operation` is the public method's name, and the name of the plan (`store/aws/plans/`) and
+of the memory backend's method that carry it out: one name at every layer."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, ClassVar, Final, Generic, TypeVar
+
+from store.artifact_reader import ArtifactReader
+from store.models import (
+    ArtifactVersion,
+    Checkpoint,
+    FullSession,
+    Message,
+    MessageRecord,
+    Page,
+    PresignedUpload,
+    Session,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
+from store.paging import MessageQuery, SessionQuery
+
+R = TypeVar("R", covariant=True)
+
+
+class Unset(enum.Enum):
+    """The type of UNSET: "leave this field as it is" in updates (None clears it)."""
+
+    UNSET = "UNSET"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset.UNSET
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request(Generic[R]):
+    """A checked request for one operation, whose result is an `R`."""
+
+    operation: ClassVar[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InSession(Request[R]):
+    """A request about one session: `owner`, when given, must own it (else the session is not found)."""
+
+    session_id: str
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class Presign:
+    """A checked `presign_artifact` request: GET `version` of `name` (the latest when None), or PUT a new
+    upload of it with `content_type` and `metadata`; valid `expires_in` seconds. An upload holds at most
+    `max_size` bytes, exactly `size` when declared, whose SHA-256 (hex) is `sha256` when declared."""
+
+    name: str
+    version: int | None
+    method: str
+    expires_in: int
+    content_type: str
+    metadata: dict[str, str]
+    max_size: int = 0
+    size: int | None = None
+    sha256: str | None = None
+
+
+# sessions
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateSession(Request[Session]):
+    operation = "create_session"
+    owner: str
+    session_id: str
+    title: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any]
+    retention: timedelta | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetSession(InSession[Session | None]):
+    operation = "get_session"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListSessions(Request[Page[Session]]):
+    operation = "list_sessions"
+    owner: str
+    query: SessionQuery
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateSession(InSession[Session]):
+    operation = "update_session"
+    title: str | Unset | None = UNSET
+    model: str | Unset | None = UNSET
+    metadata: dict[str, Any] | Unset = UNSET
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteSession(InSession[None]):
+    operation = "delete_session"
+
+
+# messages
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendMessages(InSession[list[MessageRecord]]):
+    operation = "append_messages"
+    messages: list[Message]
+    expected_seq: int | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListMessages(InSession[Page[MessageRecord]]):
+    operation = "list_messages"
+    query: MessageQuery
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastMessages(InSession[list[MessageRecord]]):
+    operation = "last_messages"
+    n: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetMessage(InSession[MessageRecord | None]):
+    operation = "get_message"
+    message_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PopMessage(InSession[MessageRecord | None]):
+    operation = "pop_message"
+    expected_seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateUsage(InSession[MessageRecord]):
+    operation = "update_usage"
+    message_id: str
+    usage: TokenUsage
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarkCompaction(InSession[MessageRecord]):
+    operation = "mark_compaction"
+    message_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetLatestCompaction(InSession[MessageRecord | None]):
+    operation = "get_latest_compaction"
+
+
+# state, interrupts and records
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveState(InSession[int]):
+    operation = "save_state"
+    state: Any
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadState(InSession[StateSnapshot | None]):
+    operation = "load_state"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveFull(InSession[StateSnapshot]):
+    operation = "save_full"
+    messages: list[Message]
+    state: Any
+    expected_seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadFull(InSession[FullSession]):
+    operation = "load_full"
+    since_compaction: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveInterrupt(InSession[None]):
+    """Store the session's pending interrupt (replacing any), recording activity."""
+
+    operation = "save_interrupt"
+    interrupt: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadInterrupt(InSession[dict[str, Any] | None]):
+    """The pending interrupt, or None."""
+
+    operation = "load_interrupt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClearInterrupt(InSession[None]):
+    """Remove the pending interrupt (idempotently), recording activity."""
+
+    operation = "clear_interrupt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveRecords(InSession[None]):
+    """Replace the session's records of `kind`, recording activity."""
+
+    operation = "save_records"
+    kind: str
+    records: list[Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadRecords(InSession[list[Any]]):
+    """The session's records of `kind` (empty when none were saved)."""
+
+    operation = "load_records"
+    kind: str
+
+
+# checkpoints
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveCheckpoint(Request[Checkpoint]):
+    operation = "save_checkpoint"
+    scope: str
+    key: str
+    data: Any
+    ttl: timedelta
+    owner: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadCheckpoint(Request[Checkpoint | None]):
+    operation = "load_checkpoint"
+    scope: str
+    key: str
+    owner: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteCheckpoint(Request[None]):
+    operation = "delete_checkpoint"
+    scope: str
+    key: str
+    owner: str | None = None
+
+
+# artifacts
+
+
+@dataclass(frozen=True, kw_only=True)
+class PutArtifact(InSession[ArtifactVersion]):
+    """Store `data` (bytes, a readable stream or an iterator of bytes) as the name's next version."""
+
+    operation = "put_artifact"
+    name: str
+    data: Any
+    content_type: str
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetArtifact(InSession[bytes | None]):
+    operation = "get_artifact"
+    name: str
+    version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenArtifact(InSession[ArtifactReader | None]):
+    """A streaming reader (under an async driver, its reader reads with `await`)."""
+
+    operation = "open_artifact"
+    name: str
+    version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListArtifacts(InSession[list[ArtifactVersion]]):
+    operation = "list_artifacts"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListArtifactVersions(InSession[list[ArtifactVersion]]):
+    operation = "list_artifact_versions"
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteArtifact(InSession[None]):
+    operation = "delete_artifact"
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PresignArtifact(InSession[str]):
+    """A GET URL of a version (ArtifactNotFound when absent), or the PUT URL of a new upload."""
+
+    operation = "presign_artifact"
+    presign: Presign
+
+
+@dataclass(frozen=True, kw_only=True)
+class PresignArtifactUpload(InSession[PresignedUpload]):
+    """The PUT URL of a new upload (`presign.method` is "PUT"), with what the client must send."""
+
+    operation = "presign_artifact_upload"
+    presign: Presign
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmArtifactUpload(InSession[ArtifactVersion]):
+    operation = "confirm_artifact_upload"
+    name: str
+    upload: str
+
+
+# traces and the reclaim of released objects
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendTraceEvents(InSession[int]):
+    operation = "append_trace_events"
+    run_id: str
+    events: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadTraceEvents(InSession[list[dict[str, Any]]]):
+    operation = "load_trace_events"
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListTraceRuns(InSession[list[str]]):
+    operation = "list_trace_runs"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reclaim(Request[int]):
+    """Act on sessions-table stream records (purge removed sessions, delete released objects)."""
+
+    operation = "reclaim"
+    records: list[dict[str, Any]]
+
+
+# across sessions
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search(Request[list[SessionHit]]):
+    operation = "search"
+    owner: str
+    query: str
+    limit: int = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class HealthCheck(Request[None]):
+    operation = "health_check"
+
+
+def operations() -> dict[str, type[Request[Any]]]:
+    """Every operation's name and its request type."""
+    found: dict[str, type[Request[Any]]] = {}
+    pending: list[type[Request[Any]]] = [Request]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if "operation" in vars(cls):
+            found[cls.operation] = cls
+    return found
