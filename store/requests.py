@@ -195,8 +195,12 @@ class SaveFull(InSession[StateSnapshot]):
 
 @dataclass(frozen=True, kw_only=True)
 class LoadFull(InSession[FullSession]):
+    """The messages of the window (`store/windows.py`): from the latest compaction when
+    `since_compaction`, the last `last` when given, widened so that no tool exchange is cut."""
+
     operation = "load_full"
     since_compaction: bool = False
+    last: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

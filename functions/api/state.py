@@ -32,9 +32,16 @@ def save_state(session_id: str, body: SaveState) -> Saved:
 
 
 @router.get("/sessions/<session_id>/full", tags=["state"], summary="Session, messages and state as of one instant")
-def load_full(session_id: str, since_compaction: Annotated[bool, Query()] = False) -> FullSession:
+def load_full(
+    session_id: str,
+    since_compaction: Annotated[bool, Query()] = False,
+    last: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+) -> FullSession:
+    """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
+    so that every tool result has its call."""
     me = caller(router.current_event)
-    return me.out(store().load_full(me.sid(session_id), since_compaction=since_compaction, owner=me.owner))
+    full = store().load_full(me.sid(session_id), since_compaction=since_compaction, last=last, owner=me.owner)
+    return me.out(full)
 
 
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")

@@ -14,6 +14,7 @@ from store.models import FullSession, Message, StateSnapshot
 from store.requests import ClearInterrupt, LoadFull, LoadInterrupt, LoadState, SaveFull, SaveInterrupt, SaveState
 
 SAVE_FULL_MAX = 97  # the head, the state, an upload intent, and the messages
+LOAD_LAST_MAX = 10_000  # the longest window `load_full(last=...)` returns (before widening)
 
 
 class State(Domain):
@@ -58,13 +59,23 @@ class State(Domain):
             )
         )
 
-    def load_full(self, session_id: str, *, since_compaction: bool = False, owner: str | None = None) -> FullSession:
-        """The session, its messages and its state as of one instant."""
+    def load_full(
+        self,
+        session_id: str,
+        *,
+        since_compaction: bool = False,
+        last: int | None = None,
+        owner: str | None = None,
+    ) -> FullSession:
+        """The session, its messages and its state as of one instant. The live context only: from the
+        latest compaction (`since_compaction`) and/or the last `last` messages (at most 10,000); such a
+        window is widened so that every tool result in it has its call (see `store/windows.py`)."""
         return self._backend.execute(
             LoadFull(
                 session_id=v.ident(session_id, "session_id"),
                 owner=v.optional_owner(owner),
                 since_compaction=bool(since_compaction),
+                last=v.limit(last, "last", allow_none=True, maximum=LOAD_LAST_MAX),
             )
         )
 

@@ -65,7 +65,8 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         """`session_id` names the history in `owner`'s namespace (the store session
         `scoped_id(owner, session_id)`, created on the first add; expiring after `retention` without
         activity if given). With `history_size`, `messages` holds only the latest that many (as
-        `DynamoDBChatMessageHistory`'s). `runner` serves the sync methods on an AsyncSessionStore."""
+        `DynamoDBChatMessageHistory`'s), widened to the `AIMessage` whose tool call a `ToolMessage` among
+        them answers. `runner` serves the sync methods on an AsyncSessionStore."""
         self.session_id = session_id
         self.store = store
         self.owner = owner
@@ -78,12 +79,12 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        """The history, oldest first (the latest `history_size` when set)."""
+        """The history, oldest first. With `history_size`, the latest that many, widened so that no
+        `ToolMessage` comes without the `AIMessage` that made its call (a model API refuses one)."""
         try:
             if self.history_size is not None:
-                return _messages(
-                    self._sync("last_messages", self.store_session_id, self.history_size, owner=self.owner)
-                )
+                window = self._sync("load_full", self.store_session_id, last=self.history_size, owner=self.owner)
+                return _messages(window.messages)
             return _messages(list(self._pages(self._sync)))
         except SessionNotFound:
             return []
@@ -112,10 +113,10 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
 
     async def aget_messages(self) -> list[BaseMessage]:
         if self.history_size is not None:
-            records = await call_or(
-                [], self.store, "last_messages", self.store_session_id, self.history_size, owner=self.owner
+            window = await call_or(
+                None, self.store, "load_full", self.store_session_id, last=self.history_size, owner=self.owner
             )
-            return _messages(records)
+            return [] if window is None else _messages(window.messages)
         out: list[Any] = []
         cursor = None
         while True:

@@ -68,7 +68,9 @@ class OpenAIAgentsSession:
         )
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The latest `limit` items in order (all of them for None or a negative limit; none for 0)."""
+        """The latest `limit` items in order (all of them for None or a negative limit; none for 0). A
+        limit that would start after a tool call whose output it holds includes the call (the model API
+        refuses an output without its call): then more than `limit` items come back."""
         if limit is None:
             limit = self.session_settings.limit
         if limit == 0:
@@ -76,8 +78,9 @@ class OpenAIAgentsSession:
         if limit is None or limit < 0:
             page = await call_or(None, self.store, "list_messages", self.store_session_id, owner=self.owner)
             records = [] if page is None else page.items
-        else:
-            records = await call_or([], self.store, "last_messages", self.store_session_id, limit, owner=self.owner)
+        else:  # the latest `limit`, widened so that no function call output comes without its call
+            window = await call_or(None, self.store, "load_full", self.store_session_id, last=limit, owner=self.owner)
+            records = [] if window is None else window.messages
         return [r.content for r in records]
 
     async def add_items(self, items: list[Any]) -> None:

@@ -20,6 +20,7 @@ from store.requests import (
     SaveRecords,
     SaveState,
 )
+from store.windows import Widening, window_start
 
 
 class MemoryState(MemoryCore):
@@ -68,13 +69,15 @@ class MemoryState(MemoryCore):
             return entry.state.model_copy(deep=True)
 
     def load_full(self, request: LoadFull) -> FullSession:
-        session_id, owner, since_compaction = request.session_id, request.owner, request.since_compaction
         with self._lock:
-            entry = self._need(session_id, owner)
-            lo = entry.session.compaction_seq if since_compaction and entry.session.compaction_seq else 1
+            entry = self._need(request.session_id, request.owner)
+            session = entry.session
+            lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
+            window = Widening(entry.messages[lo - 1 :])
+            window.take(reversed(entry.messages[: lo - 1]))
             return FullSession(
-                session=entry.session.model_copy(deep=True),
-                messages=[m.model_copy(deep=True) for m in entry.messages[lo - 1 :]],
+                session=session.model_copy(deep=True),
+                messages=[m.model_copy(deep=True) for m in window.window()],
                 state=entry.state.model_copy(deep=True) if entry.state else None,
             )
 

@@ -89,6 +89,16 @@ def test_state_interrupts_records_checkpoints(api: Harness) -> None:
     assert ok(call("POST", f"/sessions/{sid}/full", json_body=full))["seq"] == 1
     loaded = ok(call("GET", f"/sessions/{sid}/full"))
     assert loaded["state"]["state"] == {"phase": 2} and len(loaded["messages"]) == 1
+    exchange = [
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "ok"}]}}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    other = ok(call("POST", "/sessions", json_body={}), 201)["id"]
+    ok(call("POST", f"/sessions/{other}/full", json_body={**full, "messages": full["messages"] + exchange}))
+    window = ok(call("GET", f"/sessions/{other}/full", query={"last": 2}))  # widened back to the tool call
+    assert [m["seq"] for m in window["messages"]] == [2, 3, 4] and window["state"]["state"] == {"phase": 2}
+    err(call("GET", f"/sessions/{other}/full", query={"last": 0}), 422)
     err(call("GET", f"/sessions/{sid}/interrupt"), 404)
     assert call("PUT", f"/sessions/{sid}/interrupt", json_body={"interrupt": {"tool": "pay"}}).status == 204
     assert ok(call("GET", f"/sessions/{sid}/interrupt")) == {"interrupt": {"tool": "pay"}}

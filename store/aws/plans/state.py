@@ -49,6 +49,7 @@ from store.requests import (
 )
 from store.timeutil import iso
 from store.validation import new_id
+from store.windows import Widening, window_start
 
 
 def _state_actions(
@@ -147,10 +148,13 @@ def load_state(ctx: Context, request: LoadState) -> Plan[StateSnapshot | None]:
     return None if item is None else state_from_item(item)
 
 
+WIDEN_PAGE = 8  # the first page of older messages read to widen a window (then 4x per page)
+
+
 def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     """Head and state read in one transaction, then the messages up to the head's last_seq: together
     they are the session as of that transaction's instant."""
-    session_id, owner, since_compaction = request.session_id, request.owner, request.since_compaction
+    session_id, owner = request.session_id, request.owner
     resp = yield Call(
         "transact_get_items",
         {
@@ -162,15 +166,22 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     )
     head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
     head = live_head(ctx, session_id, head_found, owner)
-    lo = 1
-    if since_compaction and head.session.compaction_seq is not None:
-        lo = head.session.compaction_seq
-    items = yield from query_range(ctx, session_id, lo, head.session.last_seq, newest_first=False, limit=None)
+    session = head.session
+    lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
+    items = yield from query_range(ctx, session_id, lo, session.last_seq, newest_first=False, limit=None)
     state_items = [state_found] if state_found else []
     resolved = yield from resolve(ctx, [*state_items, *items])
+    window = Widening([record_from_item(i) for i in resolved[len(state_items) :]])
+    page = WIDEN_PAGE
+    while window.wants:  # older messages, newest first, in growing pages, until every result has its call
+        older = yield from query_range(
+            ctx, session_id, max(1, window.start - page), window.start - 1, newest_first=True, limit=page
+        )
+        window.take(record_from_item(i) for i in (yield from resolve(ctx, older)))
+        page = min(page * 4, window.room)
     return FullSession(
-        session=head.session,
-        messages=[record_from_item(i) for i in resolved[len(state_items) :]],
+        session=session,
+        messages=window.window(),
         state=state_from_item(resolved[0]) if state_items else None,
     )
 

@@ -1,0 +1,142 @@
+"""Windows of a transcript that never cut a tool exchange in half, shared by every backend.
+
+A model API refuses a conversation in which a tool result answers a call it cannot see (OpenAI's
+`tool_call_id` / `call_id`, Anthropic's `tool_use_id`, Bedrock Converse's and Strands' `toolUseId`). A
+window of a transcript (the last N messages, or from the latest compaction) that would start after a
+call whose result lies inside it is therefore **widened**: older messages are added, newest first, until
+every tool result in the window has its call, reading at most `WIDEN_MAX` messages beyond the window.
+If the call is further back than that (a tool that answered hundreds of messages later), the window is
+**trimmed** instead: it starts after the last message that holds such an orphan result, so what is
+returned is still a contiguous tail of the transcript in which every result has its call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from store.models import Message, MessageRecord
+
+WIDEN_MAX = 200  # messages read beyond a window to find the calls of its tool results
+
+
+def window_start(last_seq: int, compaction_seq: int | None, since_compaction: bool, last: int | None) -> int:
+    """The first sequence number of a live-context window before widening: from the latest compaction
+    when asked (and there is one), and no earlier than the last `last` messages when given."""
+    lo = compaction_seq if since_compaction and compaction_seq is not None else 1
+    if last is not None:
+        lo = max(lo, last_seq - last + 1)
+    return max(lo, 1)
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """The JSON objects of message content: a list of blocks, or one object (an OpenAI Responses item)."""
+    if isinstance(content, dict):
+        return [content]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def calls_of(message: Message) -> set[str]:
+    """The ids of the tool calls a message makes, in any of the shapes the store's adapters write:
+    OpenAI chat `tool_calls[].id`, OpenAI Responses `*_call` items' `call_id`, Anthropic `tool_use`
+    blocks' `id`, Bedrock Converse / Strands `toolUse.toolUseId`, LangChain's serialized `AIMessage`."""
+    found: set[str] = set()
+    extra = message.model_extra or {}
+    for call in extra.get("tool_calls") or []:
+        if isinstance(call, dict) and (cid := _text(call.get("id"))):
+            found.add(cid)
+    for block in _blocks(message.content):
+        kind = block.get("type")
+        if (kind == "tool_use" and (cid := _text(block.get("id")))) or (
+            isinstance(kind, str) and kind.endswith("_call") and (cid := _text(block.get("call_id")))
+        ):
+            found.add(cid)
+        use = block.get("toolUse")
+        if isinstance(use, dict) and (cid := _text(use.get("toolUseId"))):
+            found.add(cid)
+        data = block.get("data")  # LangChain's serialized AIMessage: {"type": "ai", "data": {"tool_calls": ...}}
+        if kind == "ai" and isinstance(data, dict):
+            found |= {cid for c in data.get("tool_calls") or [] if isinstance(c, dict) and (cid := _text(c.get("id")))}
+    return found
+
+
+def results_of(message: Message) -> set[str]:
+    """The ids of the tool calls a message answers: an OpenAI chat `tool` message's `tool_call_id`, OpenAI
+    Responses `*_call_output` items' `call_id`, Anthropic `tool_result` blocks' `tool_use_id`, Bedrock
+    Converse / Strands `toolResult.toolUseId`, LangChain's serialized `ToolMessage`."""
+    found: set[str] = set()
+    if message.role == "tool" and (cid := _text(message.tool_call_id)):
+        found.add(cid)
+    for block in _blocks(message.content):
+        kind = block.get("type")
+        if (kind == "tool_result" and (cid := _text(block.get("tool_use_id")))) or (
+            isinstance(kind, str) and kind.endswith("_call_output") and (cid := _text(block.get("call_id")))
+        ):
+            found.add(cid)
+        result = block.get("toolResult")
+        if isinstance(result, dict) and (cid := _text(result.get("toolUseId"))):
+            found.add(cid)
+        data = block.get("data")  # LangChain's serialized ToolMessage: {"type": "tool", "data": {"tool_call_id"}}
+        if kind == "tool" and isinstance(data, dict) and (cid := _text(data.get("tool_call_id"))):
+            found.add(cid)
+    return found
+
+
+def orphans(messages: Iterable[Message]) -> set[str]:
+    """The ids of the tool results in `messages` (oldest first) whose call is not before them."""
+    seen: set[str] = set()
+    missing: set[str] = set()
+    for m in messages:
+        missing |= results_of(m) - seen
+        seen |= calls_of(m)
+    return missing
+
+
+class Widening:
+    """A window (oldest first) grown backwards until every tool result in it has its call.
+
+    Feed it older messages, newest first, while it `wants` them (`take`); `window()` is the answer: the
+    widened window, or, when `WIDEN_MAX` messages did not reach every call (or the transcript began
+    first), the window trimmed to start after its last orphan result."""
+
+    def __init__(self, window: list[MessageRecord]) -> None:
+        self._messages = list(window)
+        self._missing = orphans(window)
+        self._read = 0
+
+    @property
+    def wants(self) -> bool:
+        """True while some result's call is not in the window and more may be read."""
+        return bool(self._missing) and self._read < WIDEN_MAX and (not self._messages or self._messages[0].seq > 1)
+
+    @property
+    def room(self) -> int:
+        """How many more older messages may be read."""
+        return WIDEN_MAX - self._read
+
+    @property
+    def start(self) -> int:
+        """The sequence number of the window's first message (1 when empty)."""
+        return self._messages[0].seq if self._messages else 1
+
+    def take(self, older: Iterable[MessageRecord]) -> None:
+        """Add older messages (newest first) while they are wanted."""
+        for m in older:
+            if not self.wants:
+                return
+            self._read += 1
+            self._messages.insert(0, m)
+            self._missing = (self._missing - calls_of(m)) | (results_of(m) - calls_of(m))
+
+    def window(self) -> list[MessageRecord]:
+        """The window in which every tool result has its call (see the module docstring)."""
+        messages = self._messages
+        while missing := orphans(messages):
+            last = max(i for i, m in enumerate(messages) if results_of(m) & missing)
+            messages = messages[last + 1 :]
+        return messages
