@@ -159,6 +159,25 @@ class SessionHit(BaseModel):
     score: float
 
 
+class SearchHits(list[SessionHit]):
+    """One call's search results, best first (a list of `SessionHit`), and how far the call got: it read
+    `sessions_searched` sessions (newest first) and `messages_searched` messages; `next_cursor`, when set,
+    continues into older sessions (`search(..., cursor=hits.next_cursor)`), None when every session was read."""
+
+    def __init__(
+        self,
+        hits: list[SessionHit] | None = None,
+        *,
+        next_cursor: str | None = None,
+        sessions_searched: int = 0,
+        messages_searched: int = 0,
+    ) -> None:
+        super().__init__(hits or [])
+        self.next_cursor = next_cursor
+        self.sessions_searched = sessions_searched
+        self.messages_searched = messages_searched
+
+
 class ArtifactVersion(BaseModel):
     """One stored version of a named artifact (versions count 1, 2, 3, ... per name)."""
 

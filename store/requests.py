@@ -24,8 +24,8 @@ from store.models import (
     MessageRecord,
     Page,
     PresignedUpload,
+    SearchHits,
     Session,
-    SessionHit,
     StateSnapshot,
     TokenUsage,
 )
@@ -374,11 +374,14 @@ class Reclaim(Request[int]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Search(Request[list[SessionHit]]):
+class Search(Request[SearchHits]):
+    """One bounded call (`settings.search_sessions`, `settings.search_messages`), from `cursor` if given."""
+
     operation = "search"
     owner: str
     query: str
     limit: int = 20
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

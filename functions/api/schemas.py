@@ -102,7 +102,12 @@ class Versions(BaseModel):
 
 
 class Hits(BaseModel):
+    """One bounded search call's hits, and how far it got (`next_cursor` continues into older sessions)."""
+
     items: list[SessionHit]
+    next_cursor: str | None = None
+    sessions_searched: int = 0
+    messages_searched: int = 0
 
 
 class Events(BaseModel):

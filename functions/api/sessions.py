@@ -96,10 +96,18 @@ def delete_session(session_id: str) -> Response[None]:
 def search(
     q: Annotated[str, Query(min_length=1, max_length=256)],
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> Hits:
+    """Bounded per call (newest sessions first); pass `next_cursor` back as `cursor` to go on."""
     me = caller(router.current_event)
-    hits = [h for h in store().search(me.owner, q, limit=limit) if me.local(h.session_id) is not None]
-    return Hits(items=me.out(hits))
+    found = store().search(me.owner, q, limit=limit, cursor=cursor)
+    hits = [h for h in found if me.local(h.session_id) is not None]
+    return Hits(
+        items=me.out(hits),
+        next_cursor=found.next_cursor,
+        sessions_searched=found.sessions_searched,
+        messages_searched=found.messages_searched,
+    )
 
 
 @router.get("/health", tags=["operations"], summary="Health of the tables and bucket (no token needed)")

@@ -17,13 +17,13 @@ from store.memory.traces import MemoryTraces
 
 
 class MemoryBackend(
+    MemoryOperations,
     MemorySessions,
     MemoryMessages,
     MemoryState,
     MemoryCheckpoints,
     MemoryArtifacts,
     MemoryTraces,
-    MemoryOperations,
     Methods,
     Backend,
 ):

@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-from store.memory.core import MemoryCore
-from store.models import SessionHit
-from store.requests import HealthCheck, Reclaim, Search
-from store.search import Ranked, rank, session_hits
+from store.memory.sessions import MemorySessions
+from store.models import SearchHits
+from store.paging import SessionQuery
+from store.requests import HealthCheck, ListSessions, Reclaim, Search
+from store.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 
 
-class MemoryOperations(MemoryCore):
-    """Search and the health check, in memory."""
+class MemoryOperations(MemorySessions):
+    """Search (over the sessions listing), the health check and reclaim, in memory."""
 
-    def search(self, request: Search) -> list[SessionHit]:
-        owner, query, limit = request.owner, request.query, request.limit
-        needle = query.casefold()
-        hits: list[Ranked] = []
+    def search(self, request: Search) -> SearchHits:
+        owner, needle, settings = request.owner, request.query.casefold(), self.settings
+        start = search_start(request.cursor, owner)
         with self._lock:
-            for sid in list(self._sessions):
-                entry = self._live(sid, owner)
+            candidates: list[Candidate] = []
+            partial = self._live(start.partial, owner) if start.partial is not None else None
+            if partial is not None and start.below > 1:
+                candidates.append(Candidate(partial.session, start.below - 1, False, start.listing))
+            wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
+            page = self.list_sessions(ListSessions(owner=owner, query=wanted))
+            candidates += [Candidate(s, s.last_seq, True, sessions_cursor(owner, s)) for s in page.items]
+            readings, next_cursor = allot(owner, candidates, page.next_cursor, settings.search_messages)
+            hits: list[Ranked] = []
+            for r in readings:
+                entry = self._live(r.session.id, owner)
                 if entry is not None:
-                    hits.extend(session_hits(entry.session, entry.messages, needle))
-        return rank(hits, limit)
+                    window = reversed(entry.messages[r.lo - 1 : r.hi])  # newest first, as the DynamoDB plan reads
+                    hits.extend(session_hits(entry.session, window, needle, title=r.title))
+        return results(hits, request.limit, readings, next_cursor)
 
     def health_check(self, request: HealthCheck) -> None:
         return None

@@ -73,7 +73,9 @@ def test_sessions_and_messages(api: Harness) -> None:
     assert [m["seq"] for m in since["items"]] == [4, 5]
     listed = ok(call("GET", "/sessions", query={"limit": 10}))
     assert [s["id"] for s in listed["items"]] == [sid]
-    assert ok(call("GET", "/search", query={"q": "m3"}))["items"][0]["seq"] == 4
+    found = ok(call("GET", "/search", query={"q": "m3"}))
+    assert found["items"][0]["seq"] == 4 and found["next_cursor"] is None and found["sessions_searched"] >= 1
+    err(call("GET", "/search", query={"q": "m3", "cursor": "bogus"}), 400)
     assert call("DELETE", f"/sessions/{sid}").status == 204
     err(call("GET", f"/sessions/{sid}"), 404, "session_not_found")
     assert call("DELETE", f"/sessions/{sid}").status == 204  # idempotent
@@ -95,7 +97,7 @@ def test_state_interrupts_records_checkpoints(api: Harness) -> None:
         {"role": "assistant", "content": "done"},
     ]
     other = ok(call("POST", "/sessions", json_body={}), 201)["id"]
-    ok(call("POST", f"/sessions/{other}/full", json_body={**full, "messages": full["messages"] + exchange}))
+    ok(call("POST", f"/sessions/{other}/full", json_body={**full, "messages": [full["messages"][0], *exchange]}))
     window = ok(call("GET", f"/sessions/{other}/full", query={"last": 2}))  # widened back to the tool call
     assert [m["seq"] for m in window["messages"]] == [2, 3, 4] and window["state"]["state"] == {"phase": 2}
     err(call("GET", f"/sessions/{other}/full", query={"last": 0}), 422)

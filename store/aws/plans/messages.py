@@ -227,6 +227,22 @@ def query_range(
     """Messages with lo <= seq <= hi, in either order, at most `limit` (filtered by role if asked)."""
     if lo > hi:
         return []
+    params = range_query(ctx, session_id, lo, hi, newest_first=newest_first, limit=limit, roles=roles)
+    items: list[Item] = yield from query(params, limit=limit, growing=bool(roles))
+    return items
+
+
+def range_query(
+    ctx: Context,
+    session_id: str,
+    lo: int,
+    hi: int,
+    *,
+    newest_first: bool,
+    limit: int | None,
+    roles: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    """The Query parameters of `query_range` (strongly consistent), for plans that run several at once."""
     expr = Expr()
     params: dict[str, Any] = {
         "TableName": ctx.messages_table,
@@ -240,8 +256,7 @@ def query_range(
     if limit is not None:
         params["Limit"] = limit
     params.update(expr.params())
-    items: list[Item] = yield from query(params, limit=limit, growing=bool(roles))
-    return items
+    return params
 
 
 def list_messages(ctx: Context, request: ListMessages) -> Plan[Page[MessageRecord]]:

@@ -1,36 +1,59 @@
-"""The plan for search over an owner's sessions."""
+"""The plan for search over an owner's sessions: one bounded call, newest sessions first."""
 
 from __future__ import annotations
 
 from store.aws import keys
-from store.aws.calls import Plan
+from store.aws.attrs import Item
+from store.aws.calls import Call, Parallel, Plan
 from store.aws.items import head_from_item, record_from_item
-from store.aws.plans.base import Context, batch_get
-from store.aws.plans.messages import query_range
+from store.aws.plans.base import Context, get_item, query
+from store.aws.plans.messages import range_query
 from store.aws.plans.payloads import resolve
-from store.aws.plans.sessions import owner_index
-from store.models import SessionHit
-from store.requests import Search
-from store.search import Ranked, rank, session_hits
+from store.aws.plans.sessions import list_sessions
+from store.models import SearchHits
+from store.paging import SessionQuery
+from store.requests import ListSessions, Search
+from store.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 
 
-def search(ctx: Context, request: Search) -> Plan[list[SessionHit]]:
-    """Case-insensitive search of one owner's titles and message text. Reads are strongly consistent,
-    so everything written before the call is seen. Cost: one Query of the owner index, one BatchGetItem
-    per 100 sessions, one Query per 1 MB of each live session's transcript, and one S3 GET per spilled
-    message."""
-    owner, query, limit = request.owner, request.query, request.limit
-    needle = query.casefold()
-    ids = yield from owner_index(ctx, owner)
-    heads = yield from batch_get(ctx, ctx.sessions_table, [keys.head_key(i) for i in ids])
-    now = ctx.now()
+def search(ctx: Context, request: Search) -> Plan[SearchHits]:
+    """Case-insensitive search of one owner's titles and message text, bounded per call: the rest of the
+    session the cursor was cut in (1 GetItem of its head), then up to `settings.search_sessions` sessions
+    newest first (1 Query of the by_owner index), reading at most `settings.search_messages` messages,
+    each session's newest first (1 Query per session, all at once; + 1 per 1 MB beyond the first page;
+    + 1 S3 GET per spilled message). Messages are read strongly consistently; the listing, through the
+    index, is eventually consistent (a session updated in the last moment may be found at its old place)."""
+    owner, needle, settings = request.owner, request.query.casefold(), ctx.settings
+    start = search_start(request.cursor, owner)
+    candidates: list[Candidate] = []
+    if start.partial is not None and start.below > 1:
+        item = yield from get_item(ctx.sessions_table, keys.head_key(start.partial))
+        head = head_from_item(item) if item is not None else None
+        if head is not None and head.live(ctx.now(), owner):
+            candidates.append(Candidate(head.session, start.below - 1, False, start.listing))
+    wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
+    page = yield from list_sessions(ctx, ListSessions(owner=owner, query=wanted))
+    candidates += [Candidate(s, s.last_seq, True, sessions_cursor(owner, s)) for s in page.items]
+    readings, next_cursor = allot(owner, candidates, page.next_cursor, settings.search_messages)
+    ranges = [
+        (r, range_query(ctx, r.session.id, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1))
+        for r in readings
+        if r.hi >= r.lo
+    ]
+    responses = yield Parallel(tuple(Call("query", params) for _, params in ranges))
     hits: list[Ranked] = []
-    for item in heads:
-        head = head_from_item(item)
-        if head.live(now, owner):
-            messages = yield from query_range(
-                ctx, head.session.id, 1, head.session.last_seq, newest_first=False, limit=None
+    by_session: dict[str, list[Item]] = {}
+    for (reading, params), resp in zip(ranges, responses, strict=True):
+        items: list[Item] = list(resp.get("Items", []))
+        wanted_items = reading.hi - reading.lo + 1
+        if resp.get("LastEvaluatedKey") and len(items) < wanted_items:  # a page of 1 MB did not hold them
+            more = yield from query(
+                {**params, "ExclusiveStartKey": resp["LastEvaluatedKey"]}, limit=wanted_items - len(items)
             )
-            resolved = yield from resolve(ctx, messages)
-            hits.extend(session_hits(head.session, (record_from_item(m) for m in resolved), needle))
-    return rank(hits, limit)
+            items += more
+        by_session[reading.session.id] = items
+    for reading in readings:
+        resolved = yield from resolve(ctx, by_session.get(reading.session.id, []))
+        messages = (record_from_item(m) for m in resolved)
+        hits.extend(session_hits(reading.session, messages, needle, title=reading.title))
+    return results(hits, request.limit, readings, next_cursor)

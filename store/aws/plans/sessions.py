@@ -220,12 +220,6 @@ def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
     )
 
 
-def owner_index(ctx: Context, owner: str) -> Plan[list[str]]:
-    """Ids of every session the owner has, read consistently from the owner index."""
-    items = yield from partition(ctx.sessions_table, keys.PK, keys.owner_index_pk(owner))
-    return [i[keys.SK]["S"][len(keys.OWNER_INDEX_PREFIX) :] for i in items]
-
-
 CASCADE = "cascade"
 
 
