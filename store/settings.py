@@ -55,5 +55,6 @@ class Settings:
     max_upload_bytes: int = 5 * 1024**3
     default_upload_bytes: int = 64 * 1024**2
     copy_part_bytes: int = 512 * 1024**2
+    handoff_reserve: timedelta = timedelta(seconds=1)  # a delete hands off to the cascade this long before a deadline
     search_sessions: int = 50  # at most this many sessions read by one search call (newest first)
     search_messages: int = 5_000  # and at most this many messages

@@ -460,6 +460,12 @@ def query(
 def partition(table: str, hash_key: str, value: str, *, keys_of: str | None = None) -> Plan[list[Item]]:
     """Every item of one partition, strongly consistent, page after page; with `keys_of` (the table's
     sort key name) only each item's key is read."""
+    items: list[Item] = yield from query(partition_query(table, hash_key, value, keys_of=keys_of))
+    return items
+
+
+def partition_query(table: str, hash_key: str, value: str, *, keys_of: str | None = None) -> dict[str, Any]:
+    """The Query parameters of `partition`, for plans that page through it themselves."""
     expr = Expr()
     params: dict[str, Any] = {
         "TableName": table,
@@ -468,8 +474,14 @@ def partition(table: str, hash_key: str, value: str, *, keys_of: str | None = No
     }
     if keys_of is not None:
         params["ProjectionExpression"] = f"{expr.name(hash_key)}, {expr.name(keys_of)}"
-    items: list[Item] = yield from query({**params, **expr.params()})
-    return items
+    return {**params, **expr.params()}
+
+
+def out_of_time(reserve: float) -> bool:
+    """True when less than `reserve` seconds are left before the enclosing `store.deadline` (never
+    outside one)."""
+    end = current_deadline()
+    return end is not None and time.monotonic() > end - reserve
 
 
 def partition_prefix(ctx: Context, session_id: str, prefix: str) -> Plan[list[Item]]:

@@ -8,7 +8,8 @@ stream record:
   means the upload was never committed: its objects go, except a trace batch of a session that is
   still live (trace intents are left to expire; their batches are referenced by number);
 - a session head removed (its TTL expired, or a delete finished) means: purge whatever of the session
-  remains, S3 prefix included, unless the id holds a live session again.
+  remains, S3 prefix included, unless the id holds a live session again;
+- a deleting head marked `handoff` (a delete that ran out of its request's time) means: finish its purge.
 The stream-driven cascade function calls `reclaim_record` for each record; it is idempotent."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from store.aws.calls import Plan
 from store.aws.items import head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
-from store.aws.plans.sessions import CASCADE, purge_removed
+from store.aws.plans.sessions import CASCADE, HANDOFF, purge, purge_removed
 from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
@@ -86,6 +87,18 @@ def removed_head(record: dict[str, Any]) -> tuple[str, str] | None:
     return (session_id, owner) if session_id and owner else None
 
 
+def handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(session id, owner) when the record marks a deleting head `handoff`: its purge is the cascade's."""
+    images = record.get("dynamodb") or {}
+    new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
+    if record.get("eventName") != "MODIFY" or get_s(new, keys.SK) != keys.HEAD:
+        return None
+    if not new.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFF, {}).get("BOOL"):
+        return None
+    session_id, owner = get_s(new, "id"), get_s(new, "owner")
+    return (session_id, owner) if session_id and owner else None
+
+
 def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     """Act on one stream record: purge what remains of a session whose head was removed (by TTL, or at
     the end of a delete: a backstop that also catches uploads that landed late), and delete the objects
@@ -93,6 +106,9 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     head = removed_head(record)
     if head is not None:
         yield from purge_removed(ctx, *head)
+    unfinished = handed_off(record)
+    if unfinished is not None:
+        yield from purge(ctx, *unfinished)
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)

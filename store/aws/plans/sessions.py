@@ -18,7 +18,9 @@ from store.aws.plans.base import (
     get_item,
     guard,
     head_update,
+    out_of_time,
     partition,
+    partition_query,
     touch,
     write_session,
 )
@@ -201,23 +203,62 @@ def delete_session(ctx: Context, request: DeleteSession) -> Plan[None]:
         if err.code == "ConditionalCheckFailedException":
             return  # deleted (or replaced by another owner's session) meanwhile
         raise
-    yield from purge(ctx, session_id, head.session.owner)
+    yield from purge(ctx, session_id, head.session.owner, may_hand_off=True)
 
 
-def purge(ctx: Context, session_id: str, owner: str) -> Plan[None]:
+def purge(ctx: Context, session_id: str, owner: str, *, may_hand_off: bool = False) -> Plan[bool]:
     """Delete every item and object of a session: its S3 prefix (artifacts, traces, spilled bodies),
-    its messages, its partition in the sessions table (head last) and its owner-index entry. Safe to
-    repeat: until the head goes, a repeated delete finds it and finishes."""
+    its messages a page at a time, its partition in the sessions table (head last) and its owner-index
+    entry. Safe to repeat: until the head goes, a repeated delete finds it and finishes.
+
+    With `may_hand_off` (a caller's delete, inside a request's `store.deadline`), the purge stops once
+    less than `settings.handoff_reserve` is left before the deadline, and hands what remains to the
+    cascade: the head, still `deleting`, is marked `handoff`, and that change on the table's stream makes
+    the cascade finish the purge. Returns True when this call finished it."""
     ctx.forget(session_id)
+    reserve = ctx.settings.handoff_reserve.total_seconds()
     if ctx.bucket is not None:
         yield from delete_prefix(ctx, object_keys.session_prefix(owner, session_id))
-    messages = yield from partition(ctx.messages_table, keys.SID, session_id, keys_of=keys.SEQ)
-    yield from batch_delete(ctx, ctx.messages_table, messages)
+    params = partition_query(ctx.messages_table, keys.SID, session_id, keys_of=keys.SEQ)
+    while True:
+        if may_hand_off and out_of_time(reserve):
+            yield from hand_off(ctx, session_id)
+            return False
+        resp = yield Call("query", {**params, "Limit": PURGE_PAGE})
+        yield from batch_delete(ctx, ctx.messages_table, resp.get("Items", []))
+        if not resp.get("LastEvaluatedKey"):
+            break
+        params["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
     children = yield from partition(ctx.sessions_table, keys.PK, keys.session_pk(session_id), keys_of=keys.SK)
     yield from batch_delete(ctx, ctx.sessions_table, [c for c in children if c[keys.SK]["S"] != keys.HEAD])
     yield from batch_delete(
         ctx, ctx.sessions_table, [keys.owner_index_key(owner, session_id), keys.head_key(session_id)]
     )
+    return True
+
+
+PURGE_PAGE = 1000  # message keys read (and then deleted, 8 BatchWriteItem requests at a time) per step
+HANDOFF = "handoff"  # set on a deleting head whose purge the cascade is to finish
+
+
+def hand_off(ctx: Context, session_id: str) -> Plan[None]:
+    """Mark a deleting head `handoff` (only while it is still the deleting head: a finished purge has
+    removed it), so that the cascade, seeing the change on the stream, finishes the purge."""
+    expr = Expr()
+    try:
+        yield Call(
+            "update_item",
+            {
+                "TableName": ctx.sessions_table,
+                "Key": keys.head_key(session_id),
+                "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
+                "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
+                **expr.params(),
+            },
+        )
+    except AwsError as err:
+        if err.code != "ConditionalCheckFailedException":
+            raise
 
 
 CASCADE = "cascade"

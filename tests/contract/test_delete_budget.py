@@ -1,0 +1,79 @@
+"""Contract: a delete inside a request's time budget returns in time whatever the session's size: the
+session is gone from view at once, and what the budget did not cover is finished by the cascade (the
+sessions table's stream); outside a budget the call finishes the job itself (run on every backend)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.local.aws import local_client
+from store import SessionStore, deadline
+from store.aws.keys import head_key
+from store.aws.plans import sessions
+from tests.conftest import Harness
+from tests.contract.test_reclaim import stream_records
+
+
+def big(store: SessionStore, owner: str, messages: int) -> str:
+    sid = store.create_session(owner, title="big").id
+    for start in range(0, messages, 90):
+        count = min(90, messages - start)
+        store.append_messages(sid, [{"role": "user", "content": f"m{start + i}"} for i in range(count)])
+    store.save_state(sid, {"step": 1})
+    store.put_artifact(sid, "a.txt", b"a")
+    return sid
+
+
+def cascade(harness: Harness) -> None:
+    """What the cascade function does with the stream's records (nothing to do without a stream)."""
+    if harness.tables is not None:
+        records = stream_records(local_client("dynamodb"), harness.tables.sessions)
+        harness.store.reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")])
+
+
+def test_a_delete_out_of_time_is_invisible_at_once_and_finished_by_the_cascade(harness: Harness) -> None:
+    store = harness.store
+    keep = store.create_session("ann", title="keep").id
+    sid = big(store, "ann", 300)
+    with deadline(0):  # the request's time is already spent
+        store.delete_session(sid)
+    assert store.get_session(sid) is None
+    assert [s.id for s in store.list_sessions("ann").items] == [keep]
+    assert [h.session_id for h in store.search("ann", "big")] == []
+    cascade(harness)
+    store.delete_session(keep)
+    cascade(harness)
+    if harness.tables is not None:
+        assert harness.snapshot() == ([], [], []) and harness.objects() == []
+    store.create_session("ann", session_id=sid)  # the id is free again, and holds nothing old
+    assert store.list_messages(sid).items == [] and store.load_state(sid) is None
+
+
+def test_a_delete_with_time_finishes_before_it_returns(harness: Harness) -> None:
+    sid = big(harness.store, "bo", 200)
+    with deadline(60):
+        harness.store.delete_session(sid)
+    if harness.tables is not None:
+        assert harness.snapshot() == ([], [], [])  # nothing was left for the cascade
+
+
+def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
+    dyn: Harness, inspector_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = big(dyn.store, "cy", 300)
+    monkeypatch.setattr(sessions, "PURGE_PAGE", 50)
+    checks = iter([False, False, True])  # time for two pages of 50 messages, then the deadline is near
+    monkeypatch.setattr(sessions, "out_of_time", lambda reserve: next(checks))
+    dyn.requests.clear()
+    with deadline(30):
+        dyn.store.delete_session(sid)
+    assert dyn.requests.count("UpdateItem") == 2  # marked deleting, then handed off
+    assert dyn.tables is not None
+    head = inspector_client.get_item(TableName=dyn.tables.sessions, Key=head_key(sid), ConsistentRead=True)
+    assert head["Item"]["handoff"] == {"BOOL": True} and head["Item"]["deleting"] == {"BOOL": True}
+    _, messages, _ = dyn.snapshot()
+    assert len(messages) == 200 and dyn.store.get_session(sid) is None
+    cascade(dyn)
+    assert dyn.snapshot() == ([], [], []) and dyn.objects() == []
