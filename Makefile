@@ -66,6 +66,7 @@ reliability: $(STAMP)
 # DynamoDBSaver (bench/results.md and its plots, from scratch).
 bench: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m bench.compare
+	$(PY) -m bench.scale
 
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)

@@ -75,6 +75,7 @@ class Meter:
     def __init__(self, session: Any, reader: Any) -> None:
         self.reader = reader  # an unhooked DynamoDB client on the same endpoint
         self.counting = False
+        self.capacity = True  # False: count requests and bytes only (no item reads; write units not computed)
         self.tally = Tally()
         self.overhead = 0.0
         self.last_body: Any = None  # the body of the latest request counted
@@ -130,7 +131,7 @@ class Meter:
         started = time.perf_counter()
         request = json.loads(params["body"] or b"{}")  # the serialized request: low-level attribute values
         self._before.read_factor = 1.0 if request.get("ConsistentRead") else 0.5
-        if model.name not in WRITES:
+        if model.name not in WRITES or not self.capacity:
             return
         targets = list(self._targets(model.name, request))
         self._before.targets = [(t, k, factor, self._size(t, k)) for t, k, factor in targets]

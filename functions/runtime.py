@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import random
 
 from store import SessionStore
+from store.session_store import forget_sdk_sessions
 
 _store: SessionStore | None = None
 
@@ -49,3 +52,25 @@ def use_store(instance: SessionStore | None) -> None:
     """Serve events with `instance` (the local stack and tests); None goes back to the environment's."""
     global _store
     _store = instance
+
+
+def after_restore() -> None:
+    """After a Lambda SnapStart restore: what was made before the snapshot is shared by every environment
+    restored from it, so make it again: the store (its clients' connections and credentials, its position
+    cache) and the SDK sessions, on first use; and the random generator's seed (backoff jitter must differ
+    between environments, or their retries collide in step)."""
+    global _store
+    _store = None
+    forget_sdk_sessions()
+    random.seed()
+
+
+def register_snapstart_hooks() -> bool:
+    """Register `after_restore` with the Lambda runtime's SnapStart hooks (`snapshot_restore_py`, present
+    in Python 3.12+ runtimes); False where there is no such runtime (without SnapStart nothing is needed)."""
+    try:
+        hooks = importlib.import_module("snapshot_restore_py")
+    except ImportError:
+        return False
+    hooks.register_after_restore(after_restore)
+    return True

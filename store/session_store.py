@@ -39,6 +39,13 @@ def shared_sdk_session(sdk: str) -> Any:
         return _sdk_sessions[sdk]
 
 
+def forget_sdk_sessions() -> None:
+    """Drop the shared SDK sessions, so the next store makes new ones (after a Lambda SnapStart restore,
+    nothing made before the snapshot may be shared by the environments restored from it)."""
+    with _sdk_sessions_lock:
+        _sdk_sessions.clear()
+
+
 def default_boto3_session() -> Any:
     """The process's shared boto3 Session."""
     return shared_sdk_session("boto3")

@@ -106,6 +106,7 @@ class Widening:
 
     def __init__(self, window: list[MessageRecord]) -> None:
         self._messages = list(window)
+        self._size = len(window)
         self._missing = orphans(window)
         self._read = 0
 
@@ -134,9 +135,26 @@ class Widening:
             self._missing = (self._missing - calls_of(m)) | (results_of(m) - calls_of(m))
 
     def window(self) -> list[MessageRecord]:
-        """The window in which every tool result has its call (see the module docstring)."""
+        """The window in which every tool result has its call (see the module docstring). A result whose
+        call is nowhere before it (widening reached the transcript's first message) is the transcript's
+        own: it is kept, and the window is widened only as far as the calls that do exist."""
         messages = self._messages
+        if not self._missing:
+            return messages  # every call found; each message added was needed to reach one
+        if messages and messages[0].seq == 1:
+            return self._widened_to_existing_calls(self._missing)
         while missing := orphans(messages):
             last = max(i for i, m in enumerate(messages) if results_of(m) & missing)
             messages = messages[last + 1 :]
         return messages
+
+    def _widened_to_existing_calls(self, nowhere: set[str]) -> list[MessageRecord]:
+        """The shortest widening of the window whose only orphans are the results in `nowhere`."""
+        added = len(self._messages) - self._size
+        missing = orphans(self._messages[added:])
+        for i in range(added, 0, -1):
+            if missing <= nowhere:
+                return self._messages[i:]
+            m = self._messages[i - 1]
+            missing = (missing - calls_of(m)) | (results_of(m) - calls_of(m))
+        return self._messages

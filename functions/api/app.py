@@ -29,7 +29,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.api import artifacts, messages, sessions, state, traces
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
-from functions.runtime import request_budget
+from functions.runtime import register_snapstart_hooks, request_budget
 from store import (
     ArtifactNotFound,
     Conflict,
@@ -52,6 +52,7 @@ logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session
 tracer = Tracer()
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
+register_snapstart_hooks()  # with SnapStart (the template's SnapStart parameter), remake what restores share
 app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=parse_json_body)
 for module in (sessions, messages, state, artifacts, traces):
     app.include_router(module.router)

@@ -117,3 +117,18 @@ def test_load_full_last_is_checked(harness: Harness, session_id: str) -> None:
     for bad in (0, -1, 10_001, "3", True):
         with pytest.raises(InvalidInput):
             harness.store.load_full(session_id, last=bad)  # type: ignore[arg-type]
+
+
+def test_a_result_without_any_call_is_the_transcripts_own_and_is_kept(store: SessionStore, session_id: str) -> None:
+    store.append_messages(session_id, [{"role": "tool", "tool_call_id": "never-made", "content": "x"}, user("y")])
+    assert [m.seq for m in store.load_full(session_id).messages] == [1, 2]
+    assert [m.seq for m in store.load_full(session_id, last=2).messages] == [1, 2]
+    assert [m.seq for m in store.load_full(session_id, last=1).messages] == [2]
+
+
+def test_a_result_with_no_call_anywhere_does_not_widen_the_window(store: SessionStore, session_id: str) -> None:
+    store.append_messages(session_id, [user(f"m{i}") for i in range(20)])
+    store.append_messages(session_id, [{"role": "tool", "tool_call_id": "never-made", "content": "x"}, user("y")])
+    store.append_messages(session_id, openai_chat("real"))  # 23..26: a call, its two results, the answer
+    assert [m.seq for m in store.load_full(session_id, last=3).messages] == list(range(23, 27))
+    assert [m.seq for m in store.load_full(session_id, last=6).messages] == list(range(21, 27))

@@ -1,0 +1,330 @@
+"""Scale: what one call costs whatever an owner or a session has accumulated.
+
+    .venv/bin/python -m bench.scale [--owners 100 1000 10000] [--sessions 1000 10000 100000] [--rtt-ms 10]
+
+`make bench` runs it after bench/compare.py; it writes bench/scale.json and bench/scale.md. For search,
+an owner with 100, 1,000 and 10,000 sessions of 50 messages (first page and one continuation); for a
+session of 1,000, 10,000 and 100,000 messages: `load_full` whole and its live context (`last=50`), and
+`delete_session` inside an API request's deadline. Each call is measured with bench/meter.py (requests,
+bytes, capacity units from item sizes) and timed with a simulated network round trip added to every
+request (a sleep in botocore's `before-send`, so requests sent at once overlap as they would). Data is
+written straight into the tables with the store's own item layout (BatchWriteItem, unmeasured), each
+scenario in tables of its own: moto's Query reads every item of a table, so its own time for one bare
+Query of the same page is reported beside ours, and the figure that must stay flat is ours above it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from bench import startup
+from bench.meter import Meter, Tally
+from infra.local.aws import REGION, create_tables, local_client, moto_server_process
+from store import SessionStore, deadline
+from store.aws import keys
+from store.aws.attrs import n, s
+from store.aws.items import head_item
+from store.aws.plans.base import Context
+from store.aws.plans.messages import drafts, message_puts
+from store.models import Message, Session
+from store.session_store import s3_config
+from store.timeutil import iso
+
+HERE = Path(__file__).parent
+OWNER_SESSIONS = (100, 1_000, 10_000)
+SESSION_MESSAGES = (1_000, 10_000, 100_000)
+MESSAGES_PER_SESSION = 50
+DELETE_BUDGET = 5.0  # seconds: the deadline a delete runs in (the API gives each request REQUEST_BUDGET_SECONDS)
+FLAT = 1.5  # a per-call figure is flat when the largest size costs at most this times the smallest
+
+
+class Scenario:
+    """Tables of its own on the moto server, a metered store over them, and an unmetered writer."""
+
+    def __init__(self, url: str, name: str, rtt: float) -> None:
+        writer = local_client(endpoint_url=url)
+        s3 = local_client("s3", url, s3_config(path_style=True))
+        self.tables = create_tables(writer, prefix=f"scale-{name}", s3=s3)
+        self.writer = writer
+        self.session = boto3.Session(region_name=REGION)
+        self.meter = Meter(self.session, writer)
+        self.rtt = rtt
+        self.session.events.register("before-send", self._round_trip)
+        self.store = SessionStore(
+            self.tables.sessions,
+            self.tables.messages,
+            bucket=self.tables.bucket,
+            client=self.session.client("dynamodb", endpoint_url=url),
+            s3_client=self.session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
+        )
+        self.ctx = Context(self.tables.sessions, self.tables.messages)
+
+    def _round_trip(self, **_: Any) -> None:
+        if self.meter.counting and self.rtt:
+            time.sleep(self.rtt)
+
+    def measure(self, action: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
+        """What `action` asked of AWS, and how long it took (less the meter's own item reads)."""
+        with self.meter.measure() as tally:
+            started = time.perf_counter()
+            result = action()
+            seconds = time.perf_counter() - started - self.meter.overhead
+        return summary(tally, seconds), result
+
+    def bare_query_seconds(self, session_id: str, count: int) -> float:
+        """moto's own time for one Query of `count` messages of a session (unmetered, no added latency)."""
+        started = time.perf_counter()
+        self.writer.query(
+            TableName=self.tables.messages,
+            KeyConditionExpression="#s = :s",
+            ExpressionAttributeNames={"#s": keys.SID},
+            ExpressionAttributeValues={":s": s(session_id)},
+            ScanIndexForward=False,
+            Limit=count,
+        )
+        return time.perf_counter() - started
+
+    # -- data, written straight into the tables -----------------------------------------------------
+    def add_session(self, owner: str, session_id: str, messages: int, text: Callable[[int], str]) -> None:
+        """A session head with `messages` messages, in the store's layout."""
+        now = datetime.now(UTC)
+        head = Session(
+            id=session_id, owner=owner, title=f"session {session_id}", created_at=now, updated_at=now, last_seq=messages
+        )
+        items = [
+            {**head_item(head, None), "last_seq": n(messages)},
+            {**keys.owner_index_key(owner, session_id), "created_at": s(iso(now))},
+        ]
+        self._write(self.tables.sessions, items)
+        batch = 1_000
+        for first in range(1, messages + 1, batch):
+            count = min(batch, messages - first + 1)
+            bodies = [Message(role="user", content=text(first + i)) for i in range(count)]
+            puts = message_puts(self.ctx, drafts(self.ctx, session_id, bodies, now, "bench"), first)
+            self._write(self.tables.messages, [p["Put"]["Item"] for p in puts])
+
+    def _write(self, table: str, items: list[dict[str, Any]]) -> None:
+        chunks = [items[i : i + 25] for i in range(0, len(items), 25)]
+
+        def put(chunk: list[dict[str, Any]]) -> None:
+            pending: dict[str, Any] = {table: [{"PutRequest": {"Item": i}} for i in chunk]}
+            while pending:
+                pending = self.writer.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(put, chunks))
+
+
+def summary(tally: Tally, seconds: float) -> dict[str, Any]:
+    return {
+        "requests": tally.request_count,
+        "calls": tally.describe(),
+        "bytes_sent": tally.bytes_sent,
+        "bytes_received": tally.bytes_received,
+        "rcu": tally.rcu,
+        "wcu": tally.wcu,
+        "seconds": seconds,
+    }
+
+
+@contextmanager
+def server() -> Iterator[str]:
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+        os.environ.setdefault(name, value)
+    with moto_server_process() as url:
+        yield url
+
+
+def needle_text(seq: int) -> str:
+    return f"turn {seq}: the needle and the hay"
+
+
+def search_at(url: str, sessions: int, messages: int, rtt: float) -> dict[str, Any]:
+    """Search of an owner with `sessions` sessions of `messages` messages: the first call, a continuation."""
+    sc = Scenario(url, f"search{sessions}", rtt)
+    for i in range(sessions):
+        sc.add_session("owner", f"s{i:06d}", messages, needle_text)
+    first, hits = sc.measure(lambda: sc.store.search("owner", "needle"))
+    first.update(sessions_searched=hits.sessions_searched, messages_searched=hits.messages_searched)
+    more, later = sc.measure(lambda: sc.store.search("owner", "needle", cursor=hits.next_cursor))
+    more.update(sessions_searched=later.sessions_searched, messages_searched=later.messages_searched)
+    moto = sc.bare_query_seconds("s000000", messages)
+    return {
+        "sessions": sessions,
+        "messages": messages,
+        "first": first,
+        "continuation": more,
+        "moto_query_seconds": moto,
+    }
+
+
+def session_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
+    """load_full whole and its live context, then a delete inside an API request's deadline."""
+    sc = Scenario(url, f"session{messages}", rtt)
+    sc.add_session("owner", "long", messages, lambda q: f"message {q}")
+    whole, full = sc.measure(lambda: sc.store.load_full("long"))
+    whole["messages_returned"] = len(full.messages)
+    del full
+    live, window = sc.measure(lambda: sc.store.load_full("long", last=50))
+    live["messages_returned"] = len(window.messages)
+
+    def delete() -> None:
+        with deadline(DELETE_BUDGET):
+            sc.store.delete_session("long")
+
+    sc.meter.capacity = False  # reading every deleted item back would be most of the delete's time
+    deleted, _ = sc.measure(delete)
+    sc.meter.capacity = True
+    left = sc.writer.query(
+        TableName=sc.tables.messages,
+        KeyConditionExpression="#s = :s",
+        ExpressionAttributeNames={"#s": keys.SID},
+        ExpressionAttributeValues={":s": s("long")},
+        Select="COUNT",
+    )
+    deleted["messages_left_for_the_cascade"] = left.get("Count", 0)
+    moto = sc.bare_query_seconds("long", 50)
+    return {
+        "messages": messages,
+        "load_full": whole,
+        "live_context": live,
+        "delete": deleted,
+        "moto_query_seconds": moto,
+    }
+
+
+def flat(values: list[float]) -> bool:
+    return max(values) <= FLAT * max(min(values), 1e-9)
+
+
+def write_report(results: dict[str, Any], out: Path) -> None:
+    """bench/scale.md from the measurements alone."""
+    rtt_ms = results["rtt_ms"]
+    lines = [
+        "# Scale: every call bounded",
+        "",
+        "Generated by `make bench` (bench/scale.py); every figure is a measurement of that run. Do not edit by hand.",
+        "",
+        f"Run {results['started']} on this machine; {results['seconds'] / 60:.1f} minutes. A simulated network round "
+        f"trip of {rtt_ms:g} ms is added to every request (requests sent at once overlap). moto's Query reads the "
+        "whole table, so its own time for one bare Query of the same page is shown beside ours.",
+        "",
+        "## Search, per call",
+        "",
+        "| owner's sessions | call | requests | bytes received | RCU | sessions / messages read | time "
+        "| moto's bare Query |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["search"]:
+        for kind in ("first", "continuation"):
+            m = row[kind]
+            lines.append(
+                f"| {row['sessions']:,} × {row['messages']} | {kind} | {m['requests']} ({m['calls']}) | "
+                f"{m['bytes_received'] / 1024:,.1f} KB | {m['rcu']:g} | {m['sessions_searched']} / "
+                f"{m['messages_searched']:,} | {m['seconds'] * 1000:,.0f} ms | "
+                f"{row['moto_query_seconds'] * 1000:,.1f} ms |"
+            )
+    lines += [
+        "",
+        "## A long session, per call",
+        "",
+        "| messages | call | requests | bytes received | RCU | returned / left | time | moto's bare Query |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["sessions"]:
+        for kind, label in (("load_full", "load_full"), ("live_context", "load_full(last=50)"), ("delete", "delete")):
+            m = row[kind]
+            count = m.get("messages_returned", m.get("messages_left_for_the_cascade", 0))
+            what = "left for the cascade" if kind == "delete" else "returned"
+            lines.append(
+                f"| {row['messages']:,} | {label} | {m['requests']} | {m['bytes_received'] / 1024:,.1f} KB | "
+                f"{m['rcu']:g} | {count:,} {what} | {m['seconds'] * 1000:,.0f} ms | "
+                f"{row['moto_query_seconds'] * 1000:,.1f} ms |"
+            )
+    imports = results.get("imports", {}).get("modules", {})
+    if imports:
+        lines += ["", "## Handler import, against `import boto3`", "", "| module | median | ratio |", "|---|---|---|"]
+        lines += [f"| `{m}` | {v['median_ms']:.0f} ms | {v['ratio']:.2f}× |" for m, v in imports.items()]
+    lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
+    for name, ok, detail in targets(results):
+        lines.append(f"| {name} | {detail} | {'yes' if ok else '**no**'} |")
+    (out / "scale.md").write_text("\n".join(lines) + "\n")
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """Each per-call figure flat in the owner's session count and in the session's length."""
+    out = []
+    for kind in ("first", "continuation"):
+        rows = [r[kind] for r in results["search"]]
+        reqs, rcu = [m["requests"] for m in rows], [m["rcu"] for m in rows]
+        out.append(
+            (
+                f"search ({kind}) flat in the owner's sessions",
+                flat([float(r) for r in reqs]) and flat(rcu),
+                f"requests {reqs}, RCU {rcu}",
+            )
+        )
+    live = [r["live_context"] for r in results["sessions"]]
+    out.append(
+        (
+            "live-context load flat in the session's length",
+            flat([float(m["requests"]) for m in live]) and flat([m["rcu"] for m in live]),
+            f"requests {[m['requests'] for m in live]}, RCU {[m['rcu'] for m in live]}",
+        )
+    )
+    deletes = [r["delete"] for r in results["sessions"]]
+    worst = max(m["seconds"] for m in deletes)
+    out.append(
+        (
+            f"delete returns within its {DELETE_BUDGET:g} s deadline (+ 1 page)",
+            worst <= DELETE_BUDGET + 2,
+            f"longest {worst:.1f} s; left for the cascade {[m['messages_left_for_the_cascade'] for m in deletes]}",
+        )
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--owners", type=int, nargs="+", default=list(OWNER_SESSIONS))
+    parser.add_argument("--messages", type=int, default=MESSAGES_PER_SESSION, help="messages per searched session")
+    parser.add_argument("--sessions", type=int, nargs="+", default=list(SESSION_MESSAGES))
+    parser.add_argument("--rtt-ms", type=float, default=10.0)
+    parser.add_argument("--imports", type=int, default=5, help="fresh processes per module timed (0: skip)")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    results: dict[str, Any] = {"started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "rtt_ms": args.rtt_ms}
+    rtt = args.rtt_ms / 1000
+    with server() as url:
+        results["search"] = []
+        for count in sorted(args.owners):
+            print(f"search: {count} sessions", flush=True)
+            results["search"].append(search_at(url, count, args.messages, rtt))
+        results["sessions"] = []
+        for count in sorted(args.sessions):
+            print(f"session: {count} messages", flush=True)
+            results["sessions"].append(session_at(url, count, rtt))
+    if args.imports:
+        print("import times", flush=True)
+        results["imports"] = startup.measure(args.imports)
+    results["seconds"] = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scale.json").write_text(json.dumps(results, indent=1, default=str))
+    write_report(results, args.out)
+    print(f"wrote {args.out / 'scale.md'} in {results['seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
