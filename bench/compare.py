@@ -30,7 +30,6 @@ from typing import Any
 
 from bench import langgraph_savers, startup
 from bench.isolated import isolated_versions
-from bench.meter import Tally
 from bench.peers import Contender, Endpoint, Ours, contenders
 from bench.report import LOAD_LAST, write_report
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
@@ -79,26 +78,13 @@ def moto() -> Iterator[Endpoint]:
         )
 
 
-def sample(tally: Tally, seconds: float) -> dict[str, Any]:
-    return {
-        "requests": tally.request_count,
-        "calls": tally.describe(),
-        "bytes_sent": tally.bytes_sent,
-        "bytes_received": tally.bytes_received,
-        "wcu": tally.wcu,
-        "rcu": tally.rcu,
-        "largest_item": tally.largest_item,
-        "seconds": seconds,
-    }
-
-
 def timed(contender: Contender, action: Callable[[], Any]) -> dict[str, Any]:
     """Run `action` under the contender's meter; wall time excludes the meter's own item reads."""
     with contender.meter.measure() as tally:
         started = time.perf_counter()
         result = action()
         seconds = time.perf_counter() - started - contender.meter.overhead
-    out = sample(tally, seconds)
+    out = tally.sample(seconds)
     if isinstance(result, int):
         out["count"] = result
     return out

@@ -50,6 +50,19 @@ class Tally:
     def request_count(self) -> int:
         return sum(self.requests.values())
 
+    def sample(self, seconds: float) -> dict[str, Any]:
+        """This tally and a wall time, as the benchmarks record a measurement."""
+        return {
+            "requests": self.request_count,
+            "calls": self.describe(),
+            "bytes_sent": self.bytes_sent,
+            "bytes_received": self.bytes_received,
+            "wcu": self.wcu,
+            "rcu": self.rcu,
+            "largest_item": self.largest_item,
+            "seconds": seconds,
+        }
+
     def describe(self) -> str:
         """'TransactWriteItems + 2 GetObject' style summary of the requests."""
         return " + ".join(f"{n} {op}" if n > 1 else op for op, n in sorted(self.requests.items()))

@@ -29,7 +29,7 @@ from typing import Any
 import boto3
 
 from bench import startup
-from bench.meter import Meter, Tally
+from bench.meter import Meter
 from infra.local.aws import REGION, create_tables, local_client, moto_server_process
 from store import SessionStore, deadline
 from store.aws import keys
@@ -80,7 +80,7 @@ class Scenario:
             started = time.perf_counter()
             result = action()
             seconds = time.perf_counter() - started - self.meter.overhead
-        return summary(tally, seconds), result
+        return tally.sample(seconds), result
 
     def bare_query_seconds(self, session_id: str, count: int) -> float:
         """moto's own time for one Query of `count` messages of a session (unmetered, no added latency)."""
@@ -124,18 +124,6 @@ class Scenario:
 
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(put, chunks))
-
-
-def summary(tally: Tally, seconds: float) -> dict[str, Any]:
-    return {
-        "requests": tally.request_count,
-        "calls": tally.describe(),
-        "bytes_sent": tally.bytes_sent,
-        "bytes_received": tally.bytes_received,
-        "rcu": tally.rcu,
-        "wcu": tally.wcu,
-        "seconds": seconds,
-    }
 
 
 @contextmanager
