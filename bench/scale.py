@@ -69,6 +69,7 @@ class Scenario:
             s3_client=self.session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
         )
         self.ctx = Context(self.tables.sessions, self.tables.messages)
+        self.pool = ThreadPoolExecutor(4)  # the unmeasured writer's, for the scenario's whole data
 
     def _round_trip(self, **_: Any) -> None:
         if self.meter.counting and self.rtt:
@@ -139,8 +140,7 @@ class Scenario:
             while pending:
                 pending = self.writer.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
 
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(put, chunks))
+        list(self.pool.map(put, chunks))
 
 
 @contextmanager
@@ -160,6 +160,7 @@ def search_at(url: str, sessions: int, messages: int, rtt: float) -> dict[str, A
     sc = Scenario(url, f"search{sessions}", rtt)
     for i in range(sessions):
         sc.add_session("owner", f"s{i:06d}", messages, needle_text)
+    sc.pool.shutdown()
     first, hits = sc.measure(lambda: sc.store.search("owner", "needle"))
     first.update(sessions_searched=hits.sessions_searched, messages_searched=hits.messages_searched)
     more, later = sc.measure(lambda: sc.store.search("owner", "needle", cursor=hits.next_cursor))
@@ -178,6 +179,7 @@ def session_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
     """load_full whole and its live context, then a delete inside an API request's deadline."""
     sc = Scenario(url, f"session{messages}", rtt)
     sc.add_session("owner", "long", messages, lambda q: f"message {q}")
+    sc.pool.shutdown()
     whole, full = sc.measure(lambda: sc.store.load_full("long"))
     whole["messages_returned"] = len(full.messages)
     del full

@@ -74,7 +74,7 @@ class MemoryState(MemoryCore):
             session = entry.session
             lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
             window = Widening(entry.messages[lo - 1 :])
-            window.take(reversed(entry.messages[: lo - 1]))
+            window.take(entry.messages[i] for i in range(lo - 2, -1, -1))  # older, newest first, no copy
             return FullSession(
                 session=session.model_copy(deep=True),
                 messages=[m.model_copy(deep=True) for m in window.window()],
