@@ -30,6 +30,7 @@ import boto3
 
 from bench import startup
 from bench.meter import Meter
+from bench.report import first_turn_lines
 from infra.local.aws import REGION, create_tables, local_client, moto_server_process
 from store import SessionStore, deadline
 from store.aws import keys
@@ -279,6 +280,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     if imports:
         lines += ["", "## Handler import, against `import boto3`", "", "| module | median | ratio |", "|---|---|---|"]
         lines += [f"| `{m}` | {v['median_ms']:.0f} ms | {v['ratio']:.2f}× |" for m, v in imports.items()]
+        lines += first_turn_lines(results["imports"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, ok, detail in targets(results):
         lines.append(f"| {name} | {detail} | {'yes' if ok else '**no**'} |")
@@ -317,7 +319,13 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
     )
     api = results.get("imports", {}).get("modules", {}).get("functions.api.app")
     if api is not None:
-        out.append(("API handler import ≤ 1.5× `import boto3`", api["ratio"] <= FLAT, f"{api['ratio']:.2f}×"))
+        out.append(
+            (
+                "API handler import ≤ 1.5× `import boto3`",
+                api["ratio"] <= FLAT,
+                f"{api['ratio']:.2f}× (the floor and the departure: docs/decisions.md, Cold start)",
+            )
+        )
     return out
 
 

@@ -23,6 +23,10 @@ API_CONNECT_TIMEOUT = 2
 API_READ_TIMEOUT = 6
 API_ATTEMPTS = 3
 
+# X-Ray subsegments for the one library the functions call AWS through. Powertools' default patches every
+# library the X-Ray SDK knows (HTTP clients, database drivers, ...), importing each one it finds installed.
+TRACED_MODULES = ("botocore",)
+
 
 def request_budget() -> float | None:
     """REQUEST_BUDGET_SECONDS: the most one API request may take (the template sets it below the function's

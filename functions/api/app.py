@@ -21,7 +21,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -29,7 +28,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.api import artifacts, messages, sessions, state, traces
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
-from functions.runtime import register_snapstart_hooks, request_budget
+from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
 from store import (
     ArtifactNotFound,
     Conflict,
@@ -49,7 +48,7 @@ PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 RAW_BODY_ROUTE = re.compile(r"^/sessions/[^/]+/artifacts/[^/]+$")  # PUT: an artifact's bytes, any type
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"))
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 register_snapstart_hooks()  # with SnapStart (the template's SnapStart parameter), remake what restores share
@@ -133,7 +132,10 @@ ERROR_RESPONSES = {
 
 def openapi_document() -> str:
     """The OpenAPI document generated from the routes (committed as docs/openapi.json), with every error
-    response described by the one error shape the API returns."""
+    response described by the one error shape the API returns. (Powertools' OpenAPI models, ~170 ms to
+    import, are loaded here, by the one route that needs them, not on every cold start.)"""
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
     doc = json.loads(
         app.get_openapi_json_schema(
             title=API_TITLE,

@@ -17,10 +17,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.runtime import store
+from functions.runtime import TRACED_MODULES, store
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)

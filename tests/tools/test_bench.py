@@ -127,6 +127,9 @@ def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Pat
     assert results["special"]["ours_cold_append"]["requests"] == 2
     assert results["special"]["ours_warm_append"]["requests"] == 1
     assert results["imports"]["modules"]["boto3"]["ratio"] == 1.0
+    first = results["imports"]["first_requests"]  # the handler served a turn in a fresh interpreter
+    assert first["import_ms"] > 0 and first["first_turn_ms"] >= 0 and first["next_turn_ms"] >= 0
+    assert "the first turn (create, append, read: 3 requests)" in (out / "results.md").read_text()
     # LangGraph: both checkpointers through the same graph, to the same history
     graph = results["langgraph"]["savers"]
     ours_lg = graph["agent-session-store SessionStoreSaver"]["10"]
