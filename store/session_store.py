@@ -141,6 +141,12 @@ class StoreFront(Generic[B]):
         return cls(backend=MemoryBackend(settings), settings=settings)
 
     @property
+    def backend(self) -> B:
+        """The backend this store runs on, to build another view of the same data on it (for example
+        `SessionStore(backend=ScopedBackend(store.backend, owner))`, an owner's namespace)."""
+        return self._backend
+
+    @property
     def backend_name(self) -> str:
         """ "memory" or "dynamodb"."""
         return self._backend.name

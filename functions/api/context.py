@@ -5,16 +5,14 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
-
-from pydantic import BaseModel
+from typing import Any, TypeVar
 
 from functions.runtime import store, use_store
 from store import validation
 from store.codec import MAX_DEPTH, MAX_INT_DIGITS, check_json
 from store.errors import InvalidInput
-from store.models import Checkpoint, Session
-from store.scoped_ids import MAX_LOCAL_ID, VERBATIM, owner_tag, scoped_id, unscoped_id
+from store.scoped_backend import localized, scrubbed
+from store.scoped_ids import MAX_LOCAL_ID, scoped_id, unscoped_id
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -99,29 +97,11 @@ class Caller:
 
     def out(self, value: M) -> M:
         """`value` (a model, or a list of them, nested) with every session id as the caller names it."""
-        return cast(M, self._out(value))
-
-    def _out(self, value: Any) -> Any:
-        if isinstance(value, list):
-            return [self._out(v) for v in value]
-        if not isinstance(value, BaseModel):
-            return value
-        changes: dict[str, Any] = {}
-        for name in type(value).model_fields:
-            field = getattr(value, name)
-            if name == "session_id" and isinstance(field, str):
-                changes[name] = self.local(field) or field
-            elif isinstance(field, BaseModel | list):
-                changes[name] = self._out(field)
-        if isinstance(value, Session):
-            changes["id"] = self.local(value.id) or value.id
-        if isinstance(value, Checkpoint) and value.scope == "session":
-            changes["key"] = self.local(value.key) or value.key
-        return value.model_copy(update=changes) if changes else value
+        return localized(self.owner, value)
 
     def scrub(self, message: str) -> str:
         """An error message with the caller's namespace taken off the ids it names."""
-        return message.replace(owner_tag(self.owner) + VERBATIM, "")
+        return scrubbed(self.owner, message)
 
 
 def caller(event: Any) -> Caller:

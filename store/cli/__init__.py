@@ -1,0 +1,172 @@
+"""The `agent-store` command line, installed with the library: what an operator runs to look at and move
+sessions, against the local stack or a deployed API (`--api URL`, a token) or the tables directly (the
+environment's, as one `--owner`). Human-readable tables by default, `--json` for scripts; an expected
+failure is one line on stderr and a non-zero status, never a traceback.
+
+    agent-store sessions list | search Q | show ID | export ID | import FILE | delete ID
+    agent-store messages tail ID [--follow]
+    agent-store traces show ID [RUN]
+    agent-store artifacts list ID | get ID NAME
+    agent-store migrate langchain --table NAME
+
+The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
+infra.cli` in a checkout, never part of the installed package."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from store.session_store import SessionStore
+
+
+def version() -> str:
+    """The installed distribution's version ("unknown" when run from a tree that is not installed)."""
+    try:
+        return metadata.version("agent-session-store")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _common() -> argparse.ArgumentParser:
+    """The options every store command takes: where the store is, as whom, and how to print."""
+    common = argparse.ArgumentParser(add_help=False)
+    where = common.add_argument_group("where the store is")
+    where.add_argument("--api", metavar="URL", help="the stack's HTTP API (default: $AGENT_STORE_API); else the tables")
+    where.add_argument("--token", help="a bearer token for --api (default: $AGENT_STORE_TOKEN)")
+    where.add_argument("--owner", help="without --api: the owner to act as (default: $AGENT_STORE_OWNER)")
+    where.add_argument(
+        "--unscoped", action="store_true", help="without --api: session ids as stored, not as the API names them"
+    )
+    where.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each API request (30)")
+    common.add_argument("--json", action="store_true", help="print JSON for scripts instead of tables")
+    return common
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every command and option, each with its help text."""
+    common = _common()
+    top = argparse.ArgumentParser(
+        prog="agent-store", description="agent-session-store: look at, move and migrate an agent's sessions"
+    )
+    top.add_argument("--version", action="version", version=f"agent-store {version()}")
+    groups = top.add_subparsers(dest="group", required=True, metavar="COMMAND")
+
+    sessions = groups.add_parser("sessions", help="list, search, show, export, import and delete sessions")
+    sub = sessions.add_subparsers(dest="command", required=True, metavar="ACTION")
+    p = sub.add_parser("list", parents=[common], help="my sessions, most recently updated first")
+    p.add_argument("--limit", type=int, default=50, help="sessions per page (50)")
+    p.add_argument("--cursor", help="continue from a previous page's cursor")
+    p.add_argument("--all", action="store_true", help="every page, not only the first")
+    p = sub.add_parser("search", parents=[common], help="search titles and messages (bounded per call)")
+    p.add_argument("query", help="the text to find")
+    p.add_argument("--limit", type=int, default=20, help="hits to return (20)")
+    p.add_argument("--cursor", help="continue into older sessions from a previous call's cursor")
+    p = sub.add_parser("show", parents=[common], help="a session: transcript, state, artifacts, trace runs")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("--last", type=int, help="only the last N messages (a window that keeps tool calls whole)")
+    p.add_argument("--full", action="store_true", help="print texts and tool arguments whole, not shortened")
+    p = sub.add_parser("export", parents=[common], help="a session as JSON lines (docs/export-format.md)")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("-o", "--output", help="a new file to write (default: stdout)")
+    p.add_argument("--records", help="comma-separated kinds of records to include")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p = sub.add_parser("import", parents=[common], help="an export into this store (idempotent)")
+    p.add_argument("file", help="the export's file, or - for stdin")
+    p.add_argument("--as", dest="as_id", metavar="ID", help="the id to import it as (default: the exported id)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p = sub.add_parser("delete", parents=[common], help="delete a session and everything it owns")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask first")
+
+    messages = groups.add_parser("messages", help="follow a transcript")
+    sub = messages.add_subparsers(dest="command", required=True, metavar="ACTION")
+    p = sub.add_parser("tail", parents=[common], help="the last messages, and new ones with --follow")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("-n", type=int, default=20, help="how many of the latest messages to print first (20)")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing messages as they are appended")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between polls with --follow (1)")
+    p.add_argument("--for", dest="for_seconds", type=float, help="stop following after this many seconds")
+    p.add_argument("--full", action="store_true", help="print texts and tool arguments whole")
+
+    traces = groups.add_parser("traces", help="a run's timeline")
+    sub = traces.add_subparsers(dest="command", required=True, metavar="ACTION")
+    p = sub.add_parser("show", parents=[common], help="a run's events as a waterfall")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("run", nargs="?", help="the run's id (default: the latest run)")
+    p.add_argument("--width", type=int, default=40, help="characters of the time axis (40)")
+
+    artifacts = groups.add_parser("artifacts", help="a session's artifacts")
+    sub = artifacts.add_subparsers(dest="command", required=True, metavar="ACTION")
+    p = sub.add_parser("list", parents=[common], help="the latest version of each artifact")
+    p.add_argument("session_id", help="the session's id")
+    p = sub.add_parser("get", parents=[common], help="download a version's bytes")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("name", help="the artifact's name")
+    p.add_argument("--version", type=int, help="the version (default: the latest)")
+    p.add_argument("-o", "--output", help="a new file to write (default: stdout, when it is not a terminal)")
+
+    migrate = groups.add_parser("migrate", help="copy another library's histories into the store (idempotent)")
+    migrate.add_argument("source", choices=["langchain"], help="langchain: a DynamoDBChatMessageHistory table")
+    migrate.add_argument("--table", required=True, help="the source table")
+    migrate.add_argument("--owner", default="langchain", help="the owner of the copied sessions")
+    migrate.add_argument("--key-attribute", default="SessionId", help="the table's session id attribute")
+    migrate.add_argument("--history-attribute", default="History", help="the attribute holding the messages")
+    return top
+
+
+def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
+    from store.cli import commands as c
+
+    return {
+        ("sessions", "list"): c.sessions_list,
+        ("sessions", "search"): c.sessions_search,
+        ("sessions", "show"): c.sessions_show,
+        ("sessions", "export"): c.sessions_export,
+        ("sessions", "import"): c.sessions_import,
+        ("sessions", "delete"): c.sessions_delete,
+        ("messages", "tail"): c.messages_tail,
+        ("traces", "show"): c.traces_show,
+        ("artifacts", "list"): c.artifacts_list,
+        ("artifacts", "get"): c.artifacts_get,
+    }
+
+
+def main(argv: list[str] | None = None, *, store: SessionStore | None = None, out: TextIO | None = None) -> int:
+    """Run one command; returns the process's exit status: 0 done, 1 an expected failure (one line on
+    stderr: a store error, a missing extra, a file that cannot be read), 2 a usage error, 130 interrupted.
+    `store`: use this store (seen as --owner) instead of the environment's (tests, embedding)."""
+    from store.errors import StoreError
+
+    args = parser().parse_args(argv)
+    sink = out or sys.stdout
+    try:
+        if args.group == "migrate":
+            from store.cli.migrate import migrate_langchain
+
+            return migrate_langchain(args, sink)
+        from store.cli.target import resolve
+
+        target = resolve(args, store)
+        return _commands()[(args.group, args.command)](args, target, sink)
+    except ImportError as exc:
+        print(
+            f"agent-store: {exc.name or 'a module'} is missing: pip install 'agent-session-store[langchain]'",
+            file=sys.stderr,
+        )
+    except StoreError as exc:
+        print(f"agent-store: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `agent-store ... | head`: the reader has what it wanted
+        return 0
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,245 @@
+"""The CLI's commands: each takes the parsed options, the target store and the output stream, prints for
+a person (or JSON with --json) and returns the exit status."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from store.cli.show import Progress, as_json, message_lines, short, table
+from store.cli.target import Target
+from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound
+from store.export import export_session, import_session, iter_messages
+from store.trace_view import spans, waterfall
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else ""
+
+
+def sessions_list(args: Any, t: Target, out: TextIO) -> int:
+    """A page of the owner's sessions, most recently updated first (--all: every page)."""
+    items, cursor = [], args.cursor
+    while True:
+        page = t.store.list_sessions(t.owner, limit=args.limit, cursor=cursor)
+        items += page.items
+        cursor = page.next_cursor
+        if not args.all or cursor is None:
+            break
+    if args.json:
+        out.write(as_json({"items": items, "next_cursor": cursor}) + "\n")
+        return 0
+    rows = [
+        (s.id, short(s.title or "", 40), s.last_seq, s.usage.total_tokens or "", _when(s.updated_at)) for s in items
+    ]
+    table(("ID", "TITLE", "MESSAGES", "TOKENS", "UPDATED"), rows, out)
+    if cursor is not None:
+        sys.stderr.write(f"more: --cursor {cursor}\n")
+    return 0
+
+
+def sessions_search(args: Any, t: Target, out: TextIO) -> int:
+    """One bounded search call: hits best first, and how far it got."""
+    hits = t.store.search(t.owner, args.query, limit=args.limit, cursor=args.cursor)
+    if args.json:
+        document = {
+            "items": list(hits),
+            "next_cursor": hits.next_cursor,
+            "sessions_searched": hits.sessions_searched,
+            "messages_searched": hits.messages_searched,
+        }
+        out.write(as_json(document) + "\n")
+        return 0
+    table(
+        ("SESSION", "SEQ", "SCORE", "SNIPPET"),
+        [(h.session_id, h.seq, f"{h.score:.2f}", short(h.snippet, 80)) for h in hits],
+        out,
+    )
+    sys.stderr.write(f"searched {hits.sessions_searched} sessions, {hits.messages_searched} messages\n")
+    if hits.next_cursor:
+        sys.stderr.write(f"older sessions: --cursor {hits.next_cursor}\n")
+    return 0
+
+
+def sessions_show(args: Any, t: Target, out: TextIO) -> int:
+    """A session: its head, the transcript (or its last N), state, interrupt, artifacts and trace runs."""
+    full = t.store.load_full(args.session_id, last=args.last)
+    artifacts = t.store.list_artifacts(args.session_id)
+    runs = t.store.list_trace_runs(args.session_id)
+    interrupt = t.store.load_interrupt(args.session_id)
+    if args.json:
+        document = {"full": full, "interrupt": interrupt, "artifacts": artifacts, "trace_runs": runs}
+        out.write(as_json(document) + "\n")
+        return 0
+    s = full.session
+    out.write(f"session {s.id}  {s.title or ''}\n")
+    out.write(f"  model {s.model or '-'}; {s.last_seq} messages; ")
+    out.write(f"created {_when(s.created_at)}, updated {_when(s.updated_at)}\n")
+    if s.usage.numbers():
+        out.write("  usage: " + ", ".join(f"{k} {v}" for k, v in s.usage.numbers().items()) + "\n")
+    if s.metadata:
+        out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
+    shown = len(full.messages)
+    out.write(f"\ntranscript ({shown} of {s.last_seq} messages)\n" if shown < s.last_seq else "\ntranscript\n")
+    for message in full.messages:
+        out.write("\n".join(message_lines(message, full=args.full)) + "\n")
+    if full.state is not None:
+        out.write(f"\nstate (version {full.state.version}, as of message {full.state.seq}): ")
+        out.write(short(as_json(full.state.state), 400) + "\n")
+    if interrupt is not None:
+        out.write(f"\ninterrupt pending: {short(as_json(interrupt), 200)}\n")
+    if artifacts:
+        out.write("\nartifacts\n")
+        table(
+            ("NAME", "VERSION", "SIZE", "TYPE"), [(a.name, a.version, a.size, a.content_type) for a in artifacts], out
+        )
+    if runs:
+        out.write(f"\ntrace runs: {', '.join(runs)}\n")
+    return 0
+
+
+def sessions_export(args: Any, t: Target, out: TextIO) -> int:
+    """The session as JSON lines (docs/export-format.md), to --output or stdout; progress on stderr."""
+    session = t.store.get_session(args.session_id)
+    if session is None:
+        raise SessionNotFound(args.session_id)
+    kinds = [k for k in (args.records or "").split(",") if k]
+    progress = Progress(f"export {args.session_id}", session.last_seq, quiet=args.quiet)
+    with ExitStack() as stack:
+        sink = out if args.output in (None, "-") else stack.enter_context(_create(args.output))
+        counts = export_session(t.store, args.session_id, sink, records=kinds, progress=progress)
+    progress.finish()
+    sys.stderr.write(
+        f"exported {args.session_id}: {counts.messages} messages, {counts.artifacts} artifact versions, "
+        f"{counts.trace_events} trace events, {counts.records} records\n"
+    )
+    return 0
+
+
+def _create(path: str) -> TextIO:
+    try:
+        return open(path, "x", encoding="utf-8")
+    except FileExistsError:
+        raise InvalidInput(f"{path} exists: export to a new file") from None
+
+
+def sessions_import(args: Any, t: Target, out: TextIO) -> int:
+    """An export into the target (as --as ID, else its own id); idempotent."""
+    with ExitStack() as stack:
+        if args.file == "-":
+            source: TextIO = sys.stdin
+        else:
+            try:
+                source = stack.enter_context(open(args.file, encoding="utf-8"))
+            except OSError as exc:
+                raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from None
+        progress = Progress(f"import {Path(args.file).name}", quiet=args.quiet)
+        session_id, counts = import_session(t.store, t.owner, source, session_id=args.as_id, progress=progress)
+    progress.finish()
+    written = ", ".join(f"{n} {k}" for k, n in counts.written.items()) or "nothing new"
+    if args.json:
+        out.write(as_json({"session_id": session_id, "written": counts.written, "read": counts.messages}) + "\n")
+    else:
+        out.write(f"imported {session_id}: {counts.messages} messages read; written: {written}\n")
+    return 0
+
+
+def sessions_delete(args: Any, t: Target, out: TextIO) -> int:
+    """Delete a session and everything it owns (asks first on a terminal, unless --yes)."""
+    if t.store.get_session(args.session_id) is None:
+        raise SessionNotFound(args.session_id)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"deleting {args.session_id} cannot be undone: add --yes")
+        answer = input(f"delete session {args.session_id} and everything it owns? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            out.write("not deleted\n")
+            return 1
+    t.store.delete_session(args.session_id)
+    out.write(f"deleted {args.session_id}\n")
+    return 0
+
+
+def messages_tail(args: Any, t: Target, out: TextIO) -> int:
+    """The last N messages; with --follow, each new one as it is appended (polling every --interval s),
+    until Ctrl-C or --for seconds."""
+    last = t.store.last_messages(args.session_id, args.n) if args.n else []
+    seq = last[-1].seq if last else (t.store.get_session(args.session_id) or _missing(args.session_id)).last_seq
+    for message in last:
+        _emit(args, message, out)
+    if not args.follow:
+        return 0
+    stop = None if args.for_seconds is None else time.monotonic() + args.for_seconds
+    while stop is None or time.monotonic() < stop:
+        time.sleep(args.interval)
+        for message in iter_messages(t.store, args.session_id, after_seq=seq):
+            _emit(args, message, out)
+            seq = message.seq
+    return 0
+
+
+def _missing(session_id: str) -> Any:
+    raise SessionNotFound(session_id)
+
+
+def _emit(args: Any, message: Any, out: TextIO) -> None:
+    if args.json:
+        out.write(message.model_dump_json(exclude_none=True) + "\n")
+    else:
+        out.write("\n".join(message_lines(message, full=args.full)) + "\n")
+    out.flush()
+
+
+def traces_show(args: Any, t: Target, out: TextIO) -> int:
+    """A run's events as a waterfall (the session's latest run when none is named)."""
+    runs = t.store.list_trace_runs(args.session_id)
+    if not runs:
+        if t.store.get_session(args.session_id) is None:
+            raise SessionNotFound(args.session_id)
+        raise InvalidInput(f"session {args.session_id} has no trace runs")
+    run = args.run or runs[-1]
+    if run not in runs:
+        raise InvalidInput(f"session {args.session_id} has no run {run!r} (runs: {', '.join(runs)})")
+    events = t.store.load_trace_events(args.session_id, run)
+    if args.json:
+        out.write(as_json({"run_id": run, "events": events}) + "\n")
+        return 0
+    items = spans(events)
+    total = max((s.end for s in items), default=0.0)
+    out.write(f"run {run}: {len(items)} events over {total * 1000:.1f} ms\n")
+    out.write("\n".join(waterfall(items, width=args.width)) + "\n")
+    return 0
+
+
+def artifacts_list(args: Any, t: Target, out: TextIO) -> int:
+    """The latest version of each artifact."""
+    found = t.store.list_artifacts(args.session_id)
+    if args.json:
+        out.write(as_json(found) + "\n")
+        return 0
+    rows = [(a.name, a.version, a.size, a.content_type, _when(a.created_at)) for a in found]
+    table(("NAME", "VERSION", "SIZE", "TYPE", "CREATED"), rows, out)
+    return 0
+
+
+def artifacts_get(args: Any, t: Target, out: TextIO) -> int:
+    """An artifact version's bytes, to --output (or stdout when it is not a terminal)."""
+    data = t.store.get_artifact(args.session_id, args.name, version=args.version)
+    if data is None:
+        raise ArtifactNotFound(args.session_id, args.name, args.version)
+    if args.output in (None, "-"):
+        if sys.stdout.isatty():
+            raise InvalidInput("an artifact is bytes: give --output FILE, or pipe stdout")
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            with open(args.output, "xb") as sink:
+                sink.write(data)
+        except FileExistsError:
+            raise InvalidInput(f"{args.output} exists: write to a new file") from None
+        sys.stderr.write(f"wrote {len(data):,} bytes to {args.output}\n")
+    return 0

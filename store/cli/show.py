@@ -1,0 +1,135 @@
+"""How the CLI prints: aligned tables, a transcript's messages (text, tool calls with their arguments, tool
+results), progress on stderr, and JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from store.models import MessageRecord
+
+PREVIEW = 160  # characters of a text or an argument list shown in a table
+
+
+def as_json(value: Any) -> str:
+    """Models, lists of them and plain values as one JSON document."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, BaseModel):
+            return v.model_dump(mode="json", exclude_none=True)
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(plain(value), ensure_ascii=False, default=str, indent=2)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], out: TextIO) -> None:
+    """Rows under headers, columns padded to their widest cell (the last column is not padded)."""
+    cells = [[str(c) for c in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for n, row in enumerate(cells):
+        line = "  ".join(c.ljust(widths[i]) if i < len(row) - 1 else c for i, c in enumerate(row))
+        out.write(line.rstrip() + "\n")
+        if n == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+
+
+def short(text: str, limit: int = PREVIEW) -> str:
+    """One line of at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _args(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def parts(message: MessageRecord) -> list[tuple[str, str]]:
+    """What a message holds, as (label, text) pairs: its text, each tool call (name and arguments) and each
+    tool result, in the OpenAI chat and Responses, Anthropic, Bedrock Converse/Strands and plain shapes."""
+    out: list[tuple[str, str]] = []
+    extra = message.model_extra or {}
+    content = message.content
+    blocks = content if isinstance(content, list) else [content] if isinstance(content, dict) else []
+    if isinstance(content, str) and content:
+        out.append(("text", content))
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str):
+            out.append(("text", block["text"]))
+        kind = block.get("type")
+        if kind == "tool_use" or "toolUse" in block:
+            use = block.get("toolUse", block)
+            out.append(("tool call", f"{use.get('name', '?')}({_args(use.get('input', {}))})"))
+        if kind == "tool_result" or "toolResult" in block:
+            result = block.get("toolResult", block)
+            out.append(("tool result", _args(result.get("content", ""))))
+        if isinstance(kind, str) and kind.endswith("_call") and kind != "function_call_output":
+            out.append(("tool call", f"{block.get('name', kind)}({_args(block.get('arguments', ''))})"))
+        if isinstance(kind, str) and kind.endswith("_call_output"):
+            out.append(("tool result", _args(block.get("output", ""))))
+        if kind in ("image", "image_url", "input_image") or "image" in block:
+            out.append(("image", str(block.get("source", {}).get("media_type", "")) if kind == "image" else "image"))
+        if kind in ("file", "document", "input_file") or "document" in block:
+            out.append(("file", str(block.get("name") or block.get("filename") or "file")))
+    for call in extra.get("tool_calls") or []:
+        if isinstance(call, dict):
+            fn = call.get("function") or {}
+            out.append(("tool call", f"{fn.get('name', call.get('name', '?'))}({_args(fn.get('arguments', ''))})"))
+    if message.tool_call_id and message.role == "tool":
+        out = [("tool result", text) if label == "text" else (label, text) for label, text in out]
+    if not out and content not in (None, "", [], {}):
+        out.append(("content", _args(content)))
+    return out
+
+
+def message_lines(message: MessageRecord, *, full: bool = False) -> list[str]:
+    """A message as printed by `sessions show` and `messages tail`: seq, role, then each part."""
+    head = f"#{message.seq} {message.role}"
+    if message.kind == "compaction":
+        head += "  [compaction: the live context starts here]"
+    if message.usage is not None and message.usage.numbers():
+        head += "  (" + ", ".join(f"{k} {v}" for k, v in message.usage.numbers().items()) + ")"
+    lines = [head]
+    for label, text in parts(message):
+        shown = text if full else short(text)
+        lines.append(f"    {label}: {shown}" if label != "text" else f"    {shown}")
+    return lines
+
+
+class Progress:
+    """Progress on stderr: a bar when the total is known, a count otherwise; redrawn in place on a terminal,
+    a line at most every 2 s elsewhere; nothing with `quiet`."""
+
+    def __init__(self, what: str, total: int | None = None, *, quiet: bool = False, out: TextIO | None = None) -> None:
+        self.what, self.total, self.quiet = what, total, quiet
+        self.out = out or sys.stderr
+        self.tty = self.out.isatty()
+        self.last = 0.0
+
+    def __call__(self, kind: str, count: int) -> None:
+        now = time.monotonic()
+        if self.quiet or (now - self.last < (0.1 if self.tty else 2.0) and kind != "done"):
+            return
+        self.last = now
+        if self.total and kind in ("messages", "done"):
+            share = min(1.0, count / self.total)
+            bar = "#" * int(share * 30)
+            text = f"{self.what}: [{bar.ljust(30, '.')}] {share:4.0%} {count:,}/{self.total:,} messages"
+        else:
+            text = f"{self.what}: {count:,} {kind}"
+        self.out.write(("\r" + text) if self.tty else text + "\n")
+        self.out.flush()
+
+    def finish(self) -> None:
+        if self.tty and not self.quiet:
+            self.out.write("\n")

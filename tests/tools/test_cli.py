@@ -1,0 +1,215 @@
+"""`agent-store`: the operator's commands on the memory backend and on DynamoDB (moto), each seen as one
+owner exactly as the API presents it; over HTTP in tests/api/test_cli_over_http.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store import SessionStore
+from store.cli import main
+from store.scoped_backend import ScopedBackend
+from tests.conftest import FakeClock, Harness, make_harness
+
+TOOL_TURN: list[dict[str, Any]] = [
+    {"role": "user", "content": "what is the weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "18 C and sunny"},
+    {"role": "assistant", "content": "It is 18 C and sunny in Paris.", "usage": {"input_tokens": 40, "output_tokens": 9}},
+]
+SPANS = [
+    {"name": "invoke_agent", "span_id": "a", "start": 100.0, "end": 101.5},
+    {"name": "chat gpt-x", "span_id": "b", "parent_id": "a", "start": 100.1, "end": 100.9, "input_tokens": 40},
+    {"name": "execute_tool get_weather", "span_id": "c", "parent_id": "a", "start": 100.9, "end": 101.2, "error": True},
+]
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def h(request: pytest.FixtureRequest, clock: FakeClock) -> Harness:
+    if request.param == "memory":
+        return make_harness("memory", clock)
+    client, s3 = request.getfixturevalue("dynamodb_client"), request.getfixturevalue("s3_client")
+    return make_harness("dynamodb", clock, client, request.getfixturevalue("inspector_client"), s3)
+
+
+def as_owner(store: SessionStore, owner: str) -> SessionStore:
+    """The store as the API shows it to `owner` (ids as the owner names them)."""
+    return SessionStore(backend=ScopedBackend(store.backend, owner), settings=store.settings)
+
+
+def run(store: SessionStore, *argv: str, owner: str = "alice") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main([*argv, "--owner", owner], store=store, out=out)
+    return code, out.getvalue()
+
+
+def seed(store: SessionStore) -> SessionStore:
+    alice = as_owner(store, "alice")
+    alice.create_session("alice", session_id="chat-1", title="Weather in Paris", model="gpt-x")
+    alice.append_messages("chat-1", TOOL_TURN)
+    alice.save_state("chat-1", {"city": "Paris", "step": 3})
+    alice.save_interrupt("chat-1", {"question": "book a table?"})
+    alice.save_records("chat-1", "notes", [{"n": 1}, {"n": 2}])
+    alice.put_artifact("chat-1", "report.txt", b"first", content_type="text/plain")
+    alice.put_artifact("chat-1", "report.txt", b"second version", content_type="text/plain", metadata={"k": "v"})
+    alice.append_trace_events("chat-1", "run-1", SPANS)
+    return alice
+
+
+def test_list_and_show_name_sessions_as_their_owner_does(h: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    seed(h.store)
+    as_owner(h.store, "bob").create_session("bob", session_id="bobs", title="not alice's")
+    code, out = run(h.store, "sessions", "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "TITLE", "MESSAGES", "TOKENS", "UPDATED"]
+    assert lines[2].startswith("chat-1") and "Weather in Paris" in lines[2] and "bobs" not in out
+    code, out = run(h.store, "sessions", "list", "--json")
+    assert code == 0 and [s["id"] for s in json.loads(out)["items"]] == ["chat-1"]
+    code, out = run(h.store, "sessions", "show", "chat-1")
+    assert code == 0
+    assert "tool call: get_weather({\"city\": \"Paris\"})" in out  # the call with its arguments
+    assert "tool result: 18 C and sunny" in out
+    assert "#4 assistant  (input_tokens 40, output_tokens 9)" in out
+    assert "state (version 1, as of message 4)" in out and "interrupt pending" in out
+    assert "report.txt  2" in out and "trace runs: run-1" in out
+    # another owner's session is absent, said in one line
+    code, out = run(h.store, "sessions", "show", "chat-1", owner="bob")
+    assert code == 1 and out == ""
+    assert capsys.readouterr().err.strip().splitlines() == ["agent-store: session 'chat-1' not found"]
+
+
+def test_export_then_import_moves_a_session_whole_and_twice_writes_nothing(h: Harness, tmp_path: Path) -> None:
+    alice = seed(h.store)
+    dump = tmp_path / "chat-1.jsonl"
+    assert run(h.store, "sessions", "export", "chat-1", "-o", str(dump), "--records", "notes", "-q")[0] == 0
+    kinds = [json.loads(line)["type"] for line in dump.read_text().splitlines()]
+    assert kinds == ["session"] + ["message"] * 4 + ["state", "interrupt", "records", "artifact", "artifact", "trace"]
+    target = SessionStore.memory()
+    code, out = run(target, "sessions", "import", str(dump), "-q", owner="carol")
+    assert code == 0 and "written: 1 session, 4 messages" in out
+    carol = as_owner(target, "carol")
+    copied, original = carol.load_full("chat-1"), alice.load_full("chat-1")
+    strip = {"created_at", "session_id"}
+    assert [m.model_dump(exclude=strip) for m in copied.messages] == [
+        m.model_dump(exclude=strip) for m in original.messages
+    ]
+    assert copied.state is not None and copied.state.state == {"city": "Paris", "step": 3}
+    assert copied.session.title == "Weather in Paris" and copied.session.usage == original.session.usage
+    assert carol.load_interrupt("chat-1") == {"question": "book a table?"}
+    assert carol.load_records("chat-1", "notes") == [{"n": 1}, {"n": 2}]
+    versions = carol.list_artifact_versions("chat-1", "report.txt")
+    assert [v.size for v in versions] == [5, 14] and versions[1].metadata == {"k": "v"}
+    assert carol.get_artifact("chat-1", "report.txt", version=1) == b"first"
+    assert carol.load_trace_events("chat-1", "run-1") == SPANS
+    # again: nothing new is written
+    code, out = run(target, "sessions", "import", str(dump), "-q", "--json", owner="carol")
+    assert code == 0 and json.loads(out)["written"] == {}
+    assert len(carol.load_full("chat-1").messages) == 4 and len(carol.list_artifact_versions("chat-1", "report.txt")) == 2
+
+
+def test_an_import_cut_short_is_finished_by_running_it_again(h: Harness, tmp_path: Path) -> None:
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="long")
+    for i in range(3):
+        alice.append_messages("long", [{"role": "user", "content": f"m{j}"} for j in range(i * 60, i * 60 + 60)])
+    full = tmp_path / "long.jsonl"
+    assert run(h.store, "sessions", "export", "long", "-o", str(full), "-q")[0] == 0
+    lines = full.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:131]))  # the session line and 130 messages: two batches of 50, 30 pending
+    target = SessionStore.memory()
+    assert run(target, "sessions", "import", str(cut), "-q", owner="alice")[0] == 0
+    assert target.backend is not None
+    code, out = run(target, "sessions", "import", str(full), "-q", "--json", owner="alice")
+    assert code == 0 and json.loads(out)["written"] == {"messages": 50}
+    texts = [m.content for m in as_owner(target, "alice").list_messages("long", limit=1000).items]
+    assert texts == [f"m{j}" for j in range(180)]
+
+
+def test_a_bad_export_is_refused_in_one_line_and_writes_nothing(
+    h: Harness, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "message", "message": {}}\n')
+    assert run(h.store, "sessions", "import", str(bad), "-q")[0] == 1
+    assert capsys.readouterr().err == "agent-store: line 1: an export starts with its session line (format 'agent-session-store/export')\n"
+    bad.write_text("not json\n")
+    assert run(h.store, "sessions", "import", str(bad), "-q")[0] == 1
+    assert "line 1 is not JSON" in capsys.readouterr().err
+    assert run(h.store, "sessions", "import", str(tmp_path / "missing.jsonl"))[0] == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert h.store.list_sessions("alice").items == []
+
+
+def test_tail_follows_new_messages(h: Harness) -> None:
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="live")
+    alice.append_messages("live", [{"role": "user", "content": f"old {i}"} for i in range(5)])
+
+    def writer() -> None:
+        time.sleep(0.5)
+        alice.append_messages("live", [{"role": "assistant", "content": "new one"}])
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    code, out = run(h.store, "messages", "tail", "live", "-n", "2", "--follow", "--interval", "0.2", "--for", "1.5")
+    thread.join()
+    assert code == 0
+    assert out.splitlines() == ["#4 user", "    old 3", "#5 user", "    old 4", "#6 assistant", "    new one"]
+
+
+def test_traces_show_draws_the_run_as_a_waterfall(h: Harness) -> None:
+    seed(h.store)
+    code, out = run(h.store, "traces", "show", "chat-1", "--width", "30")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "run run-1: 3 events over 1500.0 ms"
+    assert lines[1].startswith("invoke_agent") and "1500.0 ms" in lines[1]
+    assert lines[2].startswith("  chat gpt-x") and "800.0 ms" in lines[2] and "in 40" in lines[2]
+    assert lines[3].startswith("  execute_tool get_weather") and lines[3].endswith("ERROR")
+    bar = lines[2][lines[2].index("█") :]
+    assert bar.startswith("█" * 16)  # 0.8 s of 1.5 s on a 30-character axis
+    code, _ = run(h.store, "traces", "show", "chat-1", "nope")
+    assert code == 1
+
+
+def test_artifacts_get_and_delete(h: Harness, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seed(h.store)
+    target = tmp_path / "report.txt"
+    assert run(h.store, "artifacts", "get", "chat-1", "report.txt", "--version", "1", "-o", str(target))[0] == 0
+    assert target.read_bytes() == b"first"
+    assert run(h.store, "artifacts", "get", "chat-1", "report.txt", "-o", str(target))[0] == 1  # never overwrites
+    capsys.readouterr()
+    assert run(h.store, "sessions", "delete", "chat-1")[0] == 1  # no terminal to ask: --yes is needed
+    assert "add --yes" in capsys.readouterr().err
+    code, out = run(h.store, "sessions", "delete", "chat-1", "--yes")
+    assert code == 0 and out == "deleted chat-1\n"
+    assert as_owner(h.store, "alice").get_session("chat-1") is None
+
+
+def test_errors_are_one_line_and_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    store = SessionStore.memory()
+    assert main(["sessions", "list"], store=store) == 1  # no owner
+    assert capsys.readouterr().err.startswith("agent-store: name the owner whose sessions to use")
+    with pytest.raises(SystemExit) as exc:
+        main(["sessions", "frobnicate"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("agent-store ")
+    with pytest.raises(SystemExit):
+        main(["sessions", "export", "--help"])
+    assert "--records" in capsys.readouterr().out
