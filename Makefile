@@ -39,7 +39,7 @@ unit: $(STAMP) $(LLAMA_STAMP)
 test: lint typecheck unit
 
 run: $(STAMP)
-	$(PY) -m infra.cli local
+	$(PY) -m infra.cli local $(ARGS)
 
 demo: $(STAMP)
 	$(PY) -m infra.local.demo

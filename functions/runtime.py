@@ -52,6 +52,11 @@ def store() -> SessionStore:
     return _store
 
 
+def installed_store() -> SessionStore | None:
+    """The store `use_store` installed (or the one built from the environment), None before either."""
+    return _store
+
+
 def use_store(instance: SessionStore | None) -> None:
     """Serve events with `instance` (the local stack and tests); None goes back to the environment's."""
     global _store

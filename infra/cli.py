@@ -4,6 +4,7 @@ Makefile's targets use it). The installed `agent-store` command is `store.cli`."
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -12,6 +13,10 @@ def main(argv: list[str] | None = None) -> int:
     local = sub.add_parser("local", help="the local stack: moto, tables and bucket, the HTTP API on :8000 (`make run`)")
     local.add_argument("--port", type=int, default=8000, help="the API's port on 127.0.0.1 (0: any free port)")
     local.add_argument("--sub", default="dev-user", help="the owner the printed development token stands for")
+    local.add_argument(
+        "--aws-port", type=int, default=8001, help="moto's port on 127.0.0.1, fixed so exported endpoints stay valid"
+    )
+    local.add_argument("--data", type=Path, help="a directory that keeps the stack's data across restarts")
     sub.add_parser("demo", help="a scripted agent conversation on an embedded AWS, with request counts")
     sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
     sub.add_parser("openapi", help="write docs/openapi.json from the API's routes")
@@ -30,9 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         from infra.local.stack import serve
 
         local_environment()
-
-        serve(args.port, args.sub)
-        return 0
+        return serve(args.port, args.sub, aws_port=args.aws_port, data=args.data)
     if args.command == "demo":
         from infra.local.demo import run
 

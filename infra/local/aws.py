@@ -62,6 +62,10 @@ class LocalTables:
     def bucket(self) -> str | None:
         return self.names.get("ARTIFACTS_BUCKET")
 
+    def table_names(self) -> dict[str, str]:
+        """Every table's name, by the variable that carries it."""
+        return {env: name for env, name in self.names.items() if env.endswith("_TABLE")}
+
 
 def create_tables(client: Any, prefix: str = "agent-store", s3: Any = None) -> LocalTables:
     """Create every table of template.yaml through `client` (names: prefix-logicalid), enable TTL as

@@ -12,20 +12,26 @@ import contextlib
 import json
 import logging
 import signal
+import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from infra.local import devtoken
+from infra.local import devtoken, persist
 from infra.local.apigw import LambdaContext, http_event, response_body
-from infra.local.aws import LocalTables, create_tables, local_client, moto_server
+from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+TOKEN_ROUTE = "/_local/token"  # the local adapter's own route: mint a development token for another owner
+DEFAULT_AWS_PORT = 8001  # moto's port, fixed so that exported endpoints stay valid across restarts
+SAVE_INTERVAL = 30.0  # seconds between saves of --data while the stack runs
 log = logging.getLogger("agent-store.local")
 
 
@@ -57,7 +63,10 @@ class ApiAdapter(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("%s %s", self.address_string(), format % args)
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """One line per request, written by `_handle` (path without its query: a query can be content)."""
 
     def _reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.send_response(status)
@@ -91,6 +100,33 @@ class ApiAdapter(BaseHTTPRequestHandler):
         return int(declared[0]) if declared else 0
 
     def _handle(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._route()
+        finally:
+            status = getattr(self, "_status", "-")
+            path = urlsplit(self.path).path
+            log.info("%s %s %s %.0f ms", self.command, path, status, (time.perf_counter() - started) * 1000)
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._status = code
+        super().send_response(code, message)
+
+    def _mint(self, claims: dict[str, Any], body: bytes | None) -> None:
+        """POST /_local/token {"sub": NAME}: a development token for another owner, for a caller that holds
+        one (`agent-store token --sub NAME`). The local adapter answers it; the deployed API has no such route."""
+        try:
+            subject = json.loads(body or b"{}").get("sub")
+        except (ValueError, AttributeError):
+            subject = None
+        if not isinstance(subject, str) or not subject or len(subject) > 128:
+            self._refuse(400, "invalid_request", 'send {"sub": "<owner>"}: a subject of 1 to 128 characters')
+            return
+        token = devtoken.issue(self.server.secret, subject)
+        reply = json.dumps({"token": token, "sub": subject, "issued_by": claims.get("sub")}).encode()
+        self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
+
+    def _route(self) -> None:
         from functions.api.app import lambda_handler
 
         url = urlsplit(self.path)
@@ -113,6 +149,9 @@ class ApiAdapter(BaseHTTPRequestHandler):
             except devtoken.TokenError as exc:
                 self._unauthorized(str(exc))
                 return
+        if url.path == TOKEN_ROUTE and self.command == "POST" and claims is not None:
+            self._mint(claims, body)
+            return
         headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
         event = http_event(self.command, url.path, query=url.query, headers=headers, body=body, claims=claims)
         with self.server.invoke:
@@ -174,6 +213,7 @@ class CascadePoller:
     table: str
     stop: threading.Event = field(default_factory=threading.Event)
     processed: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held while a batch is handled
 
     def run(self) -> None:
         from functions.cascade.app import lambda_handler
@@ -194,7 +234,8 @@ class CascadePoller:
                     iterators[sid] = page.get("NextShardIterator") or iterators[sid]
                     records = [lambda_stream_record(r) for r in page["Records"] if r["eventName"] != "INSERT"]
                     if records:
-                        lambda_handler({"Records": records}, LambdaContext(function_name="agent-store-cascade"))
+                        with self.lock:
+                            lambda_handler({"Records": records}, LambdaContext(function_name="agent-store-cascade"))
                         self.processed += len(records)
             except Exception:  # keep polling; the next round retries
                 log.exception("cascade poll failed")
@@ -209,29 +250,73 @@ class LocalStack:
     tables: LocalTables
     secret: bytes
     cascade: CascadePoller
+    dynamodb: Any = None
+    s3: Any = None
+    data: Path | None = None
+    invoke: threading.Lock = field(default_factory=threading.Lock)
 
     def token(self, subject: str, ttl: int = 12 * 3600) -> str:
         """A development token for `subject` (the owner of what it creates)."""
         return devtoken.issue(self.secret, subject, ttl=ttl)
 
+    def environment(self) -> dict[str, str]:
+        """What points `SessionStore.from_env()` and `agent-store` at this stack."""
+        return {
+            "AWS_ENDPOINT_URL": self.aws_endpoint,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "SESSIONS_TABLE": self.tables.sessions,
+            "MESSAGES_TABLE": self.tables.messages,
+            "ARTIFACTS_BUCKET": self.tables.bucket or "",
+            "AGENT_STORE_API": self.api_url,
+        }
+
+    def save(self) -> dict[str, int]:
+        """Write everything to the --data directory (nothing without one)."""
+        if self.data is None:
+            return {}
+        with self.invoke, self.cascade.lock:  # between requests and cascade batches, not in one
+            names, bucket = self.tables.table_names(), self.tables.bucket
+            return persist.save(self.data, self.dynamodb, self.s3, names, bucket, self.secret)
+
+
+class PortTaken(Exception):
+    """The API's or moto's port is in use."""
+
 
 @contextlib.contextmanager
-def local_stack(port: int = 8000, *, cascade: bool = True, prefix: str = "local") -> Iterator[LocalStack]:
-    """Start everything on 127.0.0.1 (the API on `port`; 0 picks a free one) and stop it all on exit.
-    Resources are named `prefix`-... (moto's state lives as long as the process)."""
+def local_stack(
+    port: int = 8000,
+    *,
+    cascade: bool = True,
+    prefix: str = "local",
+    aws_port: int | None = None,
+    data: Path | None = None,
+) -> Iterator[LocalStack]:
+    """Start everything on 127.0.0.1 (the API on `port`, moto on `aws_port`; 0 or None picks a free one)
+    and stop it all on exit. Resources are named `prefix`-...; with `data`, what a previous run saved there
+    is loaded first and everything is saved there again on exit. PortTaken when a port is in use."""
     import functions.api.app
     import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
     from functions import runtime
     from store import SessionStore
     from store.session_store import s3_config
 
-    with moto_server() as endpoint:
+    if aws_port:
+        _check_free(aws_port, "moto's", "--aws-port")
+    if port:
+        _check_free(port, "the API's", "--port")
+    with moto_server(aws_port or None) as endpoint:
         dynamodb = local_client(endpoint_url=endpoint)
         s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
         tables = create_tables(dynamodb, prefix=prefix, s3=s3)
+        if data is not None:
+            persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
         store = SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
+        previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
         runtime.use_store(store)
-        secret = devtoken.new_secret()
+        secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
         server = ApiServer(("127.0.0.1", port), secret)
         serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
         serving.start()
@@ -239,8 +324,10 @@ def local_stack(port: int = 8000, *, cascade: bool = True, prefix: str = "local"
         polling = threading.Thread(target=poller.run, name="agent-store-cascade", daemon=True)
         if cascade:
             polling.start()
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        running = LocalStack(url, endpoint, tables, secret, poller, dynamodb, s3, data, server.invoke)
         try:
-            yield LocalStack(f"http://127.0.0.1:{server.server_address[1]}", endpoint, tables, secret, poller)
+            yield running
         finally:
             poller.stop.set()
             server.shutdown()
@@ -248,32 +335,59 @@ def local_stack(port: int = 8000, *, cascade: bool = True, prefix: str = "local"
             serving.join(timeout=10)
             if cascade:
                 polling.join(timeout=10)
-            runtime.use_store(None)
+            if data is not None:
+                running.save()
+            runtime.use_store(previous)
             store.close()
+
+
+def _check_free(port: int, whose: str, option: str) -> None:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise PortTaken(f"{whose} port {port} is taken (another `make run`?): use {option} N") from None
 
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def serve(port: int = 8000, subject: str = "dev-user") -> None:
-    """`make run` / `python -m infra.cli local`: start the stack, print how to use it, run until Ctrl-C (or SIGTERM),
-    then stop everything."""
+def serve(
+    port: int = 8000, subject: str = "dev-user", *, aws_port: int = DEFAULT_AWS_PORT, data: Path | None = None
+) -> int:
+    """`make run` / `python -m infra.cli local`: start the stack, print how to use it (the API, a token, the
+    environment for the library and the CLI), log a line per request, run until Ctrl-C (or SIGTERM), then
+    stop everything (saving to `data` first). Returns the exit status: 1, in one line, when a port is taken."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)
     signal.signal(signal.SIGINT, _interrupt)  # also when started with SIGINT ignored (a background job)
     signal.signal(signal.SIGTERM, _interrupt)
-    with local_stack(port) as stack:
-        token = stack.token(subject)
-        print(f"agent-session-store local stack (moto at {stack.aws_endpoint}, tables and bucket from template.yaml)")
-        print(f"  API:      {stack.api_url}   (OpenAPI: {stack.api_url}/openapi.json)")
-        print(f"  owner:    {subject}   (development token, valid 12 h, accepted only by this local stack)")
-        print(f"\n  export TOKEN={token}\n")
-        print("  curl -s -X POST -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' \\")
-        print(f'       -d \'{{"title": "first"}}\' {stack.api_url}/sessions')
-        print("\nPress Ctrl-C to stop.", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            print("\nstopping...", flush=True)
+    try:
+        with local_stack(port, aws_port=aws_port, data=data) as stack:
+            token = stack.token(subject)
+            print(f"agent-session-store local stack (moto at {stack.aws_endpoint}, resources from template.yaml)")
+            print(f"  API:      {stack.api_url}   (OpenAPI: {stack.api_url}/openapi.json)")
+            print(f"  owner:    {subject}   (development token, valid 12 h, accepted only by this local stack)")
+            if data is None:
+                print("  data:     in memory: it is gone when the stack stops (--data DIR keeps it across restarts)")
+            else:
+                print(f"  data:     kept in {data} (saved every {SAVE_INTERVAL:.0f} s and when the stack stops)")
+            print(f"\n  export TOKEN={token}\n")
+            print("  curl -s -X POST -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' \\")
+            print(f'       -d \'{{"title": "first"}}\' {stack.api_url}/sessions')
+            print("\n  # SessionStore.from_env() and agent-store (another owner: agent-store token --sub NAME):")
+            for name, value in {**stack.environment(), "AGENT_STORE_TOKEN": "$TOKEN"}.items():
+                print(f"  export {name}={value}")
+            print("\nPress Ctrl-C to stop.", flush=True)
+            try:
+                while True:
+                    time.sleep(SAVE_INTERVAL)
+                    stack.save()
+            except KeyboardInterrupt:
+                print("\nstopping..." + (f" (saving to {data})" if data is not None else ""), flush=True)
+    except PortTaken as exc:
+        print(f"agent-store local: {exc}", file=sys.stderr)
+        return 1
     print("stopped.")
+    return 0

@@ -110,6 +110,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", type=int, help="the version (default: the latest)")
     p.add_argument("-o", "--output", help="a new file to write (default: stdout, when it is not a terminal)")
 
+    token = groups.add_parser(
+        "token", parents=[common], help="the local stack only: a development token for another owner"
+    )
+    token.add_argument("--sub", required=True, help="the owner the new token stands for")
+    token.add_argument("--export", action="store_true", help="print an export line for AGENT_STORE_TOKEN")
+
     migrate = groups.add_parser("migrate", help="copy another library's histories into the store (idempotent)")
     migrate.add_argument("source", choices=["langchain"], help="langchain: a DynamoDBChatMessageHistory table")
     migrate.add_argument("--table", required=True, help="the source table")
@@ -149,6 +155,10 @@ def main(argv: list[str] | None = None, *, store: SessionStore | None = None, ou
             from store.cli.migrate import migrate_langchain
 
             return migrate_langchain(args, sink)
+        if args.group == "token":
+            from store.cli.commands import mint_token
+
+            return mint_token(args, sink)
         from store.cli.target import resolve
 
         target = resolve(args, store)

@@ -16,6 +16,31 @@ from store.export import export_session, import_session, iter_messages
 from store.trace_view import spans, waterfall
 
 
+def mint_token(args: Any, out: TextIO) -> int:
+    """`agent-store token --sub NAME`: ask the running local stack (--api, with a token it issued) for a
+    development token for NAME, so that a second owner needs no restart and no code."""
+    import json
+    import os
+
+    from store.cli.target import API_ENV, TOKEN_ENV
+    from store.http_backend import HttpBackend
+    from store.requests import HealthCheck
+
+    api, token = args.api or os.environ.get(API_ENV), args.token or os.environ.get(TOKEN_ENV)
+    if not api or not token:
+        raise InvalidInput(
+            f"token needs the local stack's API and a token it issued: --api and --token ({API_ENV}, {TOKEN_ENV})"
+        )
+    http = HttpBackend(api, token, timeout=args.timeout)
+    reply = http.send("POST", "/_local/token", body={"sub": args.sub})
+    if reply.status == 404:
+        raise InvalidInput(f"{api} mints no tokens: only the local stack (make run) does")
+    checked = http.check(reply, HealthCheck())
+    minted = str(json.loads(checked.body)["token"]) if checked is not None else ""
+    out.write(f"export {TOKEN_ENV}={minted}\n" if args.export else minted + "\n")
+    return 0
+
+
 def _when(value: Any) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else ""
 

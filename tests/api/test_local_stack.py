@@ -221,7 +221,7 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", "local", "--port", "0"],
+        [sys.executable, "-m", "infra.cli", "local", "--port", "0", "--aws-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -241,10 +241,77 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
         assert url and token, text
         status, _, body = http("POST", f"{url.group(1)}/sessions", token=token.group(1), body={"title": "first"})
         assert status == 201 and json.loads(body)["owner"] == "dev-user"
+        assert "data:     in memory: it is gone when the stack stops" in text
+        exports = dict(re.findall(r"^  export (\w+)=(\S+)$", text, re.M))
+        assert exports["AGENT_STORE_API"] == url.group(1) and exports["AWS_ENDPOINT_URL"].startswith(
+            "http://127.0.0.1:"
+        )
+        # the printed environment is enough for SessionStore.from_env() to reach the same tables
+        env = {k: v for k, v in exports.items() if k != "TOKEN"}
+        probe = "from store import SessionStore; print(SessionStore.from_env().list_sessions('x').items)"
+        found = subprocess.run([sys.executable, "-c", probe], env=os.environ | env, capture_output=True, text=True)
+        assert found.returncode == 0 and found.stdout.strip() == "[]", found.stderr
     finally:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped." in out
+    assert re.search(r"^POST /sessions 201 \d+ ms$", out, re.M), out  # one line per request
+
+
+def test_a_taken_port_is_a_one_line_error() -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "infra.cli", "local", "--port", str(port), "--aws-port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"agent-store local: the API's port {port} is taken (another `make run`?): use --port N"
+    ]
+
+
+def test_data_kept_in_a_directory_survives_a_restart(tmp_path: Any) -> None:
+    data = tmp_path / "stack-data"
+    with local_stack(port=0, cascade=False, prefix="keep", data=data) as first:
+        token = first.token("alice")
+        status, _, body = http("POST", f"{first.api_url}/sessions", token=token, body={"session_id": "kept"})
+        assert status == 201
+        msgs = {"messages": [{"role": "user", "content": "remember me"}]}
+        assert http("POST", f"{first.api_url}/sessions/kept/messages", token=token, body=msgs)[0] == 201
+        binary = {"Content-Type": "application/octet-stream"}
+        put = http(
+            "PUT", f"{first.api_url}/sessions/kept/artifacts/a.bin", token=token, raw=b"\x00\x01bin", headers=binary
+        )
+        assert put[0] == 201
+    assert (data / "tables").is_dir() and (data / "secret").exists()
+    with local_stack(port=0, cascade=False, prefix="keep2", data=data) as second:  # moto's state is per process
+        # the same token works: the secret was kept with the data
+        status, _, body = http("GET", f"{second.api_url}/sessions/kept/messages", token=token)
+        assert status == 200 and [m["content"] for m in json.loads(body)["items"]] == ["remember me"]
+        got = http("GET", f"{second.api_url}/sessions/kept/artifacts/a.bin?inline=true", token=token)
+        assert got[0] == 200 and got[2] == b"\x00\x01bin"
+
+
+def test_a_token_for_another_owner_without_a_restart(stack: LocalStack) -> None:
+    import io
+
+    from store.cli import main
+
+    out = io.StringIO()
+    assert main(["token", "--sub", "zoe", "--api", stack.api_url, "--token", stack.token("dev-user")], out=out) == 0
+    zoe = out.getvalue().strip()
+    status, _, body = http("POST", f"{stack.api_url}/sessions", token=zoe, body={"session_id": "zoes"})
+    assert status == 201 and json.loads(body)["owner"] == "zoe", body
+    assert http("POST", f"{stack.api_url}/_local/token", body={"sub": "x"})[0] == 401  # a token is needed
 
 
 def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens(stack: LocalStack) -> None:
