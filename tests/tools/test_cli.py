@@ -27,7 +27,11 @@ TOOL_TURN: list[dict[str, Any]] = [
         ],
     },
     {"role": "tool", "tool_call_id": "c1", "content": "18 C and sunny"},
-    {"role": "assistant", "content": "It is 18 C and sunny in Paris.", "usage": {"input_tokens": 40, "output_tokens": 9}},
+    {
+        "role": "assistant",
+        "content": "It is 18 C and sunny in Paris.",
+        "usage": {"input_tokens": 40, "output_tokens": 9},
+    },
 ]
 SPANS = [
     {"name": "invoke_agent", "span_id": "a", "start": 100.0, "end": 101.5},
@@ -80,7 +84,7 @@ def test_list_and_show_name_sessions_as_their_owner_does(h: Harness, capsys: pyt
     assert code == 0 and [s["id"] for s in json.loads(out)["items"]] == ["chat-1"]
     code, out = run(h.store, "sessions", "show", "chat-1")
     assert code == 0
-    assert "tool call: get_weather({\"city\": \"Paris\"})" in out  # the call with its arguments
+    assert 'tool call: get_weather({"city": "Paris"})' in out  # the call with its arguments
     assert "tool result: 18 C and sunny" in out
     assert "#4 assistant  (input_tokens 40, output_tokens 9)" in out
     assert "state (version 1, as of message 4)" in out and "interrupt pending" in out
@@ -117,7 +121,8 @@ def test_export_then_import_moves_a_session_whole_and_twice_writes_nothing(h: Ha
     # again: nothing new is written
     code, out = run(target, "sessions", "import", str(dump), "-q", "--json", owner="carol")
     assert code == 0 and json.loads(out)["written"] == {}
-    assert len(carol.load_full("chat-1").messages) == 4 and len(carol.list_artifact_versions("chat-1", "report.txt")) == 2
+    assert len(carol.load_full("chat-1").messages) == 4
+    assert len(carol.list_artifact_versions("chat-1", "report.txt")) == 2
 
 
 def test_an_import_cut_short_is_finished_by_running_it_again(h: Harness, tmp_path: Path) -> None:
@@ -145,7 +150,9 @@ def test_a_bad_export_is_refused_in_one_line_and_writes_nothing(
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "message", "message": {}}\n')
     assert run(h.store, "sessions", "import", str(bad), "-q")[0] == 1
-    assert capsys.readouterr().err == "agent-store: line 1: an export starts with its session line (format 'agent-session-store/export')\n"
+    assert capsys.readouterr().err == (
+        "agent-store: line 1: an export starts with its session line (format 'agent-session-store/export')\n"
+    )
     bad.write_text("not json\n")
     assert run(h.store, "sessions", "import", str(bad), "-q")[0] == 1
     assert "line 1 is not JSON" in capsys.readouterr().err

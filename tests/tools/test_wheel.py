@@ -30,7 +30,8 @@ def test_the_wheel_holds_the_library_only(wheel: zipfile.ZipFile) -> None:
     top = {name.split("/")[0] for name in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"store"}
     assert "store/py.typed" in names
-    assert "store/cli/__init__.py" in names and "store/cli/commands.py" in names and "store/integrations/langgraph.py" in names
+    assert "store/cli/__init__.py" in names and "store/cli/commands.py" in names
+    assert "store/integrations/langgraph.py" in names
     assert not any(n.endswith((".pyc", ".yaml")) or "/tests/" in n for n in names)
 
 
