@@ -4,8 +4,9 @@ seconds while it runs), read back into the fresh moto when it starts. The develo
 kept there too, so tokens printed before a restart still work.
 
 The directory holds `tables/<VARIABLE>.json` (SESSIONS_TABLE.json, ...: items in DynamoDB's JSON, binary
-values base64), `objects/` (each object's bytes, with `objects.json` naming their keys, types and metadata) and `secret`. A save
-writes a new directory beside the old one and renames it over, so a save cut short leaves the last one."""
+values base64), `objects/` (each object's bytes, with `objects.json` naming their keys, types and
+metadata) and `secret`. A save writes a new directory beside the old one and renames it over, so a
+save cut short leaves the last one."""
 
 from __future__ import annotations
 
