@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from store import requests as rq
 from store.backend import Backend
-from store.errors import StoreError
+from store.errors import InvalidInput, StoreError
 from store.models import Checkpoint, Page, SearchHits, Session
 from store.scoped_ids import VERBATIM, owner_tag, scoped_id, unscoped_id
 
@@ -56,6 +56,8 @@ class ScopedBackend(Backend):
     sessions outside the owner's namespace (made by the library under unscoped ids) are not listed."""
 
     def __init__(self, inner: Backend, owner: str) -> None:
+        if not isinstance(inner, Backend):
+            raise InvalidInput("ScopedBackend wraps a sync backend (a SessionStore's), not an async one")
         self.inner = inner
         self.owner = owner
         self.name = f"{inner.name} as {owner}"

@@ -83,7 +83,8 @@ def attributes_of(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _times(event: dict[str, Any]) -> tuple[float | None, float | None]:
+def times_of(event: dict[str, Any]) -> tuple[float | None, float | None]:
+    """An event's start and end in epoch seconds (None, None when it has no time)."""
     start = _nanos(event.get("start_time_unix_nano"))
     if start is not None:
         return start, _nanos(event.get("end_time_unix_nano")) or start
@@ -111,7 +112,7 @@ def spans(events: list[dict[str, Any]]) -> list[Span]:
     parent (by span id) when the parent is in the run."""
     rows: list[tuple[float | None, float | None, dict[str, Any]]] = []
     for event in events:
-        start, end = _times(event)
+        start, end = times_of(event)
         rows.append((start, end, event))
     known = [s for s, _, _ in rows if s is not None]
     origin = min(known) if known else 0.0

@@ -208,7 +208,9 @@ def _precheck(event: dict[str, Any]) -> Response[Any] | None:
         return error_body(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
     method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
     content_type = str((event.get("headers") or {}).get("content-type", "")).split(";")[0].strip().lower()
-    raw_upload = method == "PUT" and RAW_BODY_ROUTE.match(path)
+    raw_upload = (method == "PUT" and RAW_BODY_ROUTE.match(path)) or (
+        method == "POST" and path == traces.OTLP_ROUTE and content_type == traces.PROTOBUF
+    )
     if body and not raw_upload and content_type not in ("", "application/json"):
         return error_body(415, "unsupported_media_type", "request bodies are JSON: send Content-Type: application/json")
     if body and not raw_upload and event.get("isBase64Encoded"):

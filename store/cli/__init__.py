@@ -99,6 +99,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("session_id", help="the session's id")
     p.add_argument("run", nargs="?", help="the run's id (default: the latest run)")
     p.add_argument("--width", type=int, default=40, help="characters of the time axis (40)")
+    p = sub.add_parser("export", parents=[common], help="runs as OTLP/JSON (for Langfuse, Phoenix, a collector)")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("run", nargs="?", help="one run's id (default: every run)")
+    p.add_argument("-o", "--output", help="a new file to write (default: stdout)")
 
     artifacts = groups.add_parser("artifacts", help="a session's artifacts")
     sub = artifacts.add_subparsers(dest="command", required=True, metavar="ACTION")
@@ -137,6 +141,7 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("sessions", "delete"): c.sessions_delete,
         ("messages", "tail"): c.messages_tail,
         ("traces", "show"): c.traces_show,
+        ("traces", "export"): c.traces_export,
         ("artifacts", "list"): c.artifacts_list,
         ("artifacts", "get"): c.artifacts_get,
     }

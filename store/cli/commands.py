@@ -239,6 +239,28 @@ def traces_show(args: Any, t: Target, out: TextIO) -> int:
     return 0
 
 
+def traces_export(args: Any, t: Target, out: TextIO) -> int:
+    """A session's runs (or one) as one OTLP/JSON ExportTraceServiceRequest."""
+    import json
+
+    from store.otlp import otlp_document
+
+    runs = t.store.list_trace_runs(args.session_id)
+    if not runs and t.store.get_session(args.session_id) is None:
+        raise SessionNotFound(args.session_id)
+    if args.run is not None and args.run not in runs:
+        raise InvalidInput(f"session {args.session_id} has no run {args.run!r}")
+    chosen = [args.run] if args.run else runs
+    document = otlp_document(args.session_id, [(r, t.store.load_trace_events(args.session_id, r)) for r in chosen])
+    text = json.dumps(document) + "\n"
+    if args.output in (None, "-"):
+        out.write(text)
+    else:
+        with _create(args.output) as sink:
+            sink.write(text)
+    return 0
+
+
 def artifacts_list(args: Any, t: Target, out: TextIO) -> int:
     """The latest version of each artifact."""
     found = t.store.list_artifacts(args.session_id)
