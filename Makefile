@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_VENV  := .venv-llama-index
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench bench-startup bench-envs lock clean
+.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench bench-startup screenshots bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ reliability: $(STAMP)
 bench: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m bench.compare
 	$(PY) -m bench.scale
+
+# the README's console screenshots (docs/screenshots/), from the browser tests
+screenshots: $(STAMP)
+	AGENT_STORE_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/api/test_console.py -q -k "transcript or timeline"
 
 # cold start alone: import times measured again, bench/results.md and bench/scale.md re-rendered
 bench-startup: $(STAMP) $(LLAMA_STAMP)

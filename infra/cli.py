@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         "--aws-port", type=int, default=8001, help="moto's port on 127.0.0.1, fixed so exported endpoints stay valid"
     )
     local.add_argument("--data", type=Path, help="a directory that keeps the stack's data across restarts")
+    local.add_argument("--no-browser", action="store_true", help="do not open the console in a browser")
     sub.add_parser("demo", help="a scripted agent conversation on an embedded AWS, with request counts")
     sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
     sub.add_parser("openapi", help="write docs/openapi.json from the API's routes")
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         from infra.local.stack import serve
 
         local_environment()
-        return serve(args.port, args.sub, aws_port=args.aws_port, data=args.data)
+        return serve(args.port, args.sub, aws_port=args.aws_port, data=args.data, browser=not args.no_browser)
     if args.command == "demo":
         from infra.local.demo import run
 

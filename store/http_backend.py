@@ -3,8 +3,8 @@ HttpBackend(url, token))` is a store whose every call is one or two HTTPS reques
 with the same results and typed errors as a store on the tables. The owner is the token's subject:
 session ids are the caller's own names (the API scopes them), and an `owner=` given to a call is not sent.
 
-Operations the API does not offer (`pop_message`, `open_artifact`, `reclaim`, a metadata filter on
-`list_sessions`) raise InvalidInput, naming the operation. Standard library only (urllib): no extra."""
+Operations the API does not offer (`pop_message`, `open_artifact`, `reclaim`) raise InvalidInput, naming
+the operation. Standard library only (urllib): no extra."""
 
 from __future__ import annotations
 
@@ -204,9 +204,14 @@ def _get(http: HttpBackend, r: rq.GetSession) -> Session | None:
 
 def _list(http: HttpBackend, r: rq.ListSessions) -> Page[Session]:
     q = r.query
-    if q.metadata:
-        raise InvalidInput("list_sessions: the HTTP API takes no metadata filter")
-    query = _query(limit=q.limit, cursor=q.cursor, created_after=q.created_after, created_before=q.created_before)
+    metadata = json.dumps({k: json.loads(v) for k, v in q.metadata.items()}) if q.metadata else None
+    query = _query(
+        limit=q.limit,
+        cursor=q.cursor,
+        created_after=q.created_after,
+        created_before=q.created_before,
+        metadata=metadata,
+    )
     return Page[Session].model_validate(http.call(r, "GET", "/sessions", query=query))
 
 

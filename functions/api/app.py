@@ -25,7 +25,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.api import artifacts, messages, sessions, state, traces
+from functions.api import artifacts, console_routes, messages, sessions, state, traces
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
 from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
@@ -53,7 +53,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 register_snapstart_hooks()  # with SnapStart (the template's SnapStart parameter), remake what restores share
 app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=parse_json_body)
-for module in (sessions, messages, state, artifacts, traces):
+for module in (sessions, messages, state, artifacts, traces, console_routes):
     app.include_router(module.router)
 
 # exception class -> (HTTP status, stable code)
@@ -197,10 +197,11 @@ def _precheck(event: dict[str, Any]) -> Response[Any] | None:
     """Refuse before routing: no verified identity on a protected route (401), an oversized body (413)."""
     path = event.get("rawPath") or ""
     claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
-    if path not in PUBLIC_ROUTES and not claims.get("sub"):
+    public = path in PUBLIC_ROUTES or console_routes.is_console(path)
+    if not public and not claims.get("sub"):
         return error_body(401, "unauthorized", "this route needs a bearer token")
     wanted = required_scopes()
-    if path not in PUBLIC_ROUTES and wanted and not wanted & token_scopes(claims):
+    if not public and wanted and not wanted & token_scopes(claims):
         return error_body(403, "insufficient_scope", f"this API needs a token with one of the scopes {sorted(wanted)}")
     body = event.get("body") or ""
     size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
@@ -13,13 +14,26 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import caller, store
 from functions.api.schemas import CreateSession, Health, Hits, UpdateSession
-from store import SessionNotFound, StoreUnavailable
+from store import InvalidInput, SessionNotFound, StoreUnavailable
 from store.backend import UNSET
 from store.models import Page, Session
 from store.validation import new_id
 
 router = APIGatewayHttpRouter()
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"), child=True)
+
+
+def parse_metadata_filter(text: str | None) -> dict[str, Any] | None:
+    """The `metadata` query parameter: a JSON object, or InvalidInput."""
+    if text is None or not text.strip():
+        return None
+    try:
+        wanted = json.loads(text)
+    except ValueError:
+        raise InvalidInput("metadata must be a JSON object") from None
+    if not isinstance(wanted, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    return wanted
 
 
 def retention(requested: int | None) -> int | None:
@@ -51,10 +65,23 @@ def list_sessions(
     cursor: Annotated[str | None, Query()] = None,
     created_after: Annotated[datetime | None, Query()] = None,
     created_before: Annotated[datetime | None, Query()] = None,
+    metadata: Annotated[
+        str | None,
+        Query(
+            max_length=2048,
+            description='a JSON object: only sessions whose metadata has these values, e.g. {"team": "a"}',
+        ),
+    ] = None,
 ) -> Page[Session]:
     me = caller(router.current_event)
+    wanted = parse_metadata_filter(metadata)
     page = store().list_sessions(
-        me.owner, limit=limit, cursor=cursor, created_after=created_after, created_before=created_before
+        me.owner,
+        limit=limit,
+        cursor=cursor,
+        created_after=created_after,
+        created_before=created_before,
+        metadata=wanted,
     )
     # sessions the library made for this owner under ids outside the namespace are not addressable here
     mine = [s for s in page.items if me.local(s.id) is not None]

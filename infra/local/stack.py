@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from functions.api.console_routes import is_console
 from infra.local import devtoken, persist
 from infra.local.apigw import LambdaContext, http_event, response_body
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
@@ -138,7 +139,7 @@ class ApiAdapter(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length) if length else None
         claims = None
-        if url.path not in PUBLIC_ROUTES:
+        if url.path not in PUBLIC_ROUTES and not is_console(url.path):
             auth = self.headers.get("Authorization") or ""
             scheme, _, token = auth.partition(" ")
             if scheme.lower() != "bearer" or not token:
@@ -354,7 +355,12 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def serve(
-    port: int = 8000, subject: str = "dev-user", *, aws_port: int = DEFAULT_AWS_PORT, data: Path | None = None
+    port: int = 8000,
+    subject: str = "dev-user",
+    *,
+    aws_port: int = DEFAULT_AWS_PORT,
+    data: Path | None = None,
+    browser: bool = True,
 ) -> int:
     """`make run` / `python -m infra.cli local`: start the stack, print how to use it (the API, a token, the
     environment for the library and the CLI), log a line per request, run until Ctrl-C (or SIGTERM), then
@@ -368,6 +374,8 @@ def serve(
             token = stack.token(subject)
             print(f"agent-session-store local stack (moto at {stack.aws_endpoint}, resources from template.yaml)")
             print(f"  API:      {stack.api_url}   (OpenAPI: {stack.api_url}/openapi.json)")
+            console = f"{stack.api_url}/console/#token={token}"
+            print(f"  console:  {console}")
             print(f"  owner:    {subject}   (development token, valid 12 h, accepted only by this local stack)")
             if data is None:
                 print("  data:     in memory: it is gone when the stack stops (--data DIR keeps it across restarts)")
@@ -380,6 +388,10 @@ def serve(
             for name, value in {**stack.environment(), "AGENT_STORE_TOKEN": "$TOKEN"}.items():
                 print(f"  export {name}={value}")
             print("\nPress Ctrl-C to stop.", flush=True)
+            if browser:  # the console, signed in (the token is in the fragment, never sent to a server)
+                import webbrowser
+
+                webbrowser.open(console)
             try:
                 while True:
                     time.sleep(SAVE_INTERVAL)

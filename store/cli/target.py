@@ -17,7 +17,7 @@ from store.scoped_backend import ScopedBackend
 from store.session_store import SessionStore
 
 API_ENV = "AGENT_STORE_API"
-TOKEN_ENV = "AGENT_STORE_TOKEN"
+TOKEN_ENV = "AGENT_STORE_TOKEN"  # nosec B105: the name of a variable, not a token
 OWNER_ENV = "AGENT_STORE_OWNER"
 
 

@@ -221,7 +221,7 @@ def test_make_run_prints_a_working_curl_and_stops_on_ctrl_c() -> None:
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", "local", "--port", "0", "--aws-port", "0"],
+        [sys.executable, "-m", "infra.cli", "local", "--port", "0", "--aws-port", "0", "--no-browser"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -268,7 +268,7 @@ def test_a_taken_port_is_a_one_line_error() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "infra.cli", "local", "--port", str(port), "--aws-port", "0"],
+            [sys.executable, "-m", "infra.cli", "local", "--port", str(port), "--aws-port", "0", "--no-browser"],
             capture_output=True,
             text=True,
             timeout=60,

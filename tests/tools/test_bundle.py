@@ -28,6 +28,8 @@ def test_bundle_holds_the_library_and_handlers_but_not_the_local_stack(tmp_path:
     assert top == {"store", "functions"}
     assert (tmp_path / "functions" / "api" / "app.py").exists() and (tmp_path / "store" / "py.typed").exists()
     assert not list(tmp_path.rglob("devtoken.py")) and not list(tmp_path.rglob("__pycache__"))
+    console = tmp_path / "functions" / "api" / "console"  # the console's static files ship with the function
+    assert {p.name for p in console.iterdir()} == {"index.html", "console.js", "console.css"}
 
 
 def test_deployed_code_never_imports_the_local_stack() -> None:

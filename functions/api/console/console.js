@@ -1,0 +1,555 @@
+// The session console: plain JavaScript, no third-party code. Every call goes to this origin's API with the
+// signed-in user's bearer token; what a session holds is rendered as text (never as HTML).
+"use strict";
+
+const BASE = location.pathname.replace(/\/console(\/.*)?$/, "");
+const TOKEN_KEY = "agent-store-token";
+const PAGE = 100;
+const main = document.getElementById("main");
+const statusLine = document.getElementById("status");
+let stopLive = null;
+
+// ---- small DOM helpers ------------------------------------------------------------------------------
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+function say(text, isError) {
+  statusLine.textContent = text || "";
+  statusLine.classList.toggle("error", Boolean(isError));
+}
+function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toLocaleString();
+}
+function pretty(value) {
+  if (typeof value === "string") {
+    try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
+  }
+  return JSON.stringify(value, null, 2);
+}
+function usageText(usage) {
+  if (!usage) return "";
+  const parts = [];
+  if (usage.input_tokens != null) parts.push(`in ${usage.input_tokens}`);
+  if (usage.output_tokens != null) parts.push(`out ${usage.output_tokens}`);
+  if (usage.total_tokens != null) parts.push(`total ${usage.total_tokens}`);
+  if (usage.cost != null) parts.push(`$${usage.cost}`);
+  return parts.join(" · ");
+}
+
+// ---- signing in -------------------------------------------------------------------------------------
+function token() { return sessionStorage.getItem(TOKEN_KEY); }
+function subjectOf(jwt) {
+  try {
+    const part = jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(part + "=".repeat((4 - part.length % 4) % 4))).sub || "";
+  } catch { return ""; }
+}
+function signedIn(jwt) {
+  sessionStorage.setItem(TOKEN_KEY, jwt);
+  document.getElementById("who").textContent = subjectOf(jwt) ? `signed in as ${subjectOf(jwt)}` : "signed in";
+  document.getElementById("sign-out").hidden = false;
+}
+document.getElementById("sign-out").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  location.hash = "#/";
+  location.reload();
+});
+
+function b64url(bytes) {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+async function startOidc(oidc) {
+  const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
+  const state = b64url(crypto.getRandomValues(new Uint8Array(16)));
+  const challenge = b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem("pkce", JSON.stringify({ verifier, state }));
+  const url = new URL(oidc.authorize_url);
+  url.search = new URLSearchParams({
+    response_type: "code", client_id: oidc.client_id, redirect_uri: location.origin + location.pathname,
+    scope: oidc.scope, state, code_challenge: challenge, code_challenge_method: "S256",
+  }).toString();
+  location.assign(url.toString());
+}
+async function finishOidc(oidc, params) {
+  const saved = JSON.parse(sessionStorage.getItem("pkce") || "{}");
+  sessionStorage.removeItem("pkce");
+  if (!saved.state || saved.state !== params.get("state")) throw new Error("sign-in answer does not match the request");
+  const answer = await fetch(oidc.token_url, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code", client_id: oidc.client_id, code: params.get("code"),
+      redirect_uri: location.origin + location.pathname, code_verifier: saved.verifier,
+    }),
+  });
+  if (!answer.ok) throw new Error(`the issuer refused the sign-in (${answer.status})`);
+  const tokens = await answer.json();
+  history.replaceState(null, "", location.pathname + "#/");
+  signedIn(tokens.access_token || tokens.id_token);
+}
+function signInView(oidc) {
+  const box = el("textarea", { id: "token", "aria-label": "Bearer token", placeholder: "eyJ…" });
+  const form = el("form", {
+    class: "signin", onsubmit: (event) => {
+      event.preventDefault();
+      if (box.value.trim()) { signedIn(box.value.trim()); route(); }
+    },
+  },
+  el("h1", {}, "Sign in"),
+  oidc ? el("p", {}, el("button", { type: "button", onclick: () => startOidc(oidc) }, "Sign in with your identity provider")) : null,
+  el("p", {}, oidc ? "Or paste a bearer token (a JWT the API accepts):" : "Paste a bearer token (a JWT the API accepts):"),
+  el("label", { for: "token", class: "muted" }, "Token"), box,
+  el("p", {}, el("button", { type: "submit" }, "Use this token")));
+  main.replaceChildren(form);
+  box.focus();
+}
+
+// ---- the API ----------------------------------------------------------------------------------------
+class ApiError extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+async function api(path, params) {
+  const url = new URL(BASE + path, location.origin);
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== null && value !== undefined && value !== "") url.searchParams.set(key, value);
+  }
+  const answer = await fetch(url, { headers: { Authorization: `Bearer ${token()}` } });
+  if (answer.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    throw new ApiError(401, "unauthorized", "your sign-in has expired: sign in again");
+  }
+  const body = answer.headers.get("content-type")?.includes("json") ? await answer.json() : null;
+  if (!answer.ok) throw new ApiError(answer.status, body?.code || "", body?.message || `HTTP ${answer.status}`);
+  return body;
+}
+async function apiBlob(path, params) {
+  const url = new URL(BASE + path, location.origin);
+  for (const [key, value] of Object.entries(params || {})) url.searchParams.set(key, value);
+  const answer = await fetch(url, { headers: { Authorization: `Bearer ${token()}` } });
+  if (!answer.ok) {
+    const body = await answer.json().catch(() => ({}));
+    throw new ApiError(answer.status, body.code || "", body.message || `HTTP ${answer.status}`);
+  }
+  return answer.blob();
+}
+function failed(error) {
+  if (error.status === 401) { signInView(CONFIG.oidc); say(error.message, true); return; }
+  say(error.message || String(error), true);
+}
+
+// ---- sessions: list, filters, search ----------------------------------------------------------------
+function sessionsView() {
+  const q = el("input", { type: "search", id: "q", name: "q", placeholder: "words in titles and messages" });
+  const after = el("input", { type: "date", id: "after", name: "after" });
+  const before = el("input", { type: "date", id: "before", name: "before" });
+  const meta = el("input", { type: "text", id: "meta", name: "meta", placeholder: "key=value" });
+  const results = el("div", { id: "results" });
+  const form = el("form", { class: "filters", role: "search", onsubmit: (e) => { e.preventDefault(); run(); } },
+    el("label", { for: "q" }, "Search", q),
+    el("label", { for: "after" }, "Created after", after),
+    el("label", { for: "before" }, "Created before", before),
+    el("label", { for: "meta" }, "Metadata", meta),
+    el("button", { type: "submit" }, "Apply"));
+  main.replaceChildren(el("h1", {}, "Sessions"), form, results);
+  function run() {
+    if (q.value.trim()) search(results, q.value.trim(), null, true);
+    else list(results, { after: after.value, before: before.value, meta: meta.value.trim() }, null, true);
+  }
+  run();
+}
+function metadataFilter(text) {
+  if (!text) return null;
+  const filter = {};
+  for (const pair of text.split(",")) {
+    const [key, ...rest] = pair.split("=");
+    if (!key.trim()) continue;
+    const raw = rest.join("=").trim();
+    let value = raw;
+    try { value = JSON.parse(raw); } catch { /* a plain string */ }
+    filter[key.trim()] = value;
+  }
+  return JSON.stringify(filter);
+}
+async function list(target, filters, cursor, fresh) {
+  say("Loading sessions…");
+  try {
+    const page = await api("/sessions", {
+      limit: 50, cursor,
+      created_after: filters.after ? new Date(filters.after).toISOString() : null,
+      created_before: filters.before ? new Date(filters.before + "T23:59:59").toISOString() : null,
+      metadata: metadataFilter(filters.meta),
+    });
+    let table = target.querySelector("table");
+    if (fresh || !table) {
+      table = el("table", { "aria-label": "Sessions" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Title"), el("th", {}, "Id"), el("th", { class: "num" }, "Messages"),
+          el("th", { class: "num" }, "Tokens"), el("th", {}, "Updated"))),
+        el("tbody"));
+      target.replaceChildren(table, el("p", { class: "totals", id: "totals" }), el("div", { id: "more" }));
+    }
+    const body = table.querySelector("tbody");
+    for (const s of page.items) {
+      body.append(el("tr", { "data-messages": s.last_seq, "data-tokens": s.usage?.total_tokens || 0 },
+        el("td", {}, el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || "(untitled)")),
+        el("td", { class: "muted" }, s.id),
+        el("td", { class: "num" }, s.last_seq),
+        el("td", { class: "num" }, s.usage?.total_tokens ?? ""),
+        el("td", {}, when(s.updated_at))));
+    }
+    const rows = [...body.rows];
+    const messages = rows.reduce((n, r) => n + Number(r.dataset.messages), 0);
+    const tokens = rows.reduce((n, r) => n + Number(r.dataset.tokens), 0);
+    target.querySelector("#totals").textContent =
+      rows.length ? `${rows.length} sessions · ${messages} messages · ${tokens} tokens` : "No sessions yet.";
+    const more = target.querySelector("#more");
+    more.replaceChildren(page.next_cursor
+      ? el("button", { type: "button", onclick: () => list(target, filters, page.next_cursor, false) }, "Load more sessions")
+      : "");
+    say("");
+  } catch (error) { failed(error); }
+}
+async function search(target, q, cursor, fresh) {
+  say("Searching…");
+  try {
+    const found = await api("/search", { q, limit: 20, cursor });
+    if (fresh) target.replaceChildren();
+    const rows = found.items.map((h) => el("tr", {},
+      el("td", {}, el("a", { href: `#/s/${encodeURIComponent(h.session_id)}` }, h.title || h.session_id)),
+      el("td", {}, h.seq == null ? "title" : `message #${h.seq}`),
+      el("td", {}, h.snippet)));
+    target.append(
+      el("table", { "aria-label": "Search results" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Session"), el("th", {}, "Where"), el("th", {}, "Match"))),
+        el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 3 }, "No match in these sessions.")))),
+      el("p", { class: "totals" }, `Searched ${found.sessions_searched} sessions and ${found.messages_searched} messages.`));
+    if (found.next_cursor) {
+      const button = el("button", { type: "button", onclick: () => { button.remove(); search(target, q, found.next_cursor, false); } },
+        "Search older sessions");
+      target.append(button);
+    }
+    say("");
+  } catch (error) { failed(error); }
+}
+
+// ---- one session --------------------------------------------------------------------------------------
+function textOf(value) { return typeof value === "string" ? value : pretty(value); }
+function part(kind, label, body) {
+  return el("div", { class: `part ${kind}` }, el("div", { class: "label" }, label), body);
+}
+function imageOf(block) {
+  const source = block.source || {};
+  if (source.type === "base64" && /^image\/(png|jpeg|gif|webp)$/.test(source.media_type || "")) {
+    return el("img", { src: `data:${source.media_type};base64,${source.data}`, alt: "image in the message" });
+  }
+  const url = typeof block.image_url === "string" ? block.image_url : block.image_url?.url;
+  if (url && url.startsWith("data:image/")) return el("img", { src: url, alt: "image in the message" });
+  return el("span", { class: "muted" }, url ? `image: ${url}` : "image");
+}
+function partsOf(m) {
+  const out = [];
+  const content = m.content;
+  const blocks = Array.isArray(content) ? content : content && typeof content === "object" ? [content] : [];
+  if (typeof content === "string" && content) {
+    out.push(m.role === "tool" ? part("result", `tool result${m.tool_call_id ? " · " + m.tool_call_id : ""}`, el("pre", {}, content))
+      : el("div", { class: "text" }, content));
+  }
+  for (const b of blocks) {
+    if (!b || typeof b !== "object") continue;
+    const type = b.type || "";
+    if (typeof b.text === "string" && (type === "text" || type === "input_text" || type === "output_text" || !type)) {
+      out.push(el("div", { class: "text" }, b.text));
+    }
+    if (type === "tool_use" || b.toolUse) {
+      const use = b.toolUse || b;
+      out.push(part("call", `tool call · ${use.name || "?"}`, el("pre", {}, pretty(use.input ?? {}))));
+    }
+    if (type === "tool_result" || b.toolResult) {
+      const result = b.toolResult || b;
+      out.push(part("result", "tool result", el("pre", {}, textOf(result.content ?? ""))));
+    }
+    if (type.endsWith("_call") && type !== "function_call_output") {
+      out.push(part("call", `tool call · ${b.name || type}`, el("pre", {}, pretty(b.arguments ?? ""))));
+    }
+    if (type.endsWith("_call_output")) out.push(part("result", "tool result", el("pre", {}, textOf(b.output ?? ""))));
+    if (type === "image" || type === "image_url" || type === "input_image" || b.image) out.push(part("image", "image", imageOf(b)));
+    if (type === "file" || type === "document" || type === "input_file" || b.document) {
+      out.push(part("file", "file", el("span", {}, b.name || b.filename || b.document?.name || "file")));
+    }
+  }
+  for (const call of m.tool_calls || []) {
+    const fn = call.function || {};
+    out.push(part("call", `tool call · ${fn.name || call.name || "?"}`, el("pre", {}, pretty(fn.arguments ?? call.arguments ?? ""))));
+  }
+  if (!out.length && content !== null && content !== undefined && content !== "") out.push(el("pre", { class: "json" }, pretty(content)));
+  return out;
+}
+function messageNode(m) {
+  const role = m.role === "tool" ? "tool" : m.role;
+  return el("article", { class: `msg ${role}`, id: `m-${m.seq}`, "aria-label": `message ${m.seq}, ${m.role}` },
+    m.kind === "compaction" ? el("div", { class: "compaction" }, "compaction: the live context starts here") : null,
+    el("header", {}, el("span", { class: "role" }, m.role), el("span", {}, `#${m.seq}`), el("span", {}, when(m.created_at)),
+      m.usage ? el("span", { class: "usage" }, usageText(m.usage)) : null),
+    partsOf(m));
+}
+
+async function sessionView(id, tab) {
+  say("Loading the session…");
+  let session;
+  try {
+    session = await api(`/sessions/${encodeURIComponent(id)}`);
+  } catch (error) {
+    if (error.status === 404) {
+      main.replaceChildren(el("h1", {}, "Session not found"),
+        el("p", {}, `No session ${id} of yours exists (it may have expired or been deleted).`), el("a", { href: "#/" }, "All sessions"));
+      say("");
+      return;
+    }
+    failed(error);
+    return;
+  }
+  const tabs = ["transcript", "state", "artifacts", "traces"];
+  const current = tabs.includes(tab) ? tab : "transcript";
+  const bar = el("div", { class: "tabs", role: "tablist" }, tabs.map((t) => el("button", {
+    role: "tab", type: "button", "aria-selected": t === current ? "true" : "false",
+    onclick: () => { location.hash = `#/s/${encodeURIComponent(id)}/${t}`; },
+  }, t[0].toUpperCase() + t.slice(1))));
+  const panel = el("section", { role: "tabpanel", "aria-label": current });
+  main.replaceChildren(
+    el("p", {}, el("a", { href: "#/" }, "← Sessions")),
+    el("h1", {}, session.title || "(untitled)"),
+    el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
+      + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
+    bar, panel);
+  say("");
+  if (current === "transcript") await transcriptTab(id, panel);
+  if (current === "state") await stateTab(id, panel);
+  if (current === "artifacts") await artifactsTab(id, panel);
+  if (current === "traces") await tracesTab(id, panel);
+}
+
+async function transcriptTab(id, panel) {
+  const path = `/sessions/${encodeURIComponent(id)}/messages`;
+  const list = el("div", { class: "transcript", "aria-label": "Transcript" });
+  const sentinel = el("div", { class: "sentinel" }, "");
+  const live = el("input", { type: "checkbox", id: "live", checked: true });
+  panel.replaceChildren(el("p", { class: "row" }, live, el("label", { for: "live" }, "Live: show new messages as they are appended")), sentinel, list);
+  let oldest = null, newest = 0, loading = false;
+  try {
+    const first = await api(path, { newest_first: "true", limit: PAGE });
+    const items = first.items.slice().reverse();
+    list.append(...items.map(messageNode));
+    if (items.length) { oldest = items[0].seq; newest = items[items.length - 1].seq; }
+    sentinel.textContent = oldest > 1 ? "Scroll up for older messages" : items.length ? "Start of the transcript" : "No messages yet.";
+  } catch (error) { failed(error); return; }
+  const observer = new IntersectionObserver(async (entries) => {
+    if (!entries.some((e) => e.isIntersecting) || loading || !(oldest > 1)) return;
+    loading = true;
+    try {
+      const older = await api(path, { newest_first: "true", before_seq: oldest, limit: PAGE });
+      const items = older.items.slice().reverse();
+      const anchor = list.firstChild, top = anchor ? anchor.getBoundingClientRect().top : 0;
+      list.prepend(...items.map(messageNode));
+      if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
+      if (items.length) oldest = items[0].seq;
+      sentinel.textContent = oldest > 1 && items.length ? "Scroll up for older messages" : "Start of the transcript";
+      if (!items.length) oldest = 1;
+    } catch (error) { failed(error); }
+    loading = false;
+  });
+  observer.observe(sentinel);
+  const timer = setInterval(async () => {
+    if (!live.checked || document.hidden) return;
+    try {
+      const fresh = await api(path, { after_seq: newest, limit: PAGE });
+      for (const m of fresh.items) { list.append(messageNode(m)); newest = m.seq; }
+    } catch (error) { failed(error); }
+  }, 2000);
+  stopLive = () => { clearInterval(timer); observer.disconnect(); };
+  const wanted = new URLSearchParams(location.hash.split("?")[1] || "").get("seq");
+  if (wanted) document.getElementById(`m-${wanted}`)?.scrollIntoView();
+  else window.scrollTo(0, document.body.scrollHeight);
+}
+
+async function optional(path) {
+  try { return await api(path); } catch (error) { if (error.status === 404) return null; throw error; }
+}
+async function stateTab(id, panel) {
+  const sid = encodeURIComponent(id);
+  try {
+    const [state, interrupt, checkpoint] = await Promise.all([
+      optional(`/sessions/${sid}/state`), optional(`/sessions/${sid}/interrupt`), optional(`/checkpoints/session/${sid}`)]);
+    panel.replaceChildren(
+      el("h2", {}, state ? `State · version ${state.version} · as of message #${state.seq}` : "State"),
+      state ? el("pre", { class: "json", "aria-label": "State" }, pretty(state.state)) : el("p", { class: "muted" }, "No state saved."),
+      el("h2", {}, "Pending interrupt"),
+      interrupt ? el("pre", { class: "json" }, pretty(interrupt.interrupt)) : el("p", { class: "muted" }, "None."),
+      el("h2", {}, "Checkpoint"),
+      checkpoint ? el("div", {}, el("p", { class: "meta" }, `saved ${when(checkpoint.saved_at)} · expires ${when(checkpoint.expires_at)}`
+        + (checkpoint.seq != null ? ` · at message #${checkpoint.seq}` : "")), el("pre", { class: "json" }, pretty(checkpoint.data)))
+        : el("p", { class: "muted" }, "None."));
+  } catch (error) { failed(error); }
+}
+
+async function artifactsTab(id, panel) {
+  const sid = encodeURIComponent(id);
+  try {
+    const found = await api(`/sessions/${sid}/artifacts`);
+    if (!found.items.length) { panel.replaceChildren(el("p", { class: "muted" }, "No artifacts.")); return; }
+    const body = el("tbody");
+    for (const a of found.items) {
+      const versions = el("td");
+      const show = el("button", { type: "button", onclick: async () => {
+        show.disabled = true;
+        const all = await api(`/sessions/${sid}/artifacts/${encodeURIComponent(a.name)}/versions`);
+        versions.replaceChildren(el("ul", {}, all.items.map((v) => el("li", {}, `v${v.version} · ${v.size} bytes · ${when(v.created_at)} `,
+          download(sid, v)))));
+      } }, `${a.version} version${a.version === 1 ? "" : "s"}`);
+      versions.append(show);
+      body.append(el("tr", {}, el("td", {}, a.name), el("td", {}, a.content_type), el("td", { class: "num" }, a.size),
+        el("td", {}, when(a.created_at)), versions, el("td", {}, download(sid, a))));
+    }
+    panel.replaceChildren(el("table", { "aria-label": "Artifacts" },
+      el("thead", {}, el("tr", {}, ["Name", "Type", "Size", "Created", "Versions", ""].map((h) => el("th", {}, h)))), body));
+  } catch (error) { failed(error); }
+}
+function download(sid, version) {
+  return el("button", { type: "button", onclick: async () => {
+    try {
+      const blob = await apiBlob(`/sessions/${sid}/artifacts/${encodeURIComponent(version.name)}`, { version: version.version, inline: "true" });
+      const link = el("a", { href: URL.createObjectURL(blob), download: version.name.split("/").pop() });
+      document.body.append(link); link.click(); link.remove();
+    } catch (error) { failed(error); }
+  } }, `Download v${version.version}`);
+}
+
+// ---- traces: a waterfall per run ------------------------------------------------------------------------
+function seconds(value) {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") { const t = Date.parse(value); return isNaN(t) ? Number(value) || null : t / 1000; }
+  return null;
+}
+function spansOf(events) {
+  const rows = events.map((e) => {
+    let start = null, end = null;
+    if (e.start_time_unix_nano != null) { start = Number(e.start_time_unix_nano) / 1e9; end = Number(e.end_time_unix_nano ?? e.start_time_unix_nano) / 1e9; }
+    else if (e.start != null) { start = seconds(e.start); end = e.end != null ? seconds(e.end) : start; }
+    else if (e.timestamp != null || e.time != null) { start = seconds(e.timestamp ?? e.time); end = start + (Number(e.duration_ms) || 0) / 1000; }
+    const attrs = e.attributes && !Array.isArray(e.attributes) ? e.attributes : {};
+    const status = e.status && typeof e.status === "object" ? String(e.status.code).toUpperCase() : String(e.status || "");
+    return { event: e, start, end, attrs, name: String(e.name || e.type || e.event || "event"),
+      id: e.span_id ?? e.id ?? null, parent: e.parent_span_id ?? e.parent_id ?? null,
+      error: Boolean(e.error) || status === "ERROR" || status === "2",
+      tokens: [attrs["gen_ai.usage.input_tokens"] ?? e.input_tokens, attrs["gen_ai.usage.output_tokens"] ?? e.output_tokens] };
+  });
+  const known = rows.filter((r) => r.start !== null).map((r) => r.start);
+  const origin = known.length ? Math.min(...known) : 0;
+  let previous = 0;
+  for (const r of rows) {
+    r.start = r.start === null ? previous : r.start - origin;
+    r.end = r.end === null ? r.start : Math.max(r.start, r.end - origin);
+    previous = r.start;
+  }
+  const byId = new Map(rows.filter((r) => r.id).map((r) => [r.id, r]));
+  for (const r of rows) {
+    let depth = 0, p = byId.get(r.parent);
+    const seen = new Set();
+    while (p && !seen.has(p) && depth < 32) { seen.add(p); depth += 1; p = byId.get(p.parent); }
+    r.depth = depth;
+  }
+  return rows.sort((a, b) => a.start - b.start);
+}
+async function tracesTab(id, panel) {
+  const sid = encodeURIComponent(id);
+  try {
+    const runs = (await api(`/sessions/${sid}/trace-runs`)).items;
+    if (!runs.length) { panel.replaceChildren(el("p", { class: "muted" }, "No trace runs.")); return; }
+    panel.replaceChildren();
+    for (const run of runs.slice().reverse()) {
+      const events = (await api(`/sessions/${sid}/traces`, { run_id: run })).items;
+      panel.append(waterfall(id, run, spansOf(events)));
+    }
+  } catch (error) { failed(error); }
+}
+function waterfall(id, run, spans) {
+  const total = Math.max(0, ...spans.map((s) => s.end)) || 1;
+  const details = el("div", { class: "attrs", "aria-live": "polite" });
+  const rows = spans.map((s) => {
+    const tokens = s.tokens.filter((t) => t != null);
+    const row = el("button", {
+      type: "button", class: `span-row${s.error ? " error" : ""}`, "aria-pressed": "false",
+      "aria-label": `${s.name}, ${((s.end - s.start) * 1000).toFixed(1)} ms${s.error ? ", error" : ""}`,
+      onclick: () => {
+        for (const other of row.parentNode.querySelectorAll(".span-row")) other.setAttribute("aria-pressed", "false");
+        row.setAttribute("aria-pressed", "true");
+        showSpan(id, s, details);
+      },
+    },
+    el("span", { class: "span-name", style: null }, "\u00a0\u00a0".repeat(s.depth) + s.name),
+    el("span", { class: "span-track" }, el("span", { class: "span-bar" })),
+    el("span", { class: "span-ms" }, `${((s.end - s.start) * 1000).toFixed(1)} ms${tokens.length ? " · " + tokens.join("/") + " tok" : ""}`));
+    const bar = row.querySelector(".span-bar");
+    bar.style.left = `${(s.start / total) * 100}%`;
+    bar.style.width = `${Math.max(0.3, ((s.end - s.start) / total) * 100)}%`;
+    return row;
+  });
+  return el("section", { class: "run", "aria-label": `run ${run}` },
+    el("h2", {}, `Run ${run}`, el("span", { class: "muted" }, ` · ${spans.length} spans · ${(total * 1000).toFixed(1)} ms`)),
+    el("div", { class: "waterfall" }, rows), details);
+}
+function showSpan(id, span, target) {
+  const rows = Object.entries(span.attrs).map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, typeof v === "string" ? v : JSON.stringify(v))));
+  const seq = span.attrs["message.seq"] ?? span.attrs["message_seq"] ?? span.event.message_seq;
+  target.replaceChildren(...[
+    el("h2", {}, span.name),
+    el("p", { class: "meta" }, `starts at ${(span.start * 1000).toFixed(1)} ms · lasts ${((span.end - span.start) * 1000).toFixed(1)} ms${span.error ? " · error" : ""}`),
+    seq != null ? el("p", {}, el("a", { href: `#/s/${encodeURIComponent(id)}/transcript?seq=${seq}` }, `The message it produced (#${seq})`)) : null,
+    rows.length ? el("table", { "aria-label": "Span attributes" }, el("tbody", {}, rows)) : el("p", { class: "muted" }, "No attributes."),
+  ].filter(Boolean));
+}
+
+// ---- routing ------------------------------------------------------------------------------------------
+let CONFIG = { oidc: null };
+function takeFragmentToken() {
+  // `make run` opens the console signed in with the development token: #token=... (a fragment never
+  // reaches a server), taken once and replaced so it does not stay in the address bar or the history
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("token")) {
+    signedIn(fragment.get("token"));
+    history.replaceState(null, "", location.pathname + location.search.replace(/[?&](code|state)=[^&]*/g, "") + "#/");
+  }
+}
+function route() {
+  if (stopLive) { stopLive(); stopLive = null; }
+  takeFragmentToken();
+  if (!token()) { signInView(CONFIG.oidc); return; }
+  signedIn(token());
+  const hash = location.hash.split("?")[0];
+  const match = hash.match(/^#\/s\/([^/]+)(?:\/(\w+))?$/);
+  if (match) sessionView(decodeURIComponent(match[1]), match[2]);
+  else sessionsView();
+  main.focus({ preventScroll: true });
+}
+async function start() {
+  takeFragmentToken();
+  try { CONFIG = await (await fetch("config.json")).json(); } catch { CONFIG = { oidc: null }; }
+  const query = new URLSearchParams(location.search);
+  if (query.get("code") && CONFIG.oidc) {
+    try { await finishOidc(CONFIG.oidc, query); } catch (error) { say(error.message, true); }
+  }
+  window.addEventListener("hashchange", route);
+  route();
+}
+start();

@@ -1,0 +1,71 @@
+"""The session console: static files (functions/api/console/, in the bundle) served by the API function
+itself at /console, same origin as the API (no CORS, no other infrastructure), and its sign-in settings.
+
+The files are public (they hold no data); every call the page makes carries the signed-in user's bearer
+token and goes through the same JWT authorizer and owner checks as any client. The page signs in with the
+stack's OIDC issuer (authorization code with PKCE) when CONSOLE_CLIENT_ID and the endpoints are configured
+(the template's Console* parameters), else it takes a pasted token."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+router = APIGatewayHttpRouter()
+HERE = Path(__file__).with_name("console")
+FILES = {
+    "index.html": "text/html; charset=utf-8",
+    "console.js": "text/javascript; charset=utf-8",
+    "console.css": "text/css; charset=utf-8",
+}
+# the page runs only its own script and style, talks only to this origin, and is never framed
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self' https:; form-action 'self' https:; base-uri 'none'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def is_console(path: str) -> bool:
+    """True for the console's own public paths."""
+    return path == "/console" or path.startswith("/console/")
+
+
+def sign_in_settings() -> dict[str, object]:
+    """What the page needs to sign in: the OIDC client and endpoints, or null for a pasted token."""
+    client, authorize, token = (
+        os.environ.get(name, "").strip() for name in ("CONSOLE_CLIENT_ID", "CONSOLE_AUTHORIZE_URL", "CONSOLE_TOKEN_URL")
+    )
+    if not (client and authorize.startswith("https://") and token.startswith("https://")):
+        return {"oidc": None}
+    scope = os.environ.get("CONSOLE_SCOPES", "openid").strip() or "openid"
+    return {"oidc": {"client_id": client, "authorize_url": authorize, "token_url": token, "scope": scope}}
+
+
+@router.get("/console", include_in_schema=False)
+def console_root() -> Response[Any]:
+    return Response(302, headers={"Location": "console/", **HEADERS})
+
+
+@router.get("/console/", include_in_schema=False)
+def console_index() -> Response[Any]:
+    return console_file("index.html")
+
+
+@router.get("/console/<name>", include_in_schema=False)
+def console_file(name: str) -> Response[Any]:
+    if name == "config.json":
+        body = json.dumps(sign_in_settings())
+        return Response(
+            200, content_type="application/json", body=body, headers={**HEADERS, "Cache-Control": "no-store"}
+        )
+    if name not in FILES:
+        return Response(404, content_type="text/plain", body="not found", headers=HEADERS)
+    text = (HERE / name).read_text(encoding="utf-8")
+    return Response(200, content_type=FILES[name], body=text, headers={**HEADERS, "Cache-Control": "no-cache"})

@@ -1,0 +1,226 @@
+"""The session console in a real browser: Debian's Chromium driven by Playwright against the local stack,
+with data created through the API. Screenshots go to $AGENT_STORE_SCREENSHOTS (`make screenshots` writes the
+README's, docs/screenshots/) or to the test's temporary directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from functions.api import console_routes
+from infra.local.stack import LocalStack, local_stack
+from store import SessionStore
+from store.http_backend import HttpBackend
+from tests.api_client import call
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+TURN: list[dict[str, Any]] = [
+    {"role": "user", "content": "What is the weather in Paris? Also, here is my itinerary."},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+        "usage": {"input_tokens": 120, "output_tokens": 14},
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "18 °C, sunny"},
+    {
+        "role": "assistant",
+        "content": "It is 18 °C and sunny in Paris.",
+        "usage": {"input_tokens": 150, "output_tokens": 11},
+    },
+]
+RUN = [
+    {"name": "invoke_agent travel", "span_id": "a", "start": 100.0, "end": 101.8},
+    {"name": "chat gpt-x", "span_id": "b", "parent_id": "a", "start": 100.05, "end": 100.7,
+     "attributes": {"gen_ai.usage.input_tokens": 120, "message.seq": 2}},
+    {"name": "execute_tool get_weather", "span_id": "c", "parent_id": "a", "start": 100.7, "end": 101.1,
+     "attributes": {"tool.name": "get_weather"}},
+    {"name": "chat gpt-x", "span_id": "d", "parent_id": "a", "start": 101.1, "end": 101.8, "error": True},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with local_stack(port=0, cascade=False, prefix="console") as running:
+        alice = SessionStore(backend=HttpBackend(running.api_url, running.token("alice")))
+        alice.create_session(
+            "alice", session_id="paris", title="Weekend in Paris", model="gpt-x", metadata={"team": "a"}
+        )
+        alice.append_messages("paris", TURN)
+        alice.save_state("paris", {"city": "Paris", "booked": False})
+        alice.put_artifact("paris", "itinerary.md", b"# Day 1\nLouvre", content_type="text/markdown")
+        alice.append_trace_events("paris", "run-1", RUN)
+        alice.create_session("alice", session_id="long", title="A long session")
+        for start in range(0, 250, 50):
+            alice.append_messages(
+                "long", [{"role": "user", "content": f"line {i + 1}"} for i in range(start, start + 50)]
+            )
+        bob = SessionStore(backend=HttpBackend(running.api_url, running.token("bob")))
+        bob.create_session("bob", session_id="bobs-secret", title="Bob's plans")
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "the browser tests need Chromium: apt-get install -y chromium (.ci/run does)"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], errors  # no script error on any page
+
+
+def shots(tmp_path: Path) -> Path:
+    where = Path(os.environ.get("AGENT_STORE_SCREENSHOTS") or tmp_path)
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+def open_console(page: Any, stack: LocalStack, owner: str, fragment: str = "/") -> None:
+    page.goto(f"{stack.api_url}/console/#token={stack.token(owner)}")
+    page.wait_for_selector("table[aria-label=Sessions] tbody tr")
+    if fragment != "/":
+        page.evaluate(f"location.hash = {json.dumps('#' + fragment)}")
+
+
+def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: LocalStack, tmp_path: Path) -> None:
+    open_console(page, stack, "alice")
+    assert page.locator("#who").inner_text() == "signed in as alice"
+    page.get_by_role("link", name="Weekend in Paris").click()
+    page.wait_for_selector("article.msg")
+    messages = page.locator("article.msg")
+    assert messages.count() == 4
+    call_part = messages.nth(1).locator(".part.call")
+    assert call_part.locator(".label").inner_text().lower() == "tool call · get_weather"
+    assert json.loads(call_part.locator("pre").inner_text()) == {"city": "Paris"}
+    assert "18 °C, sunny" in messages.nth(2).locator(".part.result").inner_text()
+    assert "in 150 · out 11" in messages.nth(3).inner_text()
+    page.screenshot(path=str(shots(tmp_path) / "transcript.png"), full_page=True)
+    page.get_by_role("tab", name="State").click()
+    page.wait_for_selector("pre[aria-label=State]")
+    assert json.loads(page.locator("pre[aria-label=State]").inner_text()) == {"city": "Paris", "booked": False}
+    assert "version 1" in page.locator("h2").first.inner_text()
+    page.get_by_role("tab", name="Artifacts").click()
+    page.wait_for_selector("table[aria-label=Artifacts]")
+    assert "itinerary.md" in page.locator("table[aria-label=Artifacts]").inner_text()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download v1").click()
+    assert Path(download.value.path()).read_bytes() == b"# Day 1\nLouvre"
+
+
+def test_the_timeline_shows_the_run_and_a_spans_attributes(page: Any, stack: LocalStack, tmp_path: Path) -> None:
+    open_console(page, stack, "alice", "/s/paris/traces")
+    page.wait_for_selector(".span-row")
+    assert "Run run-1" in page.locator("section.run h2").inner_text()
+    rows = page.locator(".span-row")
+    assert rows.count() == 4
+    assert rows.nth(0).get_attribute("aria-label") == "invoke_agent travel, 1800.0 ms"
+    assert rows.nth(3).get_attribute("aria-label").endswith(", error")
+    widths = [rows.nth(i).locator(".span-bar").evaluate("b => b.getBoundingClientRect().width") for i in range(4)]
+    assert widths[0] > widths[1] > widths[2] > 0  # 1.8 s, 0.65 s, 0.4 s on one axis
+    rows.nth(1).focus()
+    page.keyboard.press("Enter")  # keyboard works as well as a click
+    attrs = page.locator("table[aria-label='Span attributes']")
+    assert "gen_ai.usage.input_tokens" in attrs.inner_text() and "120" in attrs.inner_text()
+    page.screenshot(path=str(shots(tmp_path) / "timeline.png"), full_page=True)
+    page.get_by_role("link", name="The message it produced (#2)").click()
+    page.wait_for_selector("#m-2")
+
+
+def test_search_finds_a_session_and_filters_narrow_the_list(page: Any, stack: LocalStack) -> None:
+    open_console(page, stack, "alice")
+    assert page.locator("table[aria-label=Sessions] tbody tr").count() == 2
+    assert "2 sessions · 254 messages" in page.locator("#totals").inner_text()
+    page.get_by_label("Metadata").fill("team=a")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_function("document.querySelectorAll('table[aria-label=Sessions] tbody tr').length === 1")
+    page.get_by_label("Metadata").fill("")
+    page.get_by_label("Search").fill("itinerary")
+    page.get_by_label("Search").press("Enter")
+    page.wait_for_selector("table[aria-label='Search results']")
+    results = page.locator("table[aria-label='Search results']")
+    assert "Weekend in Paris" in results.inner_text() and "message #1" in results.inner_text()
+    assert "Searched 2 sessions" in page.locator(".totals").inner_text()
+    for field in page.locator("input").all():  # every field has a label
+        assert field.evaluate("f => f.labels.length") > 0
+
+
+def test_another_owners_session_is_not_reachable(page: Any, stack: LocalStack) -> None:
+    open_console(page, stack, "alice", "/s/bobs-secret")
+    page.wait_for_selector("h1:text('Session not found')")
+    open_console(page, stack, "bob")
+    assert page.locator("table[aria-label=Sessions] tbody").inner_text().count("Bob's plans") == 1
+    assert "Weekend in Paris" not in page.content()
+
+
+def test_a_long_transcript_loads_older_pages_on_scroll_and_new_messages_live(page: Any, stack: LocalStack) -> None:
+    open_console(page, stack, "alice", "/s/long")
+    page.wait_for_selector("#m-250")
+    assert page.locator("article.msg").count() == 100  # only the newest page is rendered at first
+    page.locator(".sentinel").scroll_into_view_if_needed()
+    page.wait_for_selector("#m-150")
+    assert page.locator("article.msg").count() == 200
+    SessionStore(backend=HttpBackend(stack.api_url, stack.token("alice"))).append_messages(
+        "long", [{"role": "assistant", "content": "a live one"}]
+    )
+    page.wait_for_selector("#m-251", timeout=10_000)
+    assert page.locator("#m-251").inner_text().endswith("a live one")
+
+
+def test_sign_in_with_a_pasted_token(page: Any, stack: LocalStack) -> None:
+    page.goto(f"{stack.api_url}/console/")
+    page.wait_for_selector("form.signin")
+    page.get_by_label("Token").fill(stack.token("alice"))
+    page.get_by_role("button", name="Use this token").click()
+    page.wait_for_selector("table[aria-label=Sessions] tbody tr")
+    started = time.monotonic()
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_selector("form.signin")
+    assert time.monotonic() - started < 10
+
+
+def test_the_api_function_serves_the_console_with_a_strict_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    moved = call("GET", "/console", owner=None)
+    assert moved.status == 302 and {k.lower(): v for k, v in moved.headers.items()}["location"] == "console/"
+    index = call("GET", "/console/", owner=None)
+    assert index.status == 200 and b'<script src="console.js" defer></script>' in index.body
+    assert "script-src 'self'" in {k.lower(): v for k, v in index.headers.items()}["content-security-policy"]
+    assert call("GET", "/console/console.js", owner=None).headers["content-type"].startswith("text/javascript")
+    assert call("GET", "/console/secrets.txt", owner=None).status == 404
+    assert call("GET", "/console/config.json", owner=None).json() == {"oidc": None}
+    monkeypatch.setenv("CONSOLE_CLIENT_ID", "abc")
+    monkeypatch.setenv("CONSOLE_AUTHORIZE_URL", "https://idp.example/oauth2/authorize")
+    monkeypatch.setenv("CONSOLE_TOKEN_URL", "https://idp.example/oauth2/token")
+    assert console_routes.sign_in_settings() == {
+        "oidc": {
+            "client_id": "abc",
+            "authorize_url": "https://idp.example/oauth2/authorize",
+            "token_url": "https://idp.example/oauth2/token",
+            "scope": "openid",
+        }
+    }
+    monkeypatch.setenv("CONSOLE_TOKEN_URL", "http://plain.example/token")  # never a token over plain HTTP
+    assert console_routes.sign_in_settings() == {"oidc": None}
