@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from functions.api import console_routes
 from infra.local.stack import LocalStack, local_stack
@@ -50,6 +51,14 @@ RUN = [
 ]  # fmt: skip
 
 
+# a run as the OpenTelemetry exporter stores it (OTLP's names, times in nanoseconds)
+OTLP_RUN = [
+    {"trace_id": "0af7651916cd43dd8448eb211c80319c", "span_id": "00000000000000a1", "parent_span_id": None,
+     "name": "invoke_agent otel", "start_time_unix_nano": 1_700_000_000_000_000_000,
+     "end_time_unix_nano": 1_700_000_000_250_000_000, "attributes": {}, "status": {"code": "OK", "message": ""}},
+]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
     with local_stack(port=0, cascade=False, prefix="console") as running:
@@ -61,6 +70,8 @@ def stack() -> Iterator[LocalStack]:
         alice.save_state("paris", {"city": "Paris", "booked": False})
         alice.put_artifact("paris", "itinerary.md", b"# Day 1\nLouvre", content_type="text/markdown")
         alice.append_trace_events("paris", "run-1", RUN)
+        alice.append_trace_events("paris", "0af7651916cd43dd8448eb211c80319c", OTLP_RUN)
+        alice.save_records("paris", "notes", [{"note": "window seat"}])
         alice.create_session("alice", session_id="long", title="A long session")
         for start in range(0, 250, 50):
             alice.append_messages(
@@ -123,6 +134,10 @@ def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: Loc
     page.wait_for_selector("pre[aria-label=State]")
     assert json.loads(page.locator("pre[aria-label=State]").inner_text()) == {"city": "Paris", "booked": False}
     assert "version 1" in page.locator("h2").first.inner_text()
+    page.get_by_label("Records of kind").fill("notes")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_selector("pre[aria-label=Records]")
+    assert json.loads(page.locator("pre[aria-label=Records]").inner_text()) == [{"note": "window seat"}]
     page.get_by_role("tab", name="Artifacts").click()
     page.wait_for_selector("table[aria-label=Artifacts]")
     assert "itinerary.md" in page.locator("table[aria-label=Artifacts]").inner_text()
@@ -133,9 +148,12 @@ def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: Loc
 
 def test_the_timeline_shows_the_run_and_a_spans_attributes(page: Any, stack: LocalStack, tmp_path: Path) -> None:
     open_console(page, stack, "alice", "/s/paris/traces")
-    page.wait_for_selector(".span-row")
-    assert "Run run-1" in page.locator("section.run h2").inner_text()
-    rows = page.locator(".span-row")
+    expect(page.locator("section.run")).to_have_count(2)
+    runs = page.locator("section.run")
+    assert runs.count() == 2  # the latest run first: the one the OpenTelemetry exporter stored
+    assert runs.nth(0).locator(".span-row").get_attribute("aria-label") == "invoke_agent otel, 250.0 ms"
+    assert "Run run-1" in runs.nth(1).locator("h2").inner_text()
+    rows = runs.nth(1).locator(".span-row")
     assert rows.count() == 4
     assert rows.nth(0).get_attribute("aria-label") == "invoke_agent travel, 1800.0 ms"
     assert rows.nth(3).get_attribute("aria-label").endswith(", error")
@@ -156,7 +174,7 @@ def test_search_finds_a_session_and_filters_narrow_the_list(page: Any, stack: Lo
     assert "2 sessions · 254 messages" in page.locator("#totals").inner_text()
     page.get_by_label("Metadata").fill("team=a")
     page.get_by_role("button", name="Apply").click()
-    page.wait_for_function("document.querySelectorAll('table[aria-label=Sessions] tbody tr').length === 1")
+    expect(page.locator("table[aria-label=Sessions] tbody tr")).to_have_count(1)
     page.get_by_label("Metadata").fill("")
     page.get_by_label("Search").fill("itinerary")
     page.get_by_label("Search").press("Enter")
@@ -224,3 +242,99 @@ def test_the_api_function_serves_the_console_with_a_strict_policy(monkeypatch: p
     }
     monkeypatch.setenv("CONSOLE_TOKEN_URL", "http://plain.example/token")  # never a token over plain HTTP
     assert console_routes.sign_in_settings() == {"oidc": None}
+
+
+def test_sign_in_with_the_stacks_oidc_issuer_using_pkce(
+    browser: Any, stack: LocalStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in issuer on HTTPS: its authorize endpoint sends the code back, its token endpoint gives a token
+    only for the verifier whose S256 challenge the console sent."""
+    import base64
+    import hashlib
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    cert, key = self_signed(tmp_path)
+    seen: dict[str, str] = {}
+
+    class Issuer(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            seen.update(query)
+            assert query["code_challenge_method"] == "S256" and query["response_type"] == "code"
+            self.send_response(302)
+            self.send_header(
+                "Location", f"{query['redirect_uri']}?{urlencode({'code': 'c0de', 'state': query['state']})}"
+            )
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
+            digest = hashlib.sha256(form["code_verifier"].encode()).digest()
+            good = base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == seen["code_challenge"]
+            good = good and form["code"] == "c0de" and form["grant_type"] == "authorization_code"
+            body = json.dumps({"access_token": stack.token("oidc-user")} if good else {"error": "invalid_grant"})
+            self.send_response(200 if good else 400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Issuer)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    issuer = f"https://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("CONSOLE_CLIENT_ID", "console-client")
+    monkeypatch.setenv("CONSOLE_AUTHORIZE_URL", f"{issuer}/authorize")
+    monkeypatch.setenv("CONSOLE_TOKEN_URL", f"{issuer}/token")
+    context = browser.new_context(ignore_https_errors=True)  # the stand-in's certificate is self-signed
+    try:
+        page = context.new_page()
+        page.goto(f"{stack.api_url}/console/")
+        page.get_by_role("button", name="Sign in with your identity provider").click()
+        expect(page.locator("#who")).to_have_text("signed in as oidc-user")
+        page.wait_for_selector("#totals:text('No sessions yet.')")
+        assert seen["client_id"] == "console-client" and seen["redirect_uri"] == f"{stack.api_url}/console/"
+        assert "code=" not in page.url  # the code is not left in the address bar
+    finally:
+        context.close()
+        server.shutdown()
+
+
+def self_signed(directory: Path) -> tuple[str, str]:
+    """A certificate and key for 127.0.0.1, valid for a day."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "issuer.pem", directory / "issuer.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_path), str(key_path)

@@ -396,11 +396,28 @@ async function stateTab(id, panel) {
       state ? el("pre", { class: "json", "aria-label": "State" }, pretty(state.state)) : el("p", { class: "muted" }, "No state saved."),
       el("h2", {}, "Pending interrupt"),
       interrupt ? el("pre", { class: "json" }, pretty(interrupt.interrupt)) : el("p", { class: "muted" }, "None."),
+      recordsForm(sid),
       el("h2", {}, "Checkpoint"),
       checkpoint ? el("div", {}, el("p", { class: "meta" }, `saved ${when(checkpoint.saved_at)} · expires ${when(checkpoint.expires_at)}`
         + (checkpoint.seq != null ? ` · at message #${checkpoint.seq}` : "")), el("pre", { class: "json" }, pretty(checkpoint.data)))
         : el("p", { class: "muted" }, "None."));
   } catch (error) { failed(error); }
+}
+
+function recordsForm(sid) {
+  // a session's records are kept by kind, and a store does not list kinds: name the one to read
+  const kind = el("input", { type: "text", id: "kind", placeholder: "notes" });
+  const shown = el("div", { "aria-live": "polite" });
+  const form = el("form", { class: "row", onsubmit: async (event) => {
+    event.preventDefault();
+    if (!kind.value.trim()) return;
+    try {
+      const found = await api(`/sessions/${sid}/records/${encodeURIComponent(kind.value.trim())}`);
+      shown.replaceChildren(found.records.length ? el("pre", { class: "json", "aria-label": "Records" }, pretty(found.records))
+        : el("p", { class: "muted" }, "No records of this kind."));
+    } catch (error) { failed(error); }
+  } }, el("label", { for: "kind" }, "Records of kind"), kind, el("button", { type: "submit" }, "Show"));
+  return el("div", {}, el("h2", {}, "Records"), form, shown);
 }
 
 async function artifactsTab(id, panel) {
