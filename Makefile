@@ -34,7 +34,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(LLAMA_STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=20
 
 test: lint typecheck unit
 

@@ -57,6 +57,7 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/sessions", {}),
     ("GET", "/sessions", None),
     ("GET", "/search?q=x", None),
+    ("POST", "/v1/traces", {"resourceSpans": []}),
 ]
 
 
@@ -113,6 +114,11 @@ def test_another_owner_finds_nothing_and_writes_nothing(api: Harness) -> None:
         assert b"secret" not in reply.body and b"alice" not in reply.body
     assert call("GET", "/sessions", owner="mallory").json()["items"] == []
     assert call("GET", "/search", owner="mallory", query={"q": "secret"}).json()["items"] == []
+    # spans naming alice's session, sent with mallory's token, are rejected (and named so in OTLP's answer)
+    attrs = [{"key": "session.id", "value": {"stringValue": ids["s"]}}]
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "f" * 32, "name": "x", "attributes": attrs}]}]}]}
+    otlp = call("POST", "/v1/traces", owner="mallory", json_body=spans)
+    assert otlp.status == 200 and otlp.json()["partialSuccess"]["rejectedSpans"] == 1
     assert api.snapshot() == before, "another owner's calls must write nothing"
 
 

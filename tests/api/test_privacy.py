@@ -150,6 +150,9 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("POST", f"{s}/traces/run-1", json_body={"events": [{"m": m}]})
     go("GET", f"{s}/traces")
     go("GET", f"{s}/trace-runs")
+    attributes = [{"key": "session.id", "value": {"stringValue": "s1"}}, {"key": "m", "value": {"stringValue": m}}]
+    span = {"traceId": "a" * 32, "spanId": "b" * 16, "name": m, "startTimeUnixNano": "1", "attributes": attributes}
+    go("POST", "/v1/traces", json_body={"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
     go("GET", "/search", query={"q": m})
     # refusals that carry the marker: bad JSON values, a bad id, a body too deep, unknown fields
     raw = ('{"state": {"m": "' + m + '", "bad": "\\ud800"}}').encode()

@@ -172,14 +172,17 @@ def test_the_openai_agents_sdks_traces_land_in_the_session(harness: Harness) -> 
 
     harness.store.create_session("ada", session_id=scoped_id("ada", "oa-1"))
     processor = SessionTracingProcessor(harness.store, owner="ada")
+    from agents import set_tracing_disabled
     from agents.tracing import set_trace_processors
 
     set_trace_processors([processor])  # in place of the SDK's exporter to OpenAI (no network here)
+    set_tracing_disabled(False)  # the adapter's own tests turn the SDK's tracing off for the process
     try:
         with agents_trace("support", group_id="oa-1"), custom_span("lookup", data={"k": "v"}):
             pass
         processor.force_flush()
     finally:
+        set_tracing_disabled(True)
         set_trace_processors([])
         processor.shutdown()
     runs = harness.store.list_trace_runs(scoped_id("ada", "oa-1"), owner="ada")
