@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_VENV  := .venv-llama-index
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install test lint typecheck unit run demo openapi bundle security reliability bench bench-startup screenshots bench-envs lock clean
+.PHONY: install test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-startup screenshots bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m pytest --durations=20
+
+# the longest runs, kept out of `make test` so that it stays under 15 minutes; CI runs both
+test-extended: $(STAMP) $(LLAMA_STAMP)
+	$(PY) -m pytest -m extended --durations=10
 
 test: lint typecheck unit
 

@@ -382,3 +382,21 @@ def backend(request: pytest.FixtureRequest) -> Backend:
         return store
 
     return Backend("async", async_store, lambda store: async_store(store.tables), loop.run, loop)
+
+
+# Parametrized cases moved to `make test-extended` (see the `extended` marker): the slowest variants of
+# tests whose quick variants stay in `make test`.
+EXTENDED_CASES = (
+    "test_the_conformance_suite_passes_every_capability[dynamodb]",
+    "test_the_conformance_suite_passes_every_capability[async]",
+    "test_small_load[100-sessions-threads-library]",
+    "test_small_load[100-sessions-threads-http]",
+    "test_small_load[100-sessions-processes-library]",
+    "test_small_load[100-sessions-processes-http]",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.name in EXTENDED_CASES:
+            item.add_marker(pytest.mark.extended)

@@ -20,16 +20,18 @@ from typing import Any
 SECRET = "secret"
 
 
-def _encode(av: dict[str, Any]) -> dict[str, Any]:
+def as_json(av: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB attribute value with its binary values base64-encoded (as Lambda's stream events and
+    this module's files carry them)."""
     ((kind, value),) = av.items()
     if kind == "B":
         return {"B": base64.b64encode(bytes(value)).decode()}
     if kind == "BS":
         return {"BS": [base64.b64encode(bytes(v)).decode() for v in value]}
     if kind == "M":
-        return {"M": {k: _encode(v) for k, v in value.items()}}
+        return {"M": {k: as_json(v) for k, v in value.items()}}
     if kind == "L":
-        return {"L": [_encode(v) for v in value]}
+        return {"L": [as_json(v) for v in value]}
     return {kind: value}
 
 
@@ -65,7 +67,7 @@ def save(
     for env, table in tables.items():
         items = []
         for page in dynamodb.get_paginator("scan").paginate(TableName=table):
-            items += [{k: _encode(v) for k, v in item.items()} for item in page["Items"]]
+            items += [{k: as_json(v) for k, v in item.items()} for item in page["Items"]]
         (fresh / "tables" / f"{env}.json").write_text(json.dumps(items))
         counts["items"] += len(items)
     manifest: list[dict[str, Any]] = []

@@ -7,7 +7,6 @@ the bearer token and passes its claims in the event, exactly where API Gateway p
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import logging
@@ -177,20 +176,7 @@ class ApiServer(ThreadingHTTPServer):
 
 def lambda_image(item: dict[str, Any]) -> dict[str, Any]:
     """A stream image as Lambda's JSON event carries it (binary values base64-encoded)."""
-
-    def convert(av: dict[str, Any]) -> dict[str, Any]:
-        ((kind, value),) = av.items()
-        if kind == "B":
-            return {"B": base64.b64encode(bytes(value)).decode()}
-        if kind == "BS":
-            return {"BS": [base64.b64encode(bytes(v)).decode() for v in value]}
-        if kind == "M":
-            return {"M": {k: convert(v) for k, v in value.items()}}
-        if kind == "L":
-            return {"L": [convert(v) for v in value]}
-        return {kind: value}
-
-    return {k: convert(v) for k, v in item.items()}
+    return {k: persist.as_json(v) for k, v in item.items()}
 
 
 def lambda_stream_record(record: dict[str, Any]) -> dict[str, Any]:

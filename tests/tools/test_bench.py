@@ -90,6 +90,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return json.loads((out / "results.json").read_text()), out
 
 
+@pytest.mark.extended
 def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Path]) -> None:
     results, out = quick_run
     agent = results["workloads"]["agent"]["contenders"]
@@ -146,6 +147,7 @@ def test_quick_run_measures_every_contender(quick_run: tuple[dict[str, Any], Pat
     assert (out / "bytes_per_append.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.extended
 def test_report_is_computed_from_the_measurements(quick_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
     results, out = quick_run
     report = (out / "results.md").read_text()

@@ -10,6 +10,7 @@ import pytest
 from infra.reliability.chaos import run_against
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("rate", [0.1, 0.3])
 def test_workflows_under_faults(moto_endpoint: str, rate: float) -> None:
     outcome, problems = run_against(moto_endpoint, rate, sessions=3, turns=8, seed=11)
