@@ -4,6 +4,7 @@ README's, docs/screenshots/) or to the test's temporary directory."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -176,6 +177,13 @@ def test_search_finds_a_session_and_filters_narrow_the_list(page: Any, stack: Lo
     page.get_by_role("button", name="Apply").click()
     expect(page.locator("table[aria-label=Sessions] tbody tr")).to_have_count(1)
     page.get_by_label("Metadata").fill("")
+    tomorrow = (datetime.date.today() + datetime.timedelta(days=1)).isoformat()
+    page.get_by_label("Created after").fill(tomorrow)  # the created range goes to the API's list
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#totals")).to_have_text("No sessions yet.")
+    page.get_by_label("Created after").fill((datetime.date.today() - datetime.timedelta(days=1)).isoformat())
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("table[aria-label=Sessions] tbody tr")).to_have_count(2)
     page.get_by_label("Search").fill("itinerary")
     page.get_by_label("Search").press("Enter")
     page.wait_for_selector("table[aria-label='Search results']")
