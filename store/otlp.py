@@ -152,11 +152,11 @@ def otlp_document(session_id: str, runs: Iterable[tuple[str, list[dict[str, Any]
     out_spans = []
     for run, events in runs:
         trace_id = run if TRACE_ID.fullmatch(run) else hashlib.sha256(run.encode()).hexdigest()[:32]
-        for n, (event, view) in enumerate(zip(events, read_spans(events), strict=True)):
+        origin = _origin(events)  # once per run; the views are in the events' own order, one each
+        for n, (event, view) in enumerate(zip(events, read_spans(events, in_start_order=False), strict=True)):
             start = event.get("start_time_unix_nano")
             end = event.get("end_time_unix_nano")
             if not isinstance(start, int):
-                origin = _origin(events)
                 start, end = int((origin + view.start) * 1e9), int((origin + view.end) * 1e9)
             raw_status = event.get("status")
             status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}

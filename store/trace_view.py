@@ -107,9 +107,10 @@ def _error(event: dict[str, Any]) -> bool:
     return bool(event.get("error")) or str(status or "").lower() == "error"
 
 
-def spans(events: list[dict[str, Any]]) -> list[Span]:
-    """The run's events as spans, in start order, times relative to the earliest, each indented under its
-    parent (by span id) when the parent is in the run."""
+def spans(events: list[dict[str, Any]], *, in_start_order: bool = True) -> list[Span]:
+    """The run's events as spans, in start order (or, with `in_start_order=False`, one per event in the
+    events' order), times relative to the earliest, each indented under its parent (by span id) when the
+    parent is in the run."""
     rows: list[tuple[float | None, float | None, dict[str, Any]]] = []
     for event in events:
         start, end = times_of(event)
@@ -149,7 +150,7 @@ def spans(events: list[dict[str, Any]]) -> list[Span]:
             depth += 1
             parent = by_id.get(parent.parent_id or "")
         span.depth = depth
-    return sorted(out, key=lambda s: s.start)
+    return sorted(out, key=lambda s: s.start) if in_start_order else out
 
 
 def _ident(value: Any) -> str | None:

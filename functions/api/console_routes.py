@@ -8,6 +8,7 @@ stack's OIDC issuer (authorization code with PKCE) when CONSOLE_CLIENT_ID and th
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -30,6 +31,12 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
+
+
+@functools.cache
+def _text(name: str) -> str:
+    """A console file's text, read once per container (the files are part of the deployed bundle)."""
+    return (HERE / name).read_text(encoding="utf-8")
 
 
 def is_console(path: str) -> bool:
@@ -67,5 +74,4 @@ def console_file(name: str) -> Response[Any]:
         )
     if name not in FILES:
         return Response(404, content_type="text/plain", body="not found", headers=HEADERS)
-    text = (HERE / name).read_text(encoding="utf-8")
-    return Response(200, content_type=FILES[name], body=text, headers={**HEADERS, "Cache-Control": "no-cache"})
+    return Response(200, content_type=FILES[name], body=_text(name), headers={**HEADERS, "Cache-Control": "no-cache"})
