@@ -1,61 +1,92 @@
-"""Concurrent appends through the DynamoDB backend against moto's server: correctness and cost.
+"""Many writers appending to one session through the DynamoDB backend, at the default settings: the design
+before the writer queue and after it, A/B, in one run.
 
-W writer threads (each its own store, as separate Lambda instances would be) append N single-message
-batches, either all to one session (worst-case contention) or each to its own session. Reports appends
-per second, DynamoDB requests per append, calls that raised, and checks that sequence numbers are gapless,
-that every acknowledged message is stored, and that none is stored twice.
+W writers (threads, each its own store, as separate Lambda instances would be) each append APPENDS
+single-message batches to one session, for W in 1, 4, 16 and 64, on moto's server in a process of its own
+(one request at a time, as one hot DynamoDB item), with no added latency and with a simulated 10 ms round
+trip. For each: calls that raised Conflict, appends per second, latency per append (p50, p99), write
+attempts per append (TransactWriteItems and UpdateItem calls made by that one append: mean and max),
+head reads per append, and a check that the transcript is gapless with every acknowledged message once.
 
-Run: .venv/bin/python -m bench.append_contention [--writers 8] [--appends 50]
-(numbers depend on the machine; moto executes one request at a time, like a single hot DynamoDB item)
+"Before" is the store as it was at BASELINE (extracted with `git archive` and imported in a subprocess in
+place of this checkout's `store`); "after" is this checkout. Results go into bench/results.json
+("contention") and bench/results.md is rendered again.
+
+Run: .venv/bin/python -m bench.append_contention [--appends 12] [--writers 1 4 16 64] [--latency 0 0.01]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess  # nosec B404: runs git and this module's own worker
+import sys
+import tarfile
+import tempfile
 import threading
 import time
 from collections import Counter
-from datetime import timedelta
+from collections.abc import Iterator
+from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
-from botocore.config import Config
+BASELINE = "54935d1"  # the last commit before the writer queue and the new retry rules
+ROOT = Path(__file__).resolve().parent.parent
+WRITES = ("TransactWriteItems", "UpdateItem")
 
-from infra.local.aws import create_tables, local_client, moto_server
-from store import SessionStore, Settings
-from store.session_store import retry_config
+_counter: ContextVar[Counter[str] | None] = ContextVar("bench_counter", default=None)
 
 
-def run(endpoint: str, writers: int, appends: int, shared: bool, prefix: str, settings: Settings) -> dict[str, Any]:
-    """One measurement: `writers` threads x `appends` appends, to one shared session or one session each."""
-    client = local_client(endpoint_url=endpoint, config=retry_config(Config(max_pool_connections=64)))
+def _count(model: Any, **_: Any) -> None:
+    counter = _counter.get()
+    if counter is not None:
+        counter[model.name] += 1
+
+
+def measure(endpoint: str, writers: int, appends: int, prefix: str) -> dict[str, Any]:
+    """One run: `writers` threads x `appends` appends to one session, with whichever `store` is importable."""
+    from botocore.config import Config
+
+    from infra.local.aws import create_tables, local_client
+    from store import SessionStore
+    from store.session_store import retry_config
+
+    client = local_client(endpoint_url=endpoint, config=retry_config(Config(max_pool_connections=2 * writers + 4)))
+    client.meta.events.register("before-call.dynamodb.*", _count)
     tables = create_tables(client, prefix=prefix)
-    calls: Counter[str] = Counter()
-    lock = threading.Lock()
-
-    def count(model: Any, **_: Any) -> None:
-        with lock:
-            calls[model.name] += 1
-
     setup = SessionStore(tables.sessions, tables.messages, client=client)
-    sessions = [setup.create_session("bench").id for _ in range(1 if shared else writers)]
-    stores = [SessionStore(tables.sessions, tables.messages, client=client, settings=settings) for _ in range(writers)]
+    sid = setup.create_session("bench").id
+    stores = [SessionStore(tables.sessions, tables.messages, client=client) for _ in range(writers)]
+    lock = threading.Lock()
+    samples: list[tuple[float, int, int]] = []  # (seconds, write attempts, head reads) per acknowledged append
     acknowledged: list[str] = []
-    errors: list[BaseException] = []
+    raised: Counter[str] = Counter()
     barrier = threading.Barrier(writers + 1)
 
     def write(i: int) -> None:
-        sid = sessions[0 if shared else i]
         barrier.wait()
         for j in range(appends):
+            counter: Counter[str] = Counter()
+            token = _counter.set(counter)
+            started = time.perf_counter()
             try:
                 stores[i].append_messages(sid, [{"role": "user", "content": f"w{i}-{j}"}])
-            except Exception as exc:
-                errors.append(exc)
+            except Exception as exc:  # counted by type: the figure is how many calls failed
+                with lock:
+                    raised[type(exc).__name__] += 1
                 continue
+            finally:
+                _counter.reset(token)
+            took = time.perf_counter() - started
             with lock:
+                samples.append((took, sum(counter[w] for w in WRITES), counter["GetItem"]))
                 acknowledged.append(f"w{i}-{j}")
 
-    client.meta.events.register("before-call.dynamodb.*", count)
     threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
     for t in threads:
         t.start()
@@ -64,57 +95,99 @@ def run(endpoint: str, writers: int, appends: int, shared: bool, prefix: str, se
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - start
-    client.meta.events.unregister("before-call.dynamodb.*", count)
-    transcripts = [setup.list_messages(sid).items for sid in sessions]
-    stored = [m.content for t in transcripts for m in t]
-    total = writers * appends
+    stored = setup.list_messages(sid).items
+    contents = [str(m.content) for m in stored]
+    latencies = sorted(s[0] for s in samples) or [0.0]
+    attempts = [s[1] for s in samples] or [0]
     return {
-        "mode": "one session" if shared else f"{writers} sessions",
-        "appends": total,
-        "raised": len(errors),
-        "stored": len(stored),
-        "missing": len(set(acknowledged) - set(stored)),
-        "duplicated": len(stored) - len(set(stored)),
-        "gapless": all([m.seq for m in t] == list(range(1, len(t) + 1)) for t in transcripts),
-        "per_second": total / elapsed,
-        "requests_per_append": sum(calls.values()) / total,
-        "transactions_per_append": calls["TransactWriteItems"] / total,
+        "writers": writers,
+        "appends": writers * appends,
+        "conflicts": raised.get("Conflict", 0),
+        "other_errors": sum(raised.values()) - raised.get("Conflict", 0),
+        "per_second": len(samples) / elapsed,
+        "p50_ms": 1000 * latencies[len(latencies) // 2],
+        "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+        "attempts_mean": statistics.mean(attempts),
+        "attempts_max": max(attempts),
+        "reads_per_append": statistics.mean(s[2] for s in samples) if samples else 0.0,
+        "gapless": [m.seq for m in stored] == list(range(1, len(stored) + 1)),
+        "missing": len(set(acknowledged) - set(contents)),
+        "duplicated": len(contents) - len(set(contents)),
     }
+
+
+def worker(latency: float, writers: list[int], appends: int) -> None:
+    """Run every writer count on a moto server of its own; print one JSON line per run."""
+    from infra.local.aws import moto_server_process
+
+    with moto_server_process(latency=latency) as endpoint:
+        for i, count in enumerate(writers):
+            print(json.dumps(measure(endpoint, count, appends, f"b{i}")), flush=True)
+
+
+@contextlib.contextmanager
+def baseline_store(rev: str) -> Iterator[Path]:
+    """A directory holding `store/` as it was at `rev` (from git)."""
+    archive = subprocess.run(  # nosec B603 B607: git, with fixed arguments
+        ["git", "archive", "--format=tar", rev, "store"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        yield Path(tmp)
+
+
+def run_design(path: Path | None, latency: float, writers: list[int], appends: int) -> list[dict[str, Any]]:
+    """The worker in a fresh interpreter, with `store` from `path` (None: this checkout)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(p) for p in (path, ROOT) if p is not None])
+    args = [sys.executable, "-m", "bench.append_contention", "--worker", str(latency), str(appends)]
+    done = subprocess.run(  # nosec B603: this interpreter, this module
+        [*args, *map(str, writers)], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--appends", type=int, default=50)
-    parser.add_argument("--backoff-cap", type=float, default=Settings.backoff_cap)
-    parser.add_argument("--retries", type=int, default=Settings.conflict_retries)
-    parser.add_argument("--retry-budget", type=float, default=Settings.retry_budget.total_seconds())
+    parser.add_argument("--appends", type=int, default=12, help="appends per writer")
+    parser.add_argument("--writers", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--latency", type=float, nargs="+", default=[0.0, 0.01], help="added round trip, s")
+    parser.add_argument("--baseline", default=BASELINE, help="the git revision of the design before")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    settings = Settings(
-        backoff_cap=args.backoff_cap,
-        conflict_retries=args.retries,
-        retry_budget=timedelta(seconds=args.retry_budget),
+    if args.worker:
+        latency, appends, *writers = args.worker
+        worker(float(latency), [int(w) for w in writers], int(appends))
+        return
+    started = time.perf_counter()
+    runs: list[dict[str, Any]] = []
+    with baseline_store(args.baseline) as before:
+        for latency in args.latency:
+            for design, path in (("before", before), ("after", None)):
+                for row in run_design(path, latency, args.writers, args.appends):
+                    runs.append({"design": design, "latency_ms": latency * 1000, **row})
+                    print(json.dumps(runs[-1]), flush=True)
+    record(
+        {
+            "date": time.strftime("%Y-%m-%d"),
+            "baseline": args.baseline,
+            "appends_per_writer": args.appends,
+            "seconds": time.perf_counter() - started,
+            "runs": runs,
+        }
     )
-    with moto_server() as endpoint:
-        rows = [
-            run(endpoint, args.writers, args.appends, shared, f"bench{i}", settings)
-            for i, shared in enumerate((True, False))
-        ]
-    print(
-        f"{args.writers} writers x {args.appends} appends each; moto server on 127.0.0.1; "
-        f"retry policy: backoff cap {args.backoff_cap}s, {args.retries} retries, budget {args.retry_budget:g} s\n"
-    )
-    print(
-        "| target | appends | raised | stored | acknowledged, missing | duplicated | gapless | appends/s "
-        "| requests/append | transactions/append |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(
-            f"| {r['mode']} | {r['appends']} | {r['raised']} | {r['stored']} | {r['missing']} | {r['duplicated']} "
-            f"| {'yes' if r['gapless'] else 'NO'} | {r['per_second']:.0f} | {r['requests_per_append']:.2f} "
-            f"| {r['transactions_per_append']:.2f} |"
-        )
+
+
+def record(contention: dict[str, Any]) -> None:
+    """Keep the measurement in bench/results.json and render bench/results.md again."""
+    from bench import report
+
+    path = Path(__file__).parent / "results.json"
+    results = json.loads(path.read_text())
+    results["contention"] = contention
+    path.write_text(json.dumps(results, indent=1, default=str))
+    report.write_report(results, path.parent)
 
 
 if __name__ == "__main__":

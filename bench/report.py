@@ -363,6 +363,34 @@ def langgraph_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def contention_section(results: dict[str, Any]) -> list[str]:
+    """Many writers on one session, the design before the writer queue and after it (bench/append_contention.py)."""
+    c = results.get("contention")
+    if not c:
+        return ["Not measured in this run: `python -m bench.append_contention` adds it.", ""]
+    lines = [
+        f"Measured {c['date']} by bench/append_contention.py in {c['seconds'] / 60:.1f} minutes: W writers (threads, a "
+        f"store each) append {c['appends_per_writer']} single messages each to one session, at the default settings, "
+        "on moto's server in its own process (one request at a time, as one hot item), with no added latency and with "
+        f"10 ms added to every request. \"before\" is the store at {c['baseline']} (full-jitter backoff after every "
+        "lost race, a 5 s budget of elapsed time); \"after\" is this one (a lost race retried at once, the session's "
+        "writer queue after two losses, only contention backed off). Attempts are the write requests "
+        "(TransactWriteItems, UpdateItem) one append made; reads are its GetItem calls (the queue's looks at the head).",
+        "",
+        "| round trip | design | writers | appends | Conflicts | appends/s | p50 ms | p99 ms | attempts mean | "
+        "attempts max | reads/append | gapless, none lost or doubled |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in c["runs"]:
+        whole = r["gapless"] and not r["missing"] and not r["duplicated"] and not r["other_errors"]
+        lines.append(
+            f"| {r['latency_ms']:.0f} ms | {r['design']} | {r['writers']} | {r['appends']} | {r['conflicts']} | "
+            f"{r['per_second']:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['attempts_mean']:.2f} | "
+            f"{r['attempts_max']} | {r['reads_per_append']:.2f} | {'yes' if whole else 'NO'} |"
+        )
+    return [*lines, ""]
+
+
 def write_report(results: dict[str, Any], out: Path) -> None:
     """Write results.md and the plots into `out` from `results` (the output of bench.compare)."""
     m = results["machine"]
@@ -396,6 +424,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
         lines += workload_tables(name, workload)
     lines += ["## A 500 KB tool output", "", *special(results), ""]
     lines += ["## LangGraph: SessionStoreSaver against DynamoDBSaver", "", *langgraph_section(results), ""]
+    lines += ["## Many writers on one session", "", *contention_section(results)]
     lines += ["## Cold start", "", *startup_section(results), ""]
     lines += ["## Memory", "", *memory_section(results), ""]
     lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]

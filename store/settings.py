@@ -16,9 +16,13 @@ class Settings:
     checkpoint_ttl: default lifetime of a checkpoint, renewed on every save.
     idempotency_ttl: how long an append's idempotency key is remembered.
     conflict_retries: how many times a write retries after losing a race before raising Conflict.
-    retry_budget: how long one call may spend waiting out contention (its backoffs stop, with Conflict,
-        once this much time has passed since it started): a call never spends a Lambda's time retrying.
-    backoff_base / backoff_cap: full-jitter backoff between those retries, in seconds.
+    retry_budget: how long one call may spend sleeping in backoff from contention (a TransactionConflict,
+        throttling, a session queue that stands still); a backoff that would go past it is not slept and the
+        call raises Conflict. Retries after another writer's progress are made at once and waiting one's
+        turn while the queue moves is not backoff: neither counts (`store.deadline` bounds a call whole).
+    backoff_base / backoff_cap: full-jitter backoff between contended retries, in seconds.
+    queue_lease: a session's writer queue skips the tickets ahead once the session's position has not moved
+        for this long (their holders are taken to be dead: a Lambda timed out mid-wait).
     max_item_bytes: DynamoDB's item size limit; larger payloads raise PayloadTooLarge.
     max_transaction_bytes: DynamoDB's limit for one transaction.
     position_cache_size: how many sessions' positions a store remembers (least recently used go first).
@@ -43,6 +47,7 @@ class Settings:
     retry_budget: timedelta = timedelta(seconds=5)
     backoff_base: float = 0.002
     backoff_cap: float = 0.05
+    queue_lease: timedelta = timedelta(seconds=1)
     max_item_bytes: int = 400 * 1024
     max_transaction_bytes: int = 4 * 1024 * 1024
     position_cache_size: int = 10_000

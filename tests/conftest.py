@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
+from infra.local.aws import (
+    REGION,
+    LocalTables,
+    create_tables,
+    local_client,
+    moto_server,
+    moto_server_process,
+    quicker_moto,
+)
 from store import AsyncSessionStore, SessionStore, Settings
 from store.memory import MemoryBackend
 
@@ -22,6 +30,7 @@ for _name, _value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY"
     os.environ.setdefault(_name, _value)
 
 BACKENDS = ["memory", "dynamodb", "async"]
+quicker_moto()  # the same answers from moto, without work it repeats on every request
 _table_prefixes = itertools.count()
 
 
@@ -317,6 +326,14 @@ def session_id(store: SessionStore) -> str:
 def moto_endpoint() -> Iterator[str]:
     """moto's server on 127.0.0.1, for tests whose requests must really interleave (stopped at the end)."""
     with moto_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def contended_endpoint() -> Iterator[str]:
+    """moto's server in a process of its own (its CPU not the writers'), with per-item transaction backups:
+    for many writers on one session, whose transcripts grow to thousands of messages."""
+    with moto_server_process() as url:
         yield url
 
 

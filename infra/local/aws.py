@@ -117,6 +117,24 @@ class _OneRequestAtATime:
             return list(self.app(environ, start_response))
 
 
+def quicker_moto() -> None:
+    """Cache two things moto works out again on every request, although they never change while it runs: the
+    list of its own service modules (a directory listing, in server mode) and each response class's method
+    names (an `inspect.getmembers`). The same answers, without the per-request cost (about 1.5 ms of a
+    request's 8 ms on the contention runs). Idempotent."""
+    import functools
+
+    import moto.backends as moto_backends
+    import moto.core.responses as moto_responses
+
+    if getattr(moto_responses, "_agent_store_quicker", False):
+        return
+    modules = tuple(moto_backends.list_of_moto_modules())
+    moto_backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
+    moto_responses.method_names_from_class = functools.cache(moto_responses.method_names_from_class)  # type: ignore[assignment]
+    moto_responses._agent_store_quicker = True  # type: ignore[attr-defined]
+
+
 def _serialized_server_class(latency: float = 0.0) -> Any:
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
@@ -138,6 +156,7 @@ def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
     yields its endpoint URL. `latency` adds that many seconds to every request before it is executed
     (a network's round trip; concurrent requests wait side by side), for benchmarks."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    quicker_moto()
     port = port or free_port()
     server = _serialized_server_class(latency)(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

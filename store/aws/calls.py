@@ -52,10 +52,14 @@ class Read:
 
 @dataclass(frozen=True)
 class Sleep:
-    """Back off for `seconds` before retrying `what` (the driver sleeps its own way)."""
+    """Wait `seconds` before retrying `what` (the driver sleeps its own way). A `budgeted` sleep is a
+    backoff from contention and counts toward the call's retry budget; an unbudgeted one waits for a
+    turn while other writers make progress (only the enclosing deadline bounds it). `seconds` 0 marks a
+    retry made at once: nothing is slept, but a call past its deadline stops there."""
 
     seconds: float
     what: str = "write"
+    budgeted: bool = True
 
 
 Step = Call | Parallel | Read | Sleep

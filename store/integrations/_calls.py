@@ -13,6 +13,9 @@ from store.errors import SessionExists, SessionNotFound
 from store.session_store import SessionStore
 
 AnyStore = SessionStore | AsyncSessionStore
+# how many times an adapter's read-change-write loop tries again after another writer changed the session
+# first: each retry follows that writer's success and is made at once (the store backs off contention itself)
+CHANGE_ATTEMPTS = 64
 T = TypeVar("T")
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 

@@ -51,7 +51,7 @@ from google.genai import types
 from pydantic_core import to_jsonable_python
 
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
-from store.integrations._calls import AnyStore, call, call_or, ensure_session
+from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, call, call_or, ensure_session
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import SAVE_FULL_MAX
@@ -59,7 +59,6 @@ from store.validation import new_id
 
 FRAMEWORK = "adk"
 ROLE_MAX = 64
-RETRIES = 8
 PAGE = 100
 TEXT_TYPE = "text/plain; charset=utf-8"
 PART_TYPE = "application/vnd.adk.part+json"
@@ -148,7 +147,7 @@ class _Scoped:
     ) -> dict[str, Any]:
         """Apply `change` to the session's state (created if absent) with optimistic versioning."""
         await self.ensure(sid, owner, metadata)
-        for _ in range(RETRIES):
+        for _ in range(CHANGE_ATTEMPTS):
             snapshot = await call(self.store, "load_state", sid, owner=owner)
             version = 0 if snapshot is None else snapshot.version
             new = change({} if snapshot is None else dict(snapshot.state))
@@ -157,7 +156,7 @@ class _Scoped:
                 return new
             except Conflict:
                 continue
-        raise Conflict(f"state of {sid}: gave up after {RETRIES} concurrent updates")
+        raise Conflict(f"state of {sid}: gave up after {CHANGE_ATTEMPTS} concurrent updates")
 
 
 @dataclass
@@ -381,7 +380,7 @@ class StoreSessionService(BaseSessionService):
         transaction (merged onto whatever landed meanwhile)."""
         owner = turn.user_id
         await self._apply_shared(turn.app_name, owner, turn.app, turn.user)
-        for _ in range(RETRIES):
+        for _ in range(CHANGE_ATTEMPTS):
             try:
                 snapshot = await call(self.store, "load_state", sid, owner=owner)
             except SessionNotFound:
@@ -403,7 +402,7 @@ class StoreSessionService(BaseSessionService):
                 return
             except Conflict:
                 continue  # another event landed first: merge onto its state
-        raise Conflict(f"append_event to {turn.session_id}: gave up after {RETRIES} concurrent appends")
+        raise Conflict(f"append_event to {turn.session_id}: gave up after {CHANGE_ATTEMPTS} concurrent appends")
 
     # -- helpers ----------------------------------------------------------------------------------
     async def _events(self, sid: str, owner: str, config: GetSessionConfig | None) -> list[Event]:

@@ -36,7 +36,6 @@ import contextlib
 import hashlib
 import random
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -58,7 +57,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from store.async_session_store import AsyncSessionStore
 from store.errors import Conflict, SessionExists, SessionNotFound
-from store.integrations._calls import Runner, SyncBridge
+from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX, SessionStore
@@ -71,7 +70,6 @@ DEFAULT_OWNER = "langgraph"
 SEAL = "lg.seal"
 PAGE = 200
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
-APPEND_ATTEMPTS = 50
 LOCK_STALE = timedelta(minutes=15)
 
 
@@ -87,12 +85,7 @@ class StoreCall:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Pause:
-    seconds: float
-
-
-Flow = Generator[StoreCall | Pause, Any, T]
+Flow = Generator[StoreCall, Any, T]
 
 
 def ask(method: str, *args: Any, **kwargs: Any) -> Flow[Any]:
@@ -133,7 +126,7 @@ class _Failed:
     error: Exception
 
 
-def _outcome(perform: Callable[[StoreCall | Pause], Any], step: StoreCall | Pause) -> Any:
+def _outcome(perform: Callable[[StoreCall], Any], step: StoreCall) -> Any:
     """What performing the step gave, or its exception as a `_Failed`."""
     try:
         return perform(step)
@@ -196,14 +189,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             done, step = _advance(flow, outcome)
         return step  # type: ignore[no-any-return]
 
-    def _perform_sync(self, step: StoreCall | Pause) -> Any:
-        if isinstance(step, Pause):
-            return time.sleep(step.seconds)
+    def _perform_sync(self, step: StoreCall) -> Any:
         return self._call_sync(step)
 
-    async def _perform_async(self, step: StoreCall | Pause) -> Any:
-        if isinstance(step, Pause):
-            return await asyncio.sleep(step.seconds)
+    async def _perform_async(self, step: StoreCall) -> Any:
         if isinstance(self.store, AsyncSessionStore):
             return await getattr(self.store, step.method)(*step.args, **step.kwargs)
         return await asyncio.to_thread(getattr(self.store, step.method), *step.args, **step.kwargs)
@@ -490,9 +479,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ writing
 
     def _append(self, thread_id: str, messages: list[dict[str, Any]], key: str | None) -> Flow[list[MessageRecord]]:
-        """Append to the thread's log as of the sequence number last seen there; when the log moved, learn
-        where it is now (or, when it was sealed by a rewrite, move to the next generation) and try again."""
-        for attempt in range(APPEND_ATTEMPTS):
+        """Append to the thread's log as of the sequence number last seen there; when the log moved (another
+        writer's progress), learn where it is now (or, when it was sealed by a rewrite, move to the next
+        generation) and try again at once."""
+        for _ in range(CHANGE_ATTEMPTS):
             generation = yield from self._ensure_thread(thread_id)
             sid = self.log_session_id(thread_id, generation)
             try:
@@ -518,10 +508,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 tail = yield from ask("last_messages", sid, 1, owner=self.owner)
                 if tail and tail[-1].role == SEAL:
                     self._generations[thread_id] = int(tail[-1].content["next"])
-                else:
+                else:  # another writer appended first: at once, after it (the store backs off contention itself)
                     self._last_seq[sid] = tail[-1].seq if tail else 0
-                if attempt:
-                    yield Pause(random.uniform(0, min(0.05, 0.002 * 2**attempt)))  # nosec B311: jitter
                 continue
             self._last_seq[sid] = max(self._last_seq.get(sid, 0), records[-1].seq)
             return list(records)
@@ -575,7 +563,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 retention=self.retention,
             )
         except SessionExists:
-            for _ in range(APPEND_ATTEMPTS):
+            for _ in range(CHANGE_ATTEMPTS):
                 found = yield from ask("get_session", sid, owner=self.owner)
                 if found is None or thread_id in found.metadata.get("threads", []):
                     break

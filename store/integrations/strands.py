@@ -47,6 +47,7 @@ from strands.types.session import (
 )
 
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
+from store.integrations._calls import CHANGE_ATTEMPTS
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import SessionStore
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
 
 FRAMEWORK = "strands"
-STATE_RETRIES = 8
 
 
 def store_id(raw: str, prefix: str = "strands") -> str:
@@ -259,7 +259,7 @@ class StrandsSessionRepository(SessionRepository):
 
     def _change_state(self, sid: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Read, change and save the session's state, again from the top when another writer saved first."""
-        for _ in range(STATE_RETRIES):
+        for _ in range(CHANGE_ATTEMPTS):
             snapshot = self._call(self.store.load_state, sid, owner=self.owner)
             version = 0 if snapshot is None else snapshot.version
             state = change({} if snapshot is None else dict(snapshot.state))
@@ -270,7 +270,7 @@ class StrandsSessionRepository(SessionRepository):
                 continue
             except StoreError as exc:
                 raise SessionException(str(exc)) from exc
-        raise SessionException(f"state of {sid}: gave up after {STATE_RETRIES} concurrent updates")
+        raise SessionException(f"state of {sid}: gave up after {CHANGE_ATTEMPTS} concurrent updates")
 
     @staticmethod
     def _message(record: MessageRecord, updated: dict[str, Any]) -> SessionMessage:

@@ -5,33 +5,28 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from botocore.config import Config
 
 from infra.local.aws import create_tables, local_client
-from store import Conflict, SessionStore, Settings
+from store import Conflict, SessionStore
 from store.session_store import retry_config, s3_config
 
 WRITERS = 8
 APPENDS_EACH = 25
-# moto serves one request at a time, at several times DynamoDB's latency: eight writers on one session wait
-# longer for their turn than the default 5 s retry budget allows here (tests/aws/test_retry_budget.py checks
-# the budget itself; these tests check what contention must never do: lose, duplicate or reorder).
-CONTENDED = Settings(retry_budget=timedelta(seconds=120))
 
 
 @pytest.fixture(scope="module")
-def server_client(moto_endpoint: str) -> Any:
-    return local_client(endpoint_url=moto_endpoint, config=retry_config(Config(max_pool_connections=32)))
+def server_client(contended_endpoint: str) -> Any:
+    return local_client(endpoint_url=contended_endpoint, config=retry_config(Config(max_pool_connections=32)))
 
 
 @pytest.fixture(scope="module")
-def server_s3(moto_endpoint: str) -> Any:
+def server_s3(contended_endpoint: str) -> Any:
     return local_client(
-        "s3", endpoint_url=moto_endpoint, config=s3_config(Config(max_pool_connections=32), path_style=True)
+        "s3", endpoint_url=contended_endpoint, config=s3_config(Config(max_pool_connections=32), path_style=True)
     )
 
 
@@ -48,7 +43,6 @@ def stores(server_client: Any, server_s3: Any, request: pytest.FixtureRequest) -
             bucket=tables.bucket,
             client=server_client,
             s3_client=server_s3,
-            settings=CONTENDED,
         )
 
     return make

@@ -28,7 +28,7 @@ from store.aws.calls import AwsError, Call, Plan
 from store.aws.plans.base import (
     Context,
     Position,
-    backoff,
+    again,
     batch_delete,
     batch_get,
     find_head,
@@ -250,7 +250,7 @@ def _intent_for(
         )
         if intent is not None:
             return intent, key
-        attempt = yield from backoff(ctx, attempt, "put_artifact")
+        attempt = yield from again(ctx, attempt, "put_artifact")  # the session turned out to be another
 
 
 def _promised(upload: Presign) -> Item:
@@ -385,7 +385,7 @@ def commit(
             if isinstance(exc, VersionExists):
                 latest = max(latest, tr.version)  # a version item exists beyond the index: skip past it
             deleted_through = get_int(old or {}, "deleted_through") if index_live(old) else latest
-            attempt = yield from backoff(ctx, attempt, "put_artifact")
+            attempt = yield from again(ctx, attempt, "put_artifact")
         except StoreError:  # any other cancellation, or a failure: nothing of the upload may stay
             yield from abandon(ctx, intent)
             raise
@@ -442,8 +442,8 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
 
             try:
                 yield from write_session(ctx, session_id, owner, build, what="delete_artifact", expected=(IndexMoved,))
-            except IndexMoved:  # a new version was committed meanwhile: delete through it too
-                attempt = yield from backoff(ctx, attempt, "delete_artifact")
+            except IndexMoved:  # a new version was committed meanwhile: delete through it too, at once
+                attempt = yield from again(ctx, attempt, "delete_artifact")
                 continue
         break
     items = yield from _version_range(ctx, session_id, d, 1, latest)

@@ -1,8 +1,17 @@
 """Building blocks every DynamoDB plan uses: the context, reads, the session-head guard and touch,
-transactions with their failure diagnosis, and backoff."""
+transactions with their failure diagnosis, the write loop and its retry rules.
+
+The retry rules (docs/reliability.md, "Contention"):
+- a write that lost a race to another writer's progress (a position, an index, a batch number moved)
+  retries at once from what the failure returned: `again`, no sleep;
+- a writer that keeps losing a session's position takes a turn in the head's queue (`turns`);
+- only contention that retrying at once would meet again (a TransactionConflict, throttling) sleeps,
+  with full-jitter backoff: `backoff`, counted against `Settings.retry_budget`;
+- anything the input caused is raised at once."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
@@ -17,7 +26,19 @@ from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
 from store.aws.items import Head, head_from_item
 from store.aws.keys import PK, SK
-from store.aws.plans.transactions import HEAD, Actions, Outcome, cancellation, cancelled, condition_failed, transact
+from store.aws.plans import turns
+from store.aws.plans.transactions import (
+    HEAD,
+    Actions,
+    Failed,
+    Outcome,
+    cancellation,
+    cancelled,
+    condition_failed,
+    contended,
+    transact,
+)
+from store.aws.plans.turns import Pace, Queue, Turn
 from store.deadlines import current_deadline
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
 from store.settings import Settings
@@ -39,6 +60,9 @@ class Position:
     state_version: int
     retention: int | None
     owner: str = ""
+    compaction_seq: int | None = None
+    turn: Turn | None = None  # the queue turn a write at this position is made in (never cached)
+    crowded: bool = False  # writers were queued behind the last write here: the next one queues at once
 
     @staticmethod
     def of(head: Head) -> Position:
@@ -48,6 +72,7 @@ class Position:
             head.session.state_version,
             int(ret.total_seconds()) if ret is not None else None,
             head.session.owner,
+            head.session.compaction_seq,
         )
 
 
@@ -96,16 +121,18 @@ class Context:
     bucket: str | None = None
     positions: Positions = field(init=False)
     trace_batches: Lru[int] = field(init=False)
+    turn_times: Lru[float] = field(init=False)  # how long one turn of a session's queue took, as last seen
 
     def __post_init__(self) -> None:
         self.positions = Positions(self.settings.position_cache_size)
         self.trace_batches = Lru(self.settings.position_cache_size)
+        self.turn_times = Lru(self.settings.position_cache_size)
 
     def now(self) -> datetime:
         return self.settings.clock()
 
     def remember(self, session_id: str, position: Position) -> None:
-        self.positions.put(session_id, position)
+        self.positions.put(session_id, replace(position, turn=None))
 
     def forget(self, session_id: str) -> None:
         self.positions.drop(session_id)
@@ -185,12 +212,15 @@ def guard(expr: Expr, now: datetime, owner: str | None) -> str:
 
 
 def at_position(expr: Expr, pos: Position, *, seq: bool = True, version: bool = False) -> str:
-    """Condition: the head is where `pos` says (last_seq and/or state_version, and retention)."""
+    """Condition: the head is where `pos` says (last_seq and/or state_version, and retention). A write
+    that moves the position (`seq` or `version`) also waits its turn: see `turns.condition`."""
     parts = []
     if seq:
         parts.append(f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq))}")
     if version:
         parts.append(f"{expr.name('state_version')} = {expr.value(n(pos.state_version))}")
+    if seq or version:
+        parts.append(turns.condition(expr, pos.turn))
     ret = expr.name("retention")
     parts.append(f"attribute_not_exists({ret})" if pos.retention is None else f"{ret} = {expr.value(n(pos.retention))}")
     return " AND ".join(parts)
@@ -217,6 +247,7 @@ def head_update(
     sets: list[str],
     adds: Sequence[str] = (),
     removes: Sequence[str] = (),
+    deletes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A transaction Update of the session head (returns the old head when its condition fails)."""
     update = "SET " + ", ".join(sets)
@@ -224,6 +255,8 @@ def head_update(
         update += " ADD " + ", ".join(adds)
     if removes:
         update += " REMOVE " + ", ".join(removes)
+    if deletes:
+        update += " DELETE " + ", ".join(deletes)
     return {
         "Update": {
             "TableName": ctx.sessions_table,
@@ -234,6 +267,30 @@ def head_update(
             **expr.params(),
         }
     }
+
+
+def move_head(
+    ctx: Context,
+    session_id: str,
+    owner: str | None,
+    pos: Position,
+    now: datetime,
+    expr: Expr,
+    sets: Sequence[str],
+    *,
+    version: bool = False,
+    adds: Sequence[str] = (),
+    removes: Sequence[str] = (),
+    conditions: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The transaction Update of a write that moves the head from `pos` (its sequence, and with `version`
+    its state version): conditional on the session being live for `owner`, at `pos`, in the write's
+    turn, and on `conditions`; with the activity touch, `sets` (which move the position) and the turn's
+    own bookkeeping."""
+    condition = " AND ".join([guard(expr, now, owner), at_position(expr, pos, seq=True, version=version), *conditions])
+    # the queue's clock is the time of the write itself, not of the call's start (which a wait may precede)
+    clauses = [*touch(expr, session_id, now, pos.retention), *sets, *turns.sets(expr, pos.turn, ctx.now())]
+    return head_update(ctx, session_id, expr, condition, clauses, adds, removes, turns.deletes(expr, pos.turn))
 
 
 def touch_head(
@@ -286,8 +343,9 @@ def check_sizes(ctx: Context, items: Sequence[Item], what: str) -> None:
 
 
 def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
-    """Sleep with full jitter before retry `attempt + 1`; Conflict once the retries are spent (and, through
-    `within_budget`, once the call's time budget is)."""
+    """Sleep with full jitter before retry `attempt + 1`, for contention that retrying at once would meet
+    again (a TransactionConflict, throttling, unprocessed batch items). The sleep counts toward the call's
+    retry budget (`within_budget`); Conflict once the retries are spent."""
     if attempt >= ctx.settings.conflict_retries:
         raise Conflict(f"{what}: gave up after {attempt} retries under contention")
     cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
@@ -296,15 +354,25 @@ def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
     return attempt + 1
 
 
+def again(ctx: Context, attempt: int, what: str) -> Plan[int]:
+    """Retry at once, without sleeping: the write lost a race to another writer's progress and the failure
+    said where things are now. Conflict once the retries are spent; a call past its deadline stops here."""
+    if attempt >= ctx.settings.conflict_retries:
+        raise Conflict(f"{what}: gave up after {attempt} retries under contention")
+    yield Sleep(0.0, what)
+    return attempt + 1
+
+
 def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
-    """`plan`, run with a time budget for its retries: a backoff that would end more than `budget`
-    seconds after the plan started (or after the enclosing `store.deadline`) is not slept; a Conflict is
-    thrown into the plan in its place, so the plan cleans up as it does for any refusal. The whole call,
-    however many loops it retries in, therefore waits out contention for at most `budget` seconds."""
-    deadline = time.monotonic() + budget
+    """`plan`, with its waiting bounded. Its backoffs (budgeted sleeps) may add up to `budget` seconds;
+    one that would go past that, and any wait or retry after the enclosing `store.deadline` (or one that
+    would end after it), is refused: a Conflict is thrown into the plan in its place, so the plan cleans up
+    as it does for any refusal. Requests, and waits for a turn while other writers make progress, do not
+    count against `budget`: the call waits out contention for at most `budget` seconds, and the deadline
+    bounds it whole."""
     outer = current_deadline()  # a handler's deadline for everything in its request
-    if outer is not None and outer < deadline:
-        deadline, budget = outer, max(0.0, outer - time.monotonic())
+    started = time.monotonic()
+    slept = 0.0
     outcome: Any = None
     failure: BaseException | None = None
     while True:
@@ -314,9 +382,24 @@ def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
             result: T = stop.value
             return result
         failure = None
-        if isinstance(step, Sleep) and time.monotonic() + step.seconds > deadline:
-            failure = Conflict(f"{step.what}: gave up after {budget:g} s under contention; nothing more was written")
-            continue
+        if isinstance(step, Sleep):
+            if outer is not None and time.monotonic() + step.seconds > outer:
+                spent = time.monotonic() - started
+                failure = Conflict(
+                    f"{step.what}: gave up after {spent:.2g} s under contention (the call's deadline); "
+                    "nothing more was written"
+                )
+                continue
+            if step.budgeted and slept + step.seconds > budget:
+                failure = Conflict(
+                    f"{step.what}: gave up after {budget:g} s under contention; nothing more was written"
+                )
+                continue
+            if step.budgeted:
+                slept += step.seconds
+            if step.seconds <= 0:
+                outcome = None
+                continue
         try:
             outcome = yield step
         except GeneratorExit:
@@ -346,6 +429,98 @@ def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]
 # ---------------------------------------------------------------- the write loop
 
 
+@dataclass
+class Expectation:
+    """What the caller of a write expects of the head (`expected_seq`, `expected_version`), if anything."""
+
+    what: str
+    seq: int | None = None
+    version: int | None = None
+
+    def stale(self, head: Head) -> str | None:
+        """Why the head no longer is as expected, or None."""
+        if self.seq is not None and head.session.last_seq != self.seq:
+            return f"{self.what}: expected_seq {self.seq} is stale; the session is at {head.session.last_seq}"
+        if self.version is not None and head.session.state_version != self.version:
+            version = head.session.state_version
+            return f"{self.what}: expected_version {self.version} is stale; the state is at {version}"
+        return None
+
+    def apply(self, pos: Position) -> Position:
+        """`pos` where the caller expects the head to be."""
+        return replace(
+            pos,
+            last_seq=pos.last_seq if self.seq is None else self.seq,
+            state_version=pos.state_version if self.version is None else self.version,
+        )
+
+
+class Waiting:
+    """A writer's place in a session's queue (see `turns`): its ticket, and how fast the queue moves."""
+
+    def __init__(self, ctx: Context, session_id: str, owner: str | None, what: str) -> None:
+        self.ctx, self.session_id, self.owner, self.what = ctx, session_id, owner, what
+        self.ticket = 0  # 0: none held
+        self.behind = False  # tickets were taken after this one (as the head last showed)
+        self.lease_ms = int(ctx.settings.queue_lease.total_seconds() * 1000)
+        self.pace = Pace(0.0, self.lease_ms / 1000)
+
+    def take(self, attempt: int) -> Plan[tuple[Item, int]]:
+        """Take the next ticket; returns the head as it then was, and the attempt count so far."""
+        while True:
+            expr = Expr()
+            now = self.ctx.now()
+            started = time.monotonic()
+            try:
+                resp = yield turns.take_ticket(
+                    self.ctx.sessions_table, self.session_id, guard(expr, now, self.owner), expr, now
+                )
+            except AwsError as err:
+                if err.code == "ConditionalCheckFailedException":  # the session is not live for this caller
+                    live_head(self.ctx, self.session_id, err.response.get("Item"), self.owner)
+                    raise SessionNotFound(self.session_id) from None
+                if not contended(err):
+                    raise
+                attempt = yield from backoff(self.ctx, attempt, self.what)
+                continue
+            item = dict(resp["Attributes"])
+            self.ticket = Queue.of(item).next
+            known = self.ctx.turn_times.get(self.session_id)
+            self.pace = Pace(known or 2 * (time.monotonic() - started), self.lease_ms / 1000)
+            return item, attempt
+
+    def turn(self, item: Item | None, expectation: Expectation) -> Plan[Position | None]:
+        """Wait for this ticket's turn, from the head `item`: the position to write at in that turn; the
+        position without a turn when the head is no longer as the caller expects (the write then fails as
+        it should, with its other actions' outcomes); None when the ticket was skipped (take another).
+        SessionNotFound when the session goes."""
+        while True:
+            head = live_head(self.ctx, self.session_id, item, self.owner)
+            if expectation.stale(head):
+                return expectation.apply(Position.of(head))
+            queue = Queue.of(item or {})
+            if queue.served >= self.ticket:
+                self.ticket = 0
+                return None
+            turn = turns.turn_of(queue, self.ticket, self.ctx.now(), self.lease_ms)
+            if turn is not None:
+                self.behind = queue.next > self.ticket
+                self.pace.observe(time.monotonic(), queue.served)
+                self.ctx.turn_times.put(self.session_id, self.pace.per_turn)
+                return replace(Position.of(head), turn=turn)
+            moved = self.pace.observe(time.monotonic(), queue.served)
+            # waiting while the queue moves is a turn, not a backoff; a queue that stands still is contention
+            yield Sleep(self.pace.wait(queue.ahead(self.ticket)), self.what, budgeted=not moved)
+            item = yield from get_item(self.ctx.sessions_table, keys.head_key(self.session_id))
+
+    def leave(self) -> Plan[None]:
+        """Give up a ticket still held (best effort: a ticket left behind is skipped after a lease)."""
+        if self.ticket:
+            ticket, self.ticket = self.ticket, 0
+            with contextlib.suppress(AwsError):
+                yield from turns.give_up(self.ctx.sessions_table, self.session_id, ticket)
+
+
 def write_session(
     ctx: Context,
     session_id: str,
@@ -357,12 +532,19 @@ def write_session(
     expect_version: int | None = None,
     landed: Callable[[Position], Plan[bool]] | None = None,
     expected: tuple[type[Outcome], ...] = (),
+    prepare: Callable[[Position], Plan[None]] | None = None,
+    queued: bool = False,
 ) -> Plan[tuple[Position, dict[str, Any]]]:
     """Write to a session whose head action (named HEAD in what `build` returns) is conditioned on a
-    `Position`: start from the cached position (or read it), and after losing a race refresh it and
-    rebuild, unless the caller's expectation (`expect_seq`, `expect_version`) no longer holds
-    (Conflict). A single Update runs as UpdateItem returning the new item; more run as one
-    transaction. Returns the position written against and the response.
+    `Position`: start from the cached position (or read it), and after losing a race retry at once from
+    the head the failure returned, unless the caller's expectation (`expect_seq`, `expect_version`) no
+    longer holds (Conflict). `prepare(pos)`, when given, runs before each `build(pos)` (reads the write
+    depends on). A single Update runs as UpdateItem returning the new item; more run as one transaction.
+    Returns the position written against and the response.
+
+    A `queued` write moves the session's position (`move_head`): after losing twice it takes a ticket and
+    writes in its turn (see `turns`), so that no writer loses without bound. Contention (a
+    TransactionConflict, throttling) is backed off; any other failure is raised at once.
 
     Writes that must not be applied twice pass `landed(pos)`: when a condition fails on a request the
     SDK had to resend, an earlier attempt may have succeeded with its response lost; `landed` tells
@@ -371,42 +553,69 @@ def write_session(
     A write cancelled on another action raises the first of the `expected` outcomes whose action failed
     (`KeyClaimed`, `IndexMoved`, ...), or `Cancelled`; so does a stale expectation, which still carries the
     other actions' outcomes (an append retried with its idempotency key replays from them)."""
-    pos = yield from position(ctx, session_id, owner)
-    pos = replace(
-        pos,
-        last_seq=pos.last_seq if expect_seq is None else expect_seq,
-        state_version=pos.state_version if expect_version is None else expect_version,
-    )
-    attempt = 0
-    while True:
-        actions = build(pos)
-        if HEAD not in actions.names:
-            raise ValueError(f"{what}: a session write needs an action named {HEAD!r}")
-        try:
-            if len(actions) == 1 and "Update" in actions.requests[0]:
-                resp = yield Call("update_item", {**actions.requests[0]["Update"], "ReturnValues": "ALL_NEW"})
-            else:
-                resp = yield transact(actions)
-            return pos, resp
-        except AwsError as err:
-            if err.code == "ConditionalCheckFailedException":
-                failed = condition_failed(HEAD, err)
-            else:
-                failed = cancelled(err, actions)
-            if failed.failed(HEAD):
-                if err.retried and landed is not None and (yield from landed(pos)):
-                    return pos, {}
-                head = yield from stale_head(ctx, session_id, owner, failed.old(HEAD))
-                pos = Position.of(head)
-                if expect_seq is not None and pos.last_seq != expect_seq:
-                    stale = f"expected_seq {expect_seq} is stale; the session is at {pos.last_seq}"
-                    raise cancellation(failed, what, expected, f"{what}: {stale}") from None
-                if expect_version is not None and pos.state_version != expect_version:
-                    stale = f"expected_version {expect_version} is stale; the state is at {pos.state_version}"
-                    raise cancellation(failed, what, expected, f"{what}: {stale}") from None
-            elif not failed.conflicted():
+    expectation = Expectation(what, expect_seq, expect_version)
+    pos = expectation.apply((yield from position(ctx, session_id, owner)))
+    waiting = Waiting(ctx, session_id, owner, what)
+    attempt = lost = 0
+    old: Item | None = None
+    wait = queued and pos.crowded  # writers were waiting when this store last wrote here: queue at once
+    try:
+        while True:
+            while wait:  # wait for a turn, taking a ticket first (again, if the one held was skipped)
+                if not waiting.ticket:
+                    old, attempt = yield from waiting.take(attempt)
+                turned = yield from waiting.turn(old, expectation)
+                if turned is not None:
+                    pos, wait = turned, False
+                old = None
+            if prepare is not None:
+                yield from prepare(pos)
+            actions = build(pos)
+            if HEAD not in actions.names:
+                raise ValueError(f"{what}: a session write needs an action named {HEAD!r}")
+            try:
+                if len(actions) == 1 and "Update" in actions.requests[0]:
+                    resp = yield Call("update_item", {**actions.requests[0]["Update"], "ReturnValues": "ALL_NEW"})
+                else:
+                    resp = yield transact(actions)
+                waiting.ticket = 0  # served by this write
+                return replace(pos, crowded=waiting.behind if queued else pos.crowded), resp
+            except AwsError as err:
+                failed, resent = _failure(err, actions), err.retried
+            if failed is None:  # contention: the same write, after a backoff
+                attempt = yield from backoff(ctx, attempt, what)
+                continue
+            if not failed.failed(HEAD):
                 raise cancellation(failed, what, expected) from None
-            attempt = yield from backoff(ctx, attempt, what)
+            if resent and landed is not None and (yield from landed(pos)):
+                waiting.ticket = 0
+                return replace(pos, crowded=waiting.behind if queued else pos.crowded), {}
+            old = failed.old(HEAD)
+            if old is None:
+                old = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+            head = live_head(ctx, session_id, old, owner)
+            stale = expectation.stale(head)
+            if stale:
+                raise cancellation(failed, what, expected, stale) from None
+            attempt = yield from again(ctx, attempt, what)
+            pos = Position.of(head)
+            if queued:  # with a ticket, or once the queue holds one, or after losing twice: wait for a turn
+                lost += 1
+                wait = bool(waiting.ticket) or not Queue.of(old or {}).empty or lost >= turns.LOSSES_BEFORE_QUEUE
+    except Exception:
+        yield from waiting.leave()
+        raise
+
+
+def _failure(err: AwsError, actions: Actions) -> Failed | None:
+    """How a session write failed: None for contention (retry the same write after a backoff), else each
+    action's outcome. Failures no retry can mend are raised (`cancelled`)."""
+    if contended(err):
+        return None
+    failed = condition_failed(HEAD, err) if err.code == "ConditionalCheckFailedException" else cancelled(err, actions)
+    if failed.conflicted() and not failed.failed(HEAD):
+        return None
+    return failed
 
 
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -17,11 +17,12 @@ from store.aws.items import message_item, record_from_item, usage_attr
 from store.aws.plans.base import (
     Context,
     Position,
-    at_position,
+    again,
     backoff,
     get_item,
     guard,
     head_update,
+    move_head,
     query,
     read_head,
     touch,
@@ -38,7 +39,9 @@ from store.aws.plans.transactions import (
     KeyClaimed,
     MessageChanged,
     Outcome,
+    StateSeen,
     cancelled,
+    contended,
     transact,
 )
 from store.errors import Conflict, MessageNotFound
@@ -94,7 +97,7 @@ def write_messages(
         ctx, session_id, pos.last_seq + 1, items[0]
     )
     result: tuple[Position, dict[str, Any]] = yield from write_session(
-        ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed, expected=expected
+        ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed, expected=expected, queued=True
     )
     return result
 
@@ -140,12 +143,8 @@ def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageR
 
     def build(pos: Position) -> Actions:
         expr = Expr()
-        condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos)}"
-        sets = [
-            *touch(expr, session_id, now, pos.retention),
-            f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}",
-        ]
-        actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, total)))
+        sets = [f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}"]
+        actions = Actions(head=move_head(ctx, session_id, owner, pos, now, expr, sets, adds=usage_adds(expr, total)))
         if idempotency_key:
             first = items[0][keys.MID]["S"]
             claim = idempotency_put(ctx, session_id, idempotency_key, pos.last_seq + 1, len(items), digest, now, first)
@@ -330,6 +329,7 @@ def _usage_actions(
             "Key": keys.message_key(session_id, int(item[keys.SEQ]["N"])),
             "UpdateExpression": f"SET {mexpr.name('usage')} = {mexpr.value(usage_attr(usage))}",
             "ConditionExpression": unchanged,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             **mexpr.params(),
         }
     }
@@ -342,8 +342,8 @@ def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
     session_id, owner, message_id, usage = request.session_id, request.owner, request.message_id, request.usage
     yield from read_head(ctx, session_id, owner)
     attempt = 0
+    item = yield from find_message(ctx, session_id, message_id)
     while True:
-        item = yield from find_message(ctx, session_id, message_id)
         if item is None:
             raise MessageNotFound(session_id, message_id)
         old = record_from_item(item)
@@ -351,8 +351,9 @@ def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
         build = partial(_usage_actions, ctx, session_id, owner, item, usage, delta, ctx.now())
         try:
             yield from write_session(ctx, session_id, owner, build, what="update_usage", expected=(MessageChanged,))
-        except MessageChanged:
-            attempt = yield from backoff(ctx, attempt, "update_usage")
+        except MessageChanged as exc:  # another update got there first: again at once, from what it wrote
+            attempt = yield from again(ctx, attempt, "update_usage")
+            item = exc.old if exc.old is not None else (yield from find_message(ctx, session_id, message_id))
             continue
         return old.model_copy(update={"usage": usage})
 
@@ -392,12 +393,14 @@ def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord
         try:
             yield transact(actions)
         except AwsError as err:
-            failed = cancelled(err, actions)
-            # the head moved (another compaction; or the session went: the re-read says so), the message
-            # was popped (the re-read says so), or contention: anything else is not retried
-            if not (failed.failed(HEAD) or failed.failed("message") or failed.conflicted()):
+            if contended(err) or (failed := cancelled(err, actions)).conflicted():
+                attempt = yield from backoff(ctx, attempt, "mark_compaction")
+                continue
+            # the head moved (another compaction; or the session went: the re-read says so) or the message
+            # was popped (the re-read says so): again at once; anything else is not retried
+            if not (failed.failed(HEAD) or failed.failed("message")):
                 raise Cancelled(failed, "mark_compaction") from None
-            attempt = yield from backoff(ctx, attempt, "mark_compaction")
+            attempt = yield from again(ctx, attempt, "mark_compaction")
             continue
         return record_from_item({**item, "kind": s("compaction")})
 
@@ -412,48 +415,69 @@ def get_latest_compaction(ctx: Context, request: GetLatestCompaction) -> Plan[Me
     return None if item is None else record_from_item(item)
 
 
+class EmptyTranscript(Exception):
+    """pop_message found nothing to pop (internal: the plan returns None)."""
+
+
+@dataclass
+class Tail:
+    """What pop_message read of the transcript's last message for one position."""
+
+    seq: int = 0
+    stored: Item | None = None
+    record: MessageRecord | None = None
+    compaction_seq: int | None = None  # the head's compaction marker once the message is gone
+
+
 def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]:
     """Remove the latest message and return it (None for an empty transcript), in one transaction that
     holds only while the head is still at that message: of two concurrent pops one removes it and the
-    other, re-reading the head, takes the message before it. The head's sequence, usage totals and
+    other, learning the new head, takes the message before it. The head's sequence, usage totals and
     compaction marker move back with it; a saved state that has seen the message makes it a Conflict."""
     session_id, owner, expected_seq = request.session_id, request.owner, request.expected_seq
-    attempt = 0
-    while True:
-        head = yield from read_head(ctx, session_id, owner)
-        last = head.session.last_seq
-        if expected_seq is not None and expected_seq != last:
-            raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
-        if last == 0:
-            return None
-        stored = yield from get_item(ctx.messages_table, keys.message_key(session_id, last))
+    tail = Tail()
+
+    def prepare(pos: Position) -> Plan[None]:
+        if pos.last_seq == 0:  # a head read (or a failure's) says so: nothing to pop
+            raise EmptyTranscript
+        stored = yield from get_item(ctx.messages_table, keys.message_key(session_id, pos.last_seq))
         item = yield from resolve_one(ctx, stored)
-        if stored is None or item is None:  # popped by another writer between the two reads
-            attempt = yield from backoff(ctx, attempt, "pop_message")
-            continue
-        record = record_from_item(item)
-        cseq = head.session.compaction_seq
-        new_cseq = (yield from previous_compaction(ctx, session_id, last)) if cseq == last else cseq
-        pos = Position.of(head)
+        tail.seq, tail.stored = pos.last_seq, stored
+        tail.record = None if item is None else record_from_item(item)
+        cseq = pos.compaction_seq
+        tail.compaction_seq = (
+            (yield from previous_compaction(ctx, session_id, pos.last_seq)) if cseq == pos.last_seq else cseq
+        )
+
+    def build(pos: Position) -> Actions:
+        # a message missing at the head's last_seq means the head moved: the head's condition fails
+        usage = tail.record.usage if tail.record is not None else None
+        last, cseq, new_cseq = pos.last_seq, pos.compaction_seq, tail.compaction_seq
         now = ctx.now()
         expr = Expr()
         cname = expr.name("compaction_seq")
-        condition = " AND ".join(
-            [
-                guard(expr, now, owner),
-                at_position(expr, pos),
-                f"attribute_not_exists({cname})" if cseq is None else f"{cname} = {expr.value(n(cseq))}",
-            ]
-        )
-        sets = [*touch(expr, session_id, now, pos.retention), f"{expr.name('last_seq')} = {expr.value(n(last - 1))}"]
+        marker = f"attribute_not_exists({cname})" if cseq is None else f"{cname} = {expr.value(n(cseq))}"
+        sets = [f"{expr.name('last_seq')} = {expr.value(n(last - 1))}"]
         if new_cseq is not None and new_cseq != cseq:
             sets.append(f"{cname} = {expr.value(n(new_cseq))}")
         removes = [cname] if new_cseq is None and cseq is not None else []
-        delta = TokenUsage().plus(None, minus=record.usage)
+        delta = TokenUsage().plus(None, minus=usage)
+        head = move_head(
+            ctx,
+            session_id,
+            owner,
+            pos,
+            now,
+            expr,
+            sets,
+            adds=usage_adds(expr, delta),
+            removes=removes,
+            conditions=[marker],
+        )
         sexpr = Expr()
         mexpr = Expr()
-        actions = Actions(
-            head=head_update(ctx, session_id, expr, condition, sets, usage_adds(expr, delta), removes),
+        return Actions(
+            head=head,
             state={
                 "ConditionCheck": {
                     "TableName": ctx.sessions_table,
@@ -472,25 +496,40 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
                 }
             },
         )
-        try:
-            yield transact(actions)
-        except AwsError as err:
-            failed = cancelled(err, actions)
-            if failed.failed("state") and not failed.failed(HEAD):  # the state saw the message the head is at
-                raise Conflict(
-                    f"pop_message: the saved state has seen message {last}; pop before saving the state"
-                ) from None
-            if not (failed.failed(HEAD) or failed.failed("message") or failed.conflicted()):  # not a writer's race
-                raise Cancelled(failed, "pop_message") from None
-            attempt = yield from backoff(ctx, attempt, "pop_message")
-            continue
-        ctx.remember(session_id, replace(pos, last_seq=last - 1))
-        if REF in stored:
-            # the messages table has no stream, so the popped body's object goes now; best effort: the
-            # session's purge deletes whatever a failure here leaves under its prefix
-            with contextlib.suppress(AwsError):
-                yield from delete_objects(ctx, [stored[REF]["S"]])
-        return record
+
+    head = yield from read_head(ctx, session_id, owner)  # the position to start from, as it is now
+    last = head.session.last_seq
+    if expected_seq is not None and expected_seq != last:
+        raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
+    if last == 0:
+        return None
+    try:
+        pos, _ = yield from write_session(
+            ctx,
+            session_id,
+            owner,
+            build,
+            what="pop_message",
+            expect_seq=expected_seq,
+            prepare=prepare,
+            expected=(StateSeen,),
+            queued=True,
+        )
+    except EmptyTranscript:
+        return None
+    except StateSeen:
+        raise Conflict(
+            f"pop_message: the saved state has seen message {tail.seq}; pop before saving the state"
+        ) from None
+    ctx.remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
+    if tail.stored is not None and REF in tail.stored:
+        # the messages table has no stream, so the popped body's object goes now; best effort: the
+        # session's purge deletes whatever a failure here leaves under its prefix
+        with contextlib.suppress(AwsError):
+            yield from delete_objects(ctx, [tail.stored[REF]["S"]])
+    if tail.record is None:  # not reached: the write held only with the message there
+        raise Conflict("pop_message: the message moved during the call; retry")
+    return tail.record
 
 
 def previous_compaction(ctx: Context, session_id: str, before: int) -> Plan[int | None]:

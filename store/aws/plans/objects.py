@@ -15,7 +15,7 @@ from typing import Any
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
-from store.aws.plans.base import PARALLEL_REQUESTS, Context, get_item, guard, read_head, stale_head
+from store.aws.plans.base import PARALLEL_REQUESTS, Context, backoff, get_item, guard, read_head, stale_head
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.errors import StoreError
 from store.timeutil import epoch, expiry, iso, now_epoch
@@ -145,16 +145,20 @@ def record_intent(
         }
     }
     actions = Actions(head=check, intent={"Put": put})
-    try:
-        yield transact(actions)
-    except AwsError as err:
-        failed = cancelled(err, actions)
-        if failed.failed(HEAD):
-            yield from stale_head(ctx, session_id, owner, failed.old(HEAD))  # SessionNotFound, or a new owner
-        elif not failed.conflicted():
-            raise
-        return None
-    return Intent(key, list(objects))
+    attempt = 0
+    while True:
+        try:
+            yield transact(actions)
+        except AwsError as err:
+            failed = cancelled(err, actions)
+            if failed.failed(HEAD):
+                yield from stale_head(ctx, session_id, owner, failed.old(HEAD))  # SessionNotFound, or a new owner
+                return None
+            if not failed.conflicted():
+                raise
+            attempt = yield from backoff(ctx, attempt, "the intent of an upload")  # the same write, later
+            continue
+        return Intent(key, list(objects))
 
 
 def put_objects(ctx: Context, objects: Sequence[tuple[str, bytes]]) -> Plan[None]:

@@ -18,7 +18,7 @@ from store.aws import object_keys
 from store.aws.attrs import Item, get_b, item_size, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import BODY
-from store.aws.plans.base import Context, backoff, check_sizes
+from store.aws.plans.base import Context, again, check_sizes
 from store.aws.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
 from store.aws.plans.transactions import Actions
 from store.errors import StoreError
@@ -124,7 +124,7 @@ def stage(
         )
         if intent is not None:
             break
-        attempt = yield from backoff(ctx, attempt, what)
+        attempt = yield from again(ctx, attempt, what)  # the session turned out to be another: rebuild
     try:
         yield from put_objects(ctx, objects)
     except AwsError:

@@ -13,6 +13,7 @@ from store.aws.items import head_from_item, head_item, metadata_attrs
 from store.aws.plans.base import (
     Context,
     Position,
+    again,
     backoff,
     batch_delete,
     get_item,
@@ -86,7 +87,9 @@ def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
                     if head.live(now, None):
                         raise SessionExists(session_id) from None
                     yield from purge(ctx, session_id, head.session.owner)
-            elif not failed.conflicted():
+                attempt = yield from again(ctx, attempt, "create_session")  # the expired one is gone
+                continue
+            if not failed.conflicted():
                 raise
             attempt = yield from backoff(ctx, attempt, "create_session")
             continue

@@ -13,14 +13,11 @@ from store.aws.items import body_value, encoded_attrs, record_from_item, state_f
 from store.aws.plans.base import (
     Context,
     Position,
-    at_position,
     batch_get,
     find_head,
     get_item,
-    guard,
-    head_update,
     live_head,
-    touch,
+    move_head,
     touch_head,
     write_session,
 )
@@ -65,13 +62,8 @@ def _state_actions(
     adds: list[str] | None = None,
 ) -> Actions:
     """The head update and the state Put for a write against `pos`; `stored` is the staged state item."""
-    condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=True, version=True)}"
-    sets = [
-        *touch(expr, session_id, now, pos.retention),
-        *extra_sets,
-        f"{expr.name('state_version')} = {expr.value(n(pos.state_version + 1))}",
-    ]
-    head = head_update(ctx, session_id, expr, condition, sets, adds or ())
+    sets = [*extra_sets, f"{expr.name('state_version')} = {expr.value(n(pos.state_version + 1))}"]
+    head = move_head(ctx, session_id, owner, pos, now, expr, sets, version=True, adds=adds or ())
     item = {**stored, "version": n(pos.state_version + 1), "seq": n(new_seq)}
     return Actions(head=head, state={"Put": {"TableName": ctx.sessions_table, "Item": item}})
 
@@ -95,7 +87,14 @@ def save_state(ctx: Context, request: SaveState) -> Plan[int]:
 
     def write() -> Plan[tuple[Position, dict[str, Any]]]:
         return write_session(
-            ctx, session_id, owner, build, what="save_state", expect_version=expected_version, landed=landed
+            ctx,
+            session_id,
+            owner,
+            build,
+            what="save_state",
+            expect_version=expected_version,
+            landed=landed,
+            queued=True,
         )
 
     pos, _ = yield from committed(ctx, staged, write)

@@ -26,7 +26,7 @@ from store.aws.calls import AwsError, Call, Parallel, Plan
 from store.aws.plans.base import (
     Context,
     Position,
-    backoff,
+    again,
     batch_get,
     find_head,
     live_head,
@@ -106,8 +106,8 @@ def append_trace_events(ctx: Context, request: AppendTraceEvents) -> Plan[int]:
                 ctx, session_id, owner, build, what="append_trace_events", expected=(BatchNumbered,)
             )
         except BatchNumbered as exc:
-            known = get_int(exc.old or {}, "batches")
-            attempt = yield from backoff(ctx, attempt, "append_trace_events")
+            known = get_int(exc.old or {}, "batches")  # another batch took this number: the next, at once
+            attempt = yield from again(ctx, attempt, "append_trace_events")
             continue
         break
     batch = known + 1

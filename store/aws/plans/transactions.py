@@ -72,6 +72,15 @@ CONTENTION = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
 CONDITION_FAILED = "ConditionalCheckFailed"
+# a single request (not a transaction) meeting a transaction in progress on its item; botocore does not
+# retry it (throttling it does retry, with its own backoff: what is left of that is StoreUnavailable)
+CONTENDED_ERRORS = frozenset({"TransactionConflictException"})
+
+
+def contended(err: AwsError) -> bool:
+    """True when a single request failed because a transaction was in progress on its item: worth retrying
+    as is, after a backoff."""
+    return err.code in CONTENDED_ERRORS
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,12 @@ class MessageChanged(Outcome):
     """Another write changed the message first (a concurrent usage update): read it again."""
 
     action = "message"
+
+
+class StateSeen(Outcome):
+    """The saved state has seen the message a pop would remove."""
+
+    action = "state"
 
 
 class UploadSettled(Outcome):
