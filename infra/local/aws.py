@@ -130,8 +130,9 @@ def quicker_moto() -> None:
     if getattr(moto_responses, "_agent_store_quicker", False):
         return
     modules = tuple(moto_backends.list_of_moto_modules())
-    moto_backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
-    moto_responses.method_names_from_class = functools.cache(moto_responses.method_names_from_class)  # type: ignore[assignment]
+    moto_backends.list_of_moto_modules = lambda: modules
+    names = functools.cache(moto_responses.method_names_from_class)  # type: ignore[attr-defined]
+    moto_responses.method_names_from_class = names  # type: ignore[attr-defined]
     moto_responses._agent_store_quicker = True  # type: ignore[attr-defined]
 
 
