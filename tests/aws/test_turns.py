@@ -112,8 +112,8 @@ def test_a_ticket_whose_holder_died_is_skipped_after_a_lease(
     queue.set(next=1, served=0, at=millis(utcnow()) - 2000)  # ticket 1, idle 2 s
     [record] = store.append_messages(sid, [{"role": "user", "content": "after the dead one"}])
     assert record.seq == 1
-    queue = queue.item()
-    assert queue["queue_served"] == {"N": "2"} and queue["queue_next"] == {"N": "2"}  # ticket 2 went, past 1
+    item = queue.item()
+    assert item["queue_served"] == {"N": "2"} and item["queue_next"] == {"N": "2"}  # ticket 2 went, past 1
 
 
 def test_a_live_ticket_ahead_is_waited_for(make: Callable[..., SessionStore], client: Any, tables: LocalTables) -> None:
