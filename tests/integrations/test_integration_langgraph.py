@@ -4,7 +4,10 @@ time travel, owners apart."""
 
 from __future__ import annotations
 
+import asyncio
+import operator
 import random
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Annotated, Any, TypedDict
 
@@ -16,7 +19,7 @@ from langgraph.checkpoint.conformance.report import CapabilityReport
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Send, interrupt
 
 from store import SessionStore
 from store.integrations.langgraph import SessionStoreSaver
@@ -235,3 +238,62 @@ def test_a_prune_never_loses_a_write_that_races_it(moment: str) -> None:
     later = _checkpoint(writer, "t", racing, 4)  # the writer's cached log may be gone: it follows the thread
     assert _ids(SessionStoreSaver(store), "t") == [later, racing, ids[-1]]
     assert store.get_session(pruner.log_session_id("t", 0), owner="langgraph") is None
+
+
+# ---------------------------------------------------------------- a fan-out
+
+
+class FanState(TypedDict):
+    topic: str
+    findings: Annotated[list[str], operator.add]
+
+
+def fan_out_graph(branches: int, mode: str) -> StateGraph[Any]:
+    """A planner sends `branches` researchers off at once (the Send API); each writes its finding, and the
+    saver takes every branch's writes of the one superstep concurrently; a summary joins them."""
+
+    def plan(state: FanState) -> dict[str, Any]:
+        return {}
+
+    def send(state: FanState) -> list[Send]:
+        return [Send("research", {"topic": f"{state['topic']} #{i}", "findings": []}) for i in range(branches)]
+
+    def research_sync(state: FanState) -> dict[str, Any]:
+        time.sleep(0.02)  # the branches finish together, so their writes meet at the saver
+        return {"findings": [f"found {state['topic']}"]}
+
+    async def research_async(state: FanState) -> dict[str, Any]:
+        await asyncio.sleep(0.02)
+        return {"findings": [f"found {state['topic']}"]}
+
+    def summary(state: FanState) -> dict[str, Any]:
+        return {"findings": [f"{len(state['findings'])} findings"]}
+
+    builder = StateGraph(FanState)
+    builder.add_node("plan", plan)
+    builder.add_node("research", research_sync if mode == "sync" else research_async)
+    builder.add_node("summary", summary)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", send, ["research"])
+    builder.add_edge("research", "summary")
+    builder.add_edge("summary", END)
+    return builder
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_graph_fanning_out_to_eight_branches_completes(backend: Backend, mode: str) -> None:
+    """Eight parallel branches write to one thread at the same moment, three runs in a row: every run
+    completes with every branch's finding, and the checkpoints after it hold them all."""
+    graph = fan_out_graph(8, mode).compile(
+        checkpointer=SessionStoreSaver(backend.make(), owner="ada", runner=backend.runner)
+    )
+    config: Any = {"configurable": {"thread_id": "fan-1"}}
+    for run in range(3):
+        start = {"topic": f"run {run}", "findings": []}
+        done = graph.invoke(start, config) if mode == "sync" else backend.run(graph.ainvoke(start, config))
+        found = done["findings"]  # the thread's findings so far: 9 a run (the reducer adds)
+        assert len(found) == 9 * (run + 1)
+        assert sorted(found[-9:-1]) == sorted(f"found run {run} #{i}" for i in range(8))
+        assert found[-1] == f"{8 * (run + 1) + run} findings"
+    state = graph.get_state(config) if mode == "sync" else backend.run(graph.aget_state(config))
+    assert len(state.values["findings"]) == 27 and state.next == ()
