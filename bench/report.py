@@ -372,8 +372,8 @@ def contention_section(results: dict[str, Any]) -> list[str]:
         f"Measured {c['date']} by bench/append_contention.py in {c['seconds'] / 60:.1f} minutes: W writers (threads, a "
         f"store each) append {c['appends_per_writer']} single messages each to one session, at the default settings, "
         "on moto's server in its own process (one request at a time, as one hot item), with no added latency and with "
-        f"10 ms added to every request. \"before\" is the store at {c['baseline']} (full-jitter backoff after every "
-        "lost race, a 5 s budget of elapsed time); \"after\" is this one (a lost race retried at once, the session's "
+        f'10 ms added to every request. "before" is the store at {c["baseline"]} (full-jitter backoff after every '
+        'lost race, a 5 s budget of elapsed time); "after" is this one (a lost race retried at once, the session\'s '
         "writer queue after two losses, only contention backed off). Attempts are the write requests "
         "(TransactWriteItems, UpdateItem) one append made; reads are its GetItem calls (the queue's looks at the head).",
         "",

@@ -212,6 +212,42 @@ def test_concurrent_events_keep_every_state_change(shared_store: SessionStore) -
     assert result == {"state": {f"key{i}": i for i in range(6)}, "events": 6}
 
 
+@pytest.mark.parametrize("flush_every", [3])
+def test_sixteen_processes_append_to_one_session(flush_every: int | None, request: pytest.FixtureRequest) -> None:
+    """Sixteen services, each over a store of its own (sixteen Lambda instances), append six events each
+    with state deltas to one ADK session at once, one event a write or three a write: every event is
+    stored once and every state change is kept (the store's writer queue serves the read-change-writes)."""
+    endpoint = request.getfixturevalue("contended_endpoint")
+    client = local_client(endpoint_url=endpoint, config=retry_config(Config(max_pool_connections=40)))
+    tables = create_tables(client, prefix=f"adk16-{new_id()[:8]}")
+    services = [
+        StoreSessionService(SessionStore(tables.sessions, tables.messages, client=client), flush_every=flush_every)
+        for _ in range(16)
+    ]
+
+    async def scenario() -> tuple[dict[str, Any], list[str]]:
+        await services[0].create_session(app_name=APP, user_id="u", session_id="crowded")
+
+        async def writer(i: int) -> None:
+            service = services[i]
+            mine = await service.get_session(app_name=APP, user_id="u", session_id="crowded")
+            assert mine is not None
+            for j in range(6):
+                delta = {f"w{i}": j, f"w{i}e{j}": True}
+                event = Event(author=f"w{i}", invocation_id=f"i{i}-{j}", actions=EventActions(state_delta=delta))
+                await service.append_event(mine, event)
+            await service.flush()
+
+        await asyncio.gather(*(writer(i) for i in range(16)))
+        found = await services[0].get_session(app_name=APP, user_id="u", session_id="crowded")
+        assert found is not None
+        return found.state, [e.invocation_id for e in found.events]
+
+    state, events = asyncio.run(scenario())
+    assert sorted(events) == sorted(f"i{i}-{j}" for i in range(16) for j in range(6))
+    assert state == {**{f"w{i}": 5 for i in range(16)}, **{f"w{i}e{j}": True for i in range(16) for j in range(6)}}
+
+
 def test_artifacts_saved_before_the_session_is_created(harness: Harness) -> None:
     artifacts = StoreArtifactService(harness.store)
     sessions = StoreSessionService(harness.store)
