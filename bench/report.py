@@ -375,7 +375,8 @@ def contention_section(results: dict[str, Any]) -> list[str]:
         f'10 ms added to every request. "before" is the store at {c["baseline"]} (full-jitter backoff after every '
         'lost race, a 5 s budget of elapsed time); "after" is this one (a lost race retried at once, the session\'s '
         "writer queue after two losses, only contention backed off). Attempts are the write requests "
-        "(TransactWriteItems, UpdateItem) one append made; reads are its GetItem calls (the queue's looks at the head).",
+        "(TransactWriteItems, UpdateItem) one append made; reads are its GetItem calls (the queue's looks at the "
+        "head).",
         "",
         "| round trip | design | writers | appends | Conflicts | appends/s | p50 ms | p99 ms | attempts mean | "
         "attempts max | reads/append | gapless, none lost or doubled |",
