@@ -117,8 +117,12 @@ def measure(endpoint: str, writers: int, appends: int, prefix: str) -> dict[str,
 
 
 def worker(latency: float, writers: list[int], appends: int) -> None:
-    """Run every writer count on a moto server of its own; print one JSON line per run."""
+    """Run every writer count on a moto server of its own; print one JSON line per run (the first line
+    says which `store` ran)."""
+    import store
     from infra.local.aws import moto_server_process
+
+    print(json.dumps({"store": store.__file__}), flush=True)
 
     with moto_server_process(latency=latency) as endpoint:
         for i, count in enumerate(writers):
@@ -142,10 +146,15 @@ def run_design(path: Path | None, latency: float, writers: list[int], appends: i
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(p) for p in (path, ROOT) if p is not None])
     args = [sys.executable, "-m", "bench.append_contention", "--worker", str(latency), str(appends)]
+    # run from `path`: `python -m` puts the working directory first on sys.path, before PYTHONPATH
     done = subprocess.run(  # nosec B603: this interpreter, this module
-        [*args, *map(str, writers)], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        [*args, *map(str, writers)], cwd=path or ROOT, env=env, capture_output=True, text=True, check=True
     )
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    expected = (path or ROOT) / "store" / "__init__.py"
+    if Path(rows[0]["store"]).resolve() != expected.resolve():
+        raise RuntimeError(f"the worker ran {rows[0]['store']}, not {expected}")
+    return rows[1:]
 
 
 def main() -> None:

@@ -26,6 +26,21 @@ from tests.async_support import LoopThread
 
 WRITERS = 16
 APPENDS = 100
+# (backend, calls per writer): every backend at 16 x 100 (the async and mixed DynamoDB runs, two minutes each
+# on moto, in `make test-extended`, which CI runs after `make test`), and at 16 x 20 in `make test`
+CASES = [
+    pytest.param("memory", APPENDS, id="memory"),
+    pytest.param("sync", APPENDS, id="sync"),
+    pytest.param("async", 20, id="async-20"),
+    pytest.param("async", APPENDS, id="async", marks=pytest.mark.extended),
+]
+MIXED_CASES = [
+    pytest.param("memory", APPENDS, id="memory"),
+    pytest.param("sync", 20, id="sync-20"),
+    pytest.param("async", 20, id="async-20"),
+    pytest.param("sync", APPENDS, id="sync", marks=pytest.mark.extended),
+    pytest.param("async", APPENDS, id="async", marks=pytest.mark.extended),
+]
 # write attempts (TransactWriteItems or UpdateItem) one append may make: two losses at once, a ticket, the
 # write in its turn; a skip after a lease (a writer late for its turn) may cost a ticket and a turn more
 MAX_ATTEMPTS = 6
@@ -171,37 +186,35 @@ async def counted_async(run: Run, call: Callable[[], Any]) -> Any:
         run.record(counter)
 
 
-def appends_only(kind: str) -> Work:
-    """Each writer appends APPENDS single messages, in order."""
+def appends_only(kind: str, calls: int) -> Work:
+    """Each writer appends `calls` single messages, in order."""
     if kind == "async":
 
         async def write_async(store: Any, sid: str, i: int, run: Run) -> None:
-            for j in range(APPENDS):
+            for j in range(calls):
                 message = [{"role": "user", "content": f"w{i}-{j}"}]
                 await counted_async(run, partial(store.append_messages, sid, message))
 
         return write_async
 
     def write(store: Any, sid: str, i: int, run: Run) -> None:
-        for j in range(APPENDS):
+        for j in range(calls):
             counted(run, partial(store.append_messages, sid, [{"role": "user", "content": f"w{i}-{j}"}]))
 
     return write
 
 
-@pytest.mark.parametrize("kind", ["memory", "sync", "async"])
-def test_sixteen_writers_append_a_hundred_each(kind: str, request: pytest.FixtureRequest) -> None:
-    reader, sid, run = run_writers(kind, appends_only(kind), request)
+@pytest.mark.parametrize("kind,calls", CASES)
+def test_sixteen_writers_append_to_one_session(kind: str, calls: int, request: pytest.FixtureRequest) -> None:
+    reader, sid, run = run_writers(kind, appends_only(kind, calls), request)
     assert run.errors == []
     messages = reader.list_messages(sid).items
-    total = WRITERS * APPENDS
+    total = WRITERS * calls
     assert [m.seq for m in messages] == list(range(1, total + 1))  # gapless
-    assert sorted(str(m.content) for m in messages) == sorted(
-        f"w{i}-{j}" for i in range(WRITERS) for j in range(APPENDS)
-    )
+    assert sorted(str(m.content) for m in messages) == sorted(f"w{i}-{j}" for i in range(WRITERS) for j in range(calls))
     for i in range(WRITERS):  # each writer's messages in its own order
         assert [m.content for m in messages if str(m.content).startswith(f"w{i}-")] == [
-            f"w{i}-{j}" for j in range(APPENDS)
+            f"w{i}-{j}" for j in range(calls)
         ]
     assert reader.get_session(sid).last_seq == total
     if kind != "memory":
@@ -209,15 +222,15 @@ def test_sixteen_writers_append_a_hundred_each(kind: str, request: pytest.Fixtur
         assert max(run.attempts) <= MAX_ATTEMPTS, f"an append took {max(run.attempts)} write attempts"
 
 
-def mixed(kind: str) -> Work:
-    """Each writer makes APPENDS calls on the one session, in a cycle of ten: six appends (with usage), a
+def mixed(kind: str, calls: int) -> Work:
+    """Each writer makes `calls` calls on the one session, in a cycle of ten: six appends (with usage), a
     usage update of the message it appended last, a state save, and an append followed by a pop of the
     latest message (whoever's). What the contract refuses is recorded, not an error: a pop of a message a
     state saved since has seen, a usage update of a message another writer popped first."""
 
     def plan(i: int) -> list[tuple[str, int]]:
         cycle = ["append"] * 6 + ["usage", "state", "append", "pop"]
-        return [(cycle[j % 10], j) for j in range(APPENDS)]
+        return [(cycle[j % 10], j) for j in range(calls)]
 
     def message(i: int, j: int) -> dict[str, Any]:
         return {"role": "assistant", "content": f"w{i}-{j}", "usage": {"input_tokens": 1}}
@@ -271,21 +284,23 @@ def mixed(kind: str) -> Work:
     return write
 
 
-@pytest.mark.parametrize("kind", ["memory", "sync", "async"])
-def test_sixteen_writers_mixing_appends_state_usage_and_pops(kind: str, request: pytest.FixtureRequest) -> None:
-    reader, sid, run = run_writers(kind, mixed(kind), request)
+@pytest.mark.parametrize("kind,calls", MIXED_CASES)
+def test_sixteen_writers_mixing_appends_state_usage_and_pops(
+    kind: str, calls: int, request: pytest.FixtureRequest
+) -> None:
+    reader, sid, run = run_writers(kind, mixed(kind, calls), request)
     assert run.errors == []
     session = reader.get_session(sid)
     messages = reader.list_messages(sid).items
     assert [m.seq for m in messages] == list(range(1, session.last_seq + 1))  # gapless
     contents = Counter(str(m.content) for m in messages)
     assert set(contents.values()) <= {1}  # each message at most once
-    appended = WRITERS * 7 * (APPENDS // 10)
-    pops = WRITERS * (APPENDS // 10)
+    appended = WRITERS * 7 * (calls // 10)
+    pops = WRITERS * (calls // 10)
     refused = sum(1 for r in run.refused if STATE_SEEN in r)
     assert len(messages) == appended - (pops - refused)  # every pop that was not refused removed one message
     assert refused < pops
     # the totals are the usage of what is left: appends added 1, updates moved theirs to 2, pops took theirs away
     assert session.usage.input_tokens == sum(m.usage.input_tokens or 0 for m in messages if m.usage)
     state = reader.load_state(sid)
-    assert state is not None and state.version == WRITERS * (APPENDS // 10)
+    assert state is not None and state.version == WRITERS * (calls // 10)
