@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_VENV  := .venv-llama-index
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-startup screenshots bench-envs lock clean
+.PHONY: install test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-contention bench-startup screenshots bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,7 +70,12 @@ reliability: $(STAMP)
 # DynamoDBSaver (bench/results.md and its plots, from scratch).
 bench: $(STAMP) $(LLAMA_STAMP)
 	$(PY) -m bench.compare
+	$(PY) -m bench.append_contention
 	$(PY) -m bench.scale
+
+# many writers on one session, the design before the writer queue and after it (into bench/results.md)
+bench-contention: $(STAMP)
+	$(PY) -m bench.append_contention
 
 # the README's console screenshots (docs/screenshots/), from the browser tests
 screenshots: $(STAMP)
