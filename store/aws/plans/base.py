@@ -499,7 +499,7 @@ class Waiting:
             if expectation.stale(head):
                 return expectation.apply(Position.of(head))
             queue = Queue.of(item or {})
-            if queue.served >= self.ticket:
+            if queue.served >= self.ticket or queue.next < self.ticket:  # skipped, or the session is a new one
                 self.ticket = 0
                 return None
             turn = turns.turn_of(queue, self.ticket, self.ctx.now(), self.lease_ms)
