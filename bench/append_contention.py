@@ -177,26 +177,18 @@ def main() -> None:
                 for row in run_design(path, latency, args.writers, args.appends):
                     runs.append({"design": design, "latency_ms": latency * 1000, **row})
                     print(json.dumps(runs[-1]), flush=True)
+    from bench.report import record
+
     record(
+        "contention",
         {
             "date": time.strftime("%Y-%m-%d"),
             "baseline": args.baseline,
             "appends_per_writer": args.appends,
             "seconds": time.perf_counter() - started,
             "runs": runs,
-        }
+        },
     )
-
-
-def record(contention: dict[str, Any]) -> None:
-    """Keep the measurement in bench/results.json and render bench/results.md again."""
-    from bench import report
-
-    path = Path(__file__).parent / "results.json"
-    results = json.loads(path.read_text())
-    results["contention"] = contention
-    path.write_text(json.dumps(results, indent=1, default=str))
-    report.write_report(results, path.parent)
 
 
 if __name__ == "__main__":

@@ -392,6 +392,37 @@ def contention_section(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def otlp_section(results: dict[str, Any]) -> list[str]:
+    """The worst requests to POST /v1/traces (bench/otlp_receiver.py): time and peak memory."""
+    o = results.get("otlp")
+    if not o:
+        return ["Not measured in this run: `python -m bench.otlp_receiver` adds it.", ""]
+    lines = [
+        f"Measured {o['date']} by bench/otlp_receiver.py: each request in a fresh interpreter through the API handler "
+        "(as the deployed function receives it), on moto's server. The function has 512 MB and 29 s; one request may "
+        f"carry {o['max_spans']:,} spans and store {o['max_traces']} traces (docs/reliability.md, hostile input). Peak "
+        "memory is the interpreter's peak RSS above what it held before the request.",
+        "",
+        "| request | body | answer | s | peak MB above baseline | peak MB | AWS requests | runs stored |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in o["rows"]:
+        lines.append(
+            f"| {r['case']} | {r['body_bytes'] / 1e6:.2f} MB | {r['status']} | {r['seconds']:.2f} | "
+            f"{r['peak_mb_above_baseline']:.0f} | {r['peak_mb']:.0f} | {r['aws_requests']} | {r['runs_stored']} |"
+        )
+    return [*lines, ""]
+
+
+def record(key: str, value: dict[str, Any]) -> None:
+    """Keep one benchmark's measurement in bench/results.json under `key` and render bench/results.md again."""
+    path = Path(__file__).parent / "results.json"
+    results = json.loads(path.read_text())
+    results[key] = value
+    path.write_text(json.dumps(results, indent=1, default=str))
+    write_report(results, path.parent)
+
+
 def write_report(results: dict[str, Any], out: Path) -> None:
     """Write results.md and the plots into `out` from `results` (the output of bench.compare)."""
     m = results["machine"]
@@ -426,6 +457,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## A 500 KB tool output", "", *special(results), ""]
     lines += ["## LangGraph: SessionStoreSaver against DynamoDBSaver", "", *langgraph_section(results), ""]
     lines += ["## Many writers on one session", "", *contention_section(results)]
+    lines += ["## The OTLP receiver's worst requests", "", *otlp_section(results)]
     lines += ["## Cold start", "", *startup_section(results), ""]
     lines += ["## Memory", "", *memory_section(results), ""]
     lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]

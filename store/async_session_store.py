@@ -113,6 +113,7 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
     presign_artifact_upload = awaited(SessionStore.presign_artifact_upload)
     confirm_artifact_upload = awaited(SessionStore.confirm_artifact_upload)
     append_trace_events = awaited(SessionStore.append_trace_events)
+    append_trace_runs = awaited(SessionStore.append_trace_runs)
     load_trace_events = awaited(SessionStore.load_trace_events)
     list_trace_runs = awaited(SessionStore.list_trace_runs)
     reclaim = awaited(SessionStore.reclaim)

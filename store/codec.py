@@ -65,6 +65,58 @@ def check_json(value: Any, what: str = "value", *, max_depth: int = MAX_DEPTH) -
             raise InvalidInput(f"{what} is not JSON: it holds a {type(v).__name__}")
 
 
+class _TooMany(Exception):
+    """Raised inside the decoder once a document holds more objects than allowed."""
+
+
+def loads(
+    text: str | bytes, what: str = "the JSON", *, max_depth: int = MAX_DEPTH, max_objects: int | None = None
+) -> Any:
+    """JSON from an untrusted source, refused with InvalidInput (never a raw exception) when no store could
+    keep it: NaN or Infinity, integers of more than MAX_INT_DIGITS digits, floats beyond a double, lone
+    surrogates, nesting deeper than `max_depth` (however deep: the decoder's own recursion is caught). With
+    `max_objects`, PayloadTooLarge once it holds more JSON objects than that, counted while it is decoded, so a
+    body of millions of empty objects is refused before they are all built. Text that is not JSON at all
+    raises json.JSONDecodeError (a ValueError), for callers that answer it differently; `parse` refuses it too."""
+    count = 0
+
+    def refuse_constant(name: str) -> Any:
+        raise InvalidInput(f"{what} holds {name}, which is not JSON")
+
+    def bounded_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            raise InvalidInput(f"{what} holds an integer of more than {MAX_INT_DIGITS} digits")
+        return int(digits)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal count
+        count += 1
+        if max_objects is not None and count > max_objects:
+            raise _TooMany
+        return dict(items)
+
+    try:
+        value = json.loads(text, parse_constant=refuse_constant, parse_int=bounded_int, object_pairs_hook=pairs)
+    except RecursionError:
+        raise InvalidInput(f"{what} is nested deeper than {max_depth} levels") from None
+    except _TooMany:
+        raise PayloadTooLarge(f"{what} holds more than {max_objects} JSON objects") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{what} is not UTF-8 text") from None
+    check_json(value, what, max_depth=max_depth)
+    return value
+
+
+def parse(
+    text: str | bytes, what: str = "the JSON", *, max_depth: int = MAX_DEPTH, max_objects: int | None = None
+) -> Any:
+    """`loads`, with text that is not JSON refused as InvalidInput too."""
+    try:
+        return loads(text, what, max_depth=max_depth, max_objects=max_objects)
+    except json.JSONDecodeError:
+        raise InvalidInput(f"{what} is not JSON") from None
+
+
 def dumps(value: Any, what: str = "value") -> str:
     """Compact JSON text of `value`; InvalidInput when `check_json` refuses it."""
     check_json(value, what)

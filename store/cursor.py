@@ -7,6 +7,7 @@ import binascii
 import json
 from typing import Any
 
+from store import codec
 from store.errors import InvalidInput
 
 
@@ -21,8 +22,8 @@ def decode(cursor: Any, kind: str, scope: str) -> dict[str, Any]:
     if not isinstance(cursor, str) or not cursor or len(cursor) > 2048:
         raise InvalidInput("cursor is malformed")
     try:
-        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+        doc = codec.parse(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)), "cursor", max_depth=4)
+    except (binascii.Error, ValueError, InvalidInput):
         raise InvalidInput("cursor is malformed") from None
     if not isinstance(doc, dict) or doc.get("k") != kind or doc.get("s") != scope or not isinstance(doc.get("p"), dict):
         raise InvalidInput("cursor does not belong to this listing")

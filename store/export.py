@@ -22,12 +22,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from store import codec
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound
 from store.models import ArtifactVersion, Message, MessageRecord, Session, StateSnapshot
 from store.session_store import SessionStore
 
 FORMAT = "agent-session-store/export"
 VERSION = 1
+LINE_ENVELOPE = 4  # the line's own object around a stored value ({"type": "message", "message": {"content": ...}})
 PAGE = 500  # messages read per request on export
 BATCH = 50  # messages written per append on import
 RECORD_FIELDS = {"seq", "session_id", "created_at", "kind"}  # a record's place in its transcript, not the message
@@ -130,10 +132,7 @@ def read_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
-        try:
-            obj = json.loads(text)
-        except ValueError:
-            raise InvalidInput(f"line {number} is not JSON") from None
+        obj = codec.parse(text, f"line {number}", max_depth=codec.MAX_DEPTH + LINE_ENVELOPE)
         if not isinstance(obj, dict) or obj.get("type") not in KINDS:
             raise InvalidInput(f"line {number} is not a line of an export (a JSON object with a known type)")
         if first and (obj["type"] != "session" or obj.get("format") != FORMAT):

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 from urllib.parse import quote, urlencode, urlsplit
 
+from store import codec
 from store import requests as rq
 from store.backend import Backend
 from store.errors import (
@@ -56,7 +57,7 @@ class Reply:
     body: bytes
 
     def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
+        return codec.parse(self.body, "the API's answer", max_depth=codec.MAX_DEPTH + 8) if self.body else None
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -435,6 +436,16 @@ def _append_traces(http: HttpBackend, r: rq.AppendTraceEvents) -> int:
     return int(http.call(r, "POST", _in(r, "traces", r.run_id), body={"events": r.events})["batch"])
 
 
+def _append_trace_runs(http: HttpBackend, r: rq.AppendTraceRuns) -> dict[str, int]:
+    """The API appends one run at a time: one request per run."""
+    return {
+        run_id: _append_traces(
+            http, rq.AppendTraceEvents(session_id=r.session_id, owner=r.owner, run_id=run_id, events=events)
+        )
+        for run_id, events in r.runs.items()
+    }
+
+
 def _load_traces(http: HttpBackend, r: rq.LoadTraceEvents) -> list[dict[str, Any]]:
     found = http.call(r, "GET", _in(r, "traces"), query=_query(run_id=r.run_id))
     return cast(list[dict[str, Any]], found["items"])
@@ -480,6 +491,7 @@ ROUTES: dict[type[rq.Request[Any]], Callable[[HttpBackend, Any], Any]] = {
     rq.ListArtifactVersions: _artifact_versions,
     rq.DeleteArtifact: _delete_artifact,
     rq.AppendTraceEvents: _append_traces,
+    rq.AppendTraceRuns: _append_trace_runs,
     rq.LoadTraceEvents: _load_traces,
     rq.ListTraceRuns: _runs,
 }

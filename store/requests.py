@@ -352,6 +352,14 @@ class AppendTraceEvents(InSession[int]):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AppendTraceRuns(InSession[dict[str, int]]):
+    """One batch for each of several runs, in one write."""
+
+    operation = "append_trace_runs"
+    runs: dict[str, list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class LoadTraceEvents(InSession[list[dict[str, Any]]]):
     operation = "load_trace_events"
     run_id: str | None = None

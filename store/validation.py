@@ -383,6 +383,19 @@ def presign_expiry(value: Any) -> int:
     return seconds
 
 
+MAX_TRACE_RUNS = 96  # one transaction: the head, an intent and a run item each (100 actions at most)
+
+
+def trace_runs(value: Any) -> dict[str, list[dict[str, Any]]]:
+    """1 to MAX_TRACE_RUNS run ids, each with its events (`trace_events`), MAX_TRACE_EVENTS in all."""
+    if not isinstance(value, Mapping) or not 1 <= len(value) <= MAX_TRACE_RUNS:
+        raise InvalidInput(f"runs must map 1 to {MAX_TRACE_RUNS} run ids to their events")
+    runs = {ident(run_id, "run_id"): trace_events(events) for run_id, events in value.items()}
+    if sum(len(events) for events in runs.values()) > MAX_TRACE_EVENTS:
+        raise InvalidInput(f"runs must hold at most {MAX_TRACE_EVENTS} events in all")
+    return runs
+
+
 def trace_events(value: Any) -> list[dict[str, Any]]:
     """A non-empty list of JSON objects (trace events), at most MAX_TRACE_EVENTS."""
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from functions.runtime import store, use_store
 from store import validation
-from store.codec import MAX_DEPTH, MAX_INT_DIGITS, check_json
+from store.codec import MAX_DEPTH, loads
 from store.errors import InvalidInput
 from store.scoped_backend import localized, scrubbed
 from store.scoped_ids import MAX_LOCAL_ID, scoped_id, unscoped_id
@@ -32,26 +31,12 @@ INLINE_ARTIFACT_BYTES = MAX_BODY_BYTES
 BODY_DEPTH = MAX_DEPTH + 4  # the request's own envelope ({"messages": [{"content": ...}]}) around a value
 
 
-def _refuse_constant(name: str) -> Any:
-    raise InvalidInput(f"the request body holds {name}, which is not JSON")
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise InvalidInput(f"the request body holds an integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
 def parse_json_body(text: str) -> Any:
     """A request body as JSON, refused with InvalidInput (400) when no store could keep it: NaN or
     Infinity, integers of more than MAX_INT_DIGITS digits, floats beyond a double, lone surrogates,
-    nesting deeper than BODY_DEPTH. Malformed JSON raises JSONDecodeError (422, as Powertools answers)."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
-    except RecursionError:
-        raise InvalidInput(f"the request body is nested deeper than {BODY_DEPTH} levels") from None
-    check_json(value, "the request body", max_depth=BODY_DEPTH)
-    return value
+    nesting deeper than BODY_DEPTH (`codec.loads`). Malformed JSON raises JSONDecodeError (422, as
+    Powertools answers)."""
+    return loads(text, "the request body", max_depth=BODY_DEPTH)
 
 
 class Absent(Exception):

@@ -58,18 +58,33 @@ def fields(data: bytes) -> Iterator[Field]:
         yield number, wire, value
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else ""
+VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
 
 
 def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def _expect(number: int, wire: int, wanted: int) -> None:
+    """ValueError unless field `number` came with the wire type its declaration has."""
+    if wire != wanted:
+        raise ValueError(f"field {number} has wire type {wire}, not {wanted}")
+
+
+ANY_VALUE_WIRES = {1: LENGTH, 2: VARINT, 3: VARINT, 4: FIXED64, 5: LENGTH, 6: LENGTH, 7: LENGTH}
+
+
 def any_value(data: bytes, depth: int = 0) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise ValueError("attribute values nest too deep")
-    for number, _, value in fields(data):
+    for number, wire, value in fields(data):
+        if number not in ANY_VALUE_WIRES:
+            continue
+        _expect(number, wire, ANY_VALUE_WIRES[number])
         if number == 1:
             return {"stringValue": _text(value)}
         if number == 2:
@@ -79,31 +94,46 @@ def any_value(data: bytes, depth: int = 0) -> dict[str, Any]:
         if number == 4:
             return {"doubleValue": struct.unpack("<d", struct.pack("<Q", value))[0]}
         if number == 5:
-            return {"arrayValue": {"values": [any_value(v, depth + 1) for n, _, v in fields(value) if n == 1]}}
+            return {"arrayValue": {"values": _repeated(value, 1, lambda v: any_value(v, depth + 1))}}
         if number == 6:
-            return {"kvlistValue": {"values": [key_value(v, depth + 1) for n, _, v in fields(value) if n == 1]}}
-        if number == 7:
-            return {"bytesValue": base64.b64encode(value).decode()}
+            return {"kvlistValue": {"values": _repeated(value, 1, lambda v: key_value(v, depth + 1))}}
+        return {"bytesValue": base64.b64encode(value).decode()}
     return {}
+
+
+def _repeated(data: bytes, number: int, read: Callable[[bytes], Any]) -> list[Any]:
+    """The values of the repeated message field `number` of a message."""
+    out = []
+    for n, wire, value in fields(data):
+        if n == number:
+            _expect(n, wire, LENGTH)
+            out.append(read(value))
+    return out
 
 
 def key_value(data: bytes, depth: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {"key": "", "value": {}}
-    for number, _, value in fields(data):
+    for number, wire, value in fields(data):
         if number == 1:
+            _expect(number, wire, LENGTH)
             out["key"] = _text(value)
         elif number == 2:
+            _expect(number, wire, LENGTH)
             out["value"] = any_value(value, depth + 1)
     return out
 
 
-def _message(data: bytes, spec: dict[int, tuple[str, Callable[[Any], Any], bool]]) -> dict[str, Any]:
-    """A message read by `spec`: field number -> (JSON name, reader of the value, repeated)."""
+Spec = dict[int, tuple[str, int, Callable[[Any], Any], bool]]  # number -> (JSON name, wire type, reader, repeated)
+
+
+def _message(data: bytes, spec: Spec) -> dict[str, Any]:
+    """A message read by `spec`; a declared field that arrives with another wire type is ValueError."""
     out: dict[str, Any] = {}
-    for number, _, value in fields(data):
+    for number, wire, value in fields(data):
         if number not in spec:
             continue
-        name, read, repeated = spec[number]
+        name, wanted, read, repeated = spec[number]
+        _expect(number, wire, wanted)
         if repeated:
             out.setdefault(name, []).append(read(value))
         else:
@@ -111,55 +141,78 @@ def _message(data: bytes, spec: dict[int, tuple[str, Callable[[Any], Any], bool]
     return out
 
 
-def _hex(value: Any) -> str:
-    return value.hex() if isinstance(value, bytes) else ""
+def _hex(value: bytes) -> str:
+    return value.hex()
 
 
-def _kv(value: Any) -> dict[str, Any]:
+def _kv(value: bytes) -> dict[str, Any]:
     return key_value(value)
 
 
 def _status(data: bytes) -> dict[str, Any]:
-    return _message(data, {2: ("message", _text, False), 3: ("code", int, False)})
+    return _message(data, {2: ("message", LENGTH, _text, False), 3: ("code", VARINT, int, False)})
 
 
 def _event(data: bytes) -> dict[str, Any]:
-    return _message(data, {1: ("timeUnixNano", str, False), 2: ("name", _text, False), 3: ("attributes", _kv, True)})
+    return _message(
+        data,
+        {
+            1: ("timeUnixNano", FIXED64, str, False),
+            2: ("name", LENGTH, _text, False),
+            3: ("attributes", LENGTH, _kv, True),
+        },
+    )
 
 
 def span(data: bytes) -> dict[str, Any]:
     return _message(
         data,
         {
-            1: ("traceId", _hex, False),
-            2: ("spanId", _hex, False),
-            4: ("parentSpanId", _hex, False),
-            5: ("name", _text, False),
-            6: ("kind", int, False),
-            7: ("startTimeUnixNano", str, False),
-            8: ("endTimeUnixNano", str, False),
-            9: ("attributes", _kv, True),
-            11: ("events", _event, True),
-            15: ("status", _status, False),
+            1: ("traceId", LENGTH, _hex, False),
+            2: ("spanId", LENGTH, _hex, False),
+            4: ("parentSpanId", LENGTH, _hex, False),
+            5: ("name", LENGTH, _text, False),
+            6: ("kind", VARINT, int, False),
+            7: ("startTimeUnixNano", FIXED64, str, False),
+            8: ("endTimeUnixNano", FIXED64, str, False),
+            9: ("attributes", LENGTH, _kv, True),
+            11: ("events", LENGTH, _event, True),
+            15: ("status", LENGTH, _status, False),
         },
     )
 
 
 def _resource(data: bytes) -> dict[str, Any]:
-    return _message(data, {1: ("attributes", _kv, True)})
+    return _message(data, {1: ("attributes", LENGTH, _kv, True)})
 
 
 def _scope_spans(data: bytes) -> dict[str, Any]:
-    return _message(data, {2: ("spans", span, True)})
+    return _message(data, {2: ("spans", LENGTH, span, True)})
 
 
 def _resource_spans(data: bytes) -> dict[str, Any]:
-    return _message(data, {1: ("resource", _resource, False), 2: ("scopeSpans", _scope_spans, True)})
+    return _message(data, {1: ("resource", LENGTH, _resource, False), 2: ("scopeSpans", LENGTH, _scope_spans, True)})
+
+
+def count_spans(data: bytes, limit: int) -> int:
+    """How many spans an ExportTraceServiceRequest holds, read off the wire without building any of them
+    (ValueError when malformed), counting no further than one past `limit`: a request can be refused for
+    its size before it costs memory or time."""
+    total = 0
+    for resource_spans in _repeated(data, 1, bytes):
+        for scope_spans in _repeated(resource_spans, 2, bytes):
+            for number, wire, _ in fields(scope_spans):
+                if number == 2:
+                    _expect(number, wire, LENGTH)
+                    total += 1
+                    if total > limit:
+                        return total
+    return total
 
 
 def export_request(data: bytes) -> dict[str, Any]:
     """An ExportTraceServiceRequest in protobuf, as OTLP/JSON's object (ValueError when malformed)."""
-    return _message(data, {1: ("resourceSpans", _resource_spans, True)})
+    return _message(data, {1: ("resourceSpans", LENGTH, _resource_spans, True)})
 
 
 def _put_varint(value: int) -> bytes:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from typing import Annotated, Any
@@ -14,7 +13,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import caller, store
 from functions.api.schemas import CreateSession, Health, Hits, UpdateSession
-from store import InvalidInput, SessionNotFound, StoreUnavailable
+from store import InvalidInput, SessionNotFound, StoreUnavailable, codec
 from store.backend import UNSET
 from store.models import Page, Session
 from store.validation import new_id
@@ -27,10 +26,7 @@ def parse_metadata_filter(text: str | None) -> dict[str, Any] | None:
     """The `metadata` query parameter: a JSON object, or InvalidInput."""
     if text is None or not text.strip():
         return None
-    try:
-        wanted = json.loads(text)
-    except ValueError:
-        raise InvalidInput("metadata must be a JSON object") from None
+    wanted = codec.parse(text, "metadata", max_depth=codec.MAX_DEPTH + 1)
     if not isinstance(wanted, dict):
         raise InvalidInput("metadata must be a JSON object")
     return wanted

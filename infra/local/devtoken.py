@@ -14,6 +14,9 @@ import secrets
 import time
 from typing import Any
 
+from store import codec
+from store.errors import InvalidInput
+
 ISSUER = "agent-store-local"
 AUDIENCE = "agent-store"
 
@@ -51,10 +54,10 @@ def verify(secret: bytes, token: str, *, now: float | None = None) -> dict[str, 
     if len(parts) != 3:
         raise TokenError("malformed token")
     try:
-        header = json.loads(_unb64(parts[0]))
-        claims = json.loads(_unb64(parts[1]))
+        header = codec.parse(_unb64(parts[0]), "a token's header", max_depth=8)
+        claims = codec.parse(_unb64(parts[1]), "a token's claims", max_depth=8)
         signature = _unb64(parts[2])
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, InvalidInput) as exc:
         raise TokenError("malformed token") from exc
     if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
         raise TokenError("unsupported token")

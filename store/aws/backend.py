@@ -15,6 +15,7 @@ from store.backend import AsyncBackend, Backend
 from store.requests import (
     AppendMessages,
     AppendTraceEvents,
+    AppendTraceRuns,
     ClearInterrupt,
     ConfirmArtifactUpload,
     CreateSession,
@@ -98,6 +99,7 @@ PLANS: Mapping[type[Request[Any]], Callable[[Context, Any], Plan[Any]]] = {
     PresignArtifactUpload: artifacts.presign_artifact_upload,
     ConfirmArtifactUpload: artifacts.confirm_artifact_upload,
     AppendTraceEvents: traces.append_trace_events,
+    AppendTraceRuns: traces.append_trace_runs,
     LoadTraceEvents: traces.load_trace_events,
     ListTraceRuns: traces.list_trace_runs,
     Reclaim: reclaim.reclaim,

@@ -6,11 +6,11 @@ another owner's sessions are absent."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from store import codec
 from store.errors import InvalidInput
 from store.http_backend import HttpBackend
 from store.scoped_backend import ScopedBackend
@@ -36,8 +36,8 @@ def token_subject(token: str) -> str | None:
     if len(parts) != 3:
         return None
     try:
-        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except ValueError:
+        payload = codec.parse(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)), "a token", max_depth=8)
+    except (ValueError, InvalidInput):
         return None
     subject = payload.get("sub") if isinstance(payload, dict) else None
     return subject if isinstance(subject, str) and subject else None

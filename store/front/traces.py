@@ -5,12 +5,12 @@ its arguments, then hands them to the backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from store import validation as v
 from store.front.base import Domain
-from store.requests import AppendTraceEvents, ListTraceRuns, LoadTraceEvents, Reclaim
+from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents, Reclaim
 
 
 class Traces(Domain):
@@ -27,6 +27,19 @@ class Traces(Domain):
                 owner=v.optional_owner(owner),
                 run_id=v.ident(run_id, "run_id"),
                 events=v.trace_events(events),
+            )
+        )
+
+    def append_trace_runs(
+        self, session_id: str, runs: Mapping[str, Iterable[dict[str, Any]]], *, owner: str | None = None
+    ) -> dict[str, int]:
+        """Append a batch to each of several runs (at most MAX_TRACE_RUNS, MAX_TRACE_EVENTS events in all) in
+        one write: one transaction numbers every batch and the objects are uploaded together. Returns each
+        run's batch number. What a span exporter or an OTLP receiver uses for a request that holds many
+        traces of one session."""
+        return self._backend.execute(
+            AppendTraceRuns(
+                session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), runs=v.trace_runs(runs)
             )
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.memory.core import MemoryCore
-from store.requests import AppendTraceEvents, ListTraceRuns, LoadTraceEvents
+from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents
 
 
 class MemoryTraces(MemoryCore):
@@ -20,6 +20,18 @@ class MemoryTraces(MemoryCore):
             batches.append(stored)
             self._touch(entry)
             return len(batches)
+
+    def append_trace_runs(self, request: AppendTraceRuns) -> dict[str, int]:
+        session_id, owner = request.session_id, request.owner
+        with self._lock:
+            entry = self._need(session_id, owner)
+            numbers = {}
+            for run_id, events in request.runs.items():
+                batches = entry.runs.setdefault(run_id, [])
+                batches.append(self._copy(events))
+                numbers[run_id] = len(batches)
+            self._touch(entry)
+            return numbers
 
     def load_trace_events(self, request: LoadTraceEvents) -> list[dict[str, Any]]:
         session_id, owner, run_id = request.session_id, request.owner, request.run_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -14,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
 from functions.api import otlp_proto
+from functions.api.traces import MAX_SPANS, MAX_TRACES
 from infra.local.stack import LocalStack, local_stack
 from store import SessionStore
 from store.http_backend import HttpBackend
@@ -111,3 +113,111 @@ def test_protobuf_nesting_is_bounded() -> None:
         otlp_proto.any_value(value * 1, depth=otlp_proto.MAX_DEPTH)
     assert otlp_proto.export_response(0, "") == b""
     assert otlp_proto.export_response(3, "x") == b"\x0a\x05\x08\x03\x12\x01x"
+
+
+# ---------------------------------------------------------------- what one request may cost
+
+
+def _post(stack: LocalStack, token: str, data: bytes, kind: str) -> tuple[int, bytes]:
+    headers = {"Content-Type": "application/x-protobuf" if kind == "protobuf" else "application/json"}
+    status, _, answer = http("POST", f"{stack.api_url}/v1/traces", token=token, raw=data, headers=headers)
+    return status, answer
+
+
+def test_a_body_of_more_spans_than_a_request_may_hold_is_refused_before_it_is_built(stack: LocalStack) -> None:
+    """4 MB of empty spans (`\\x12\\x00` repeated), in protobuf and as JSON, is a 413 at once: the spans are
+    counted off the wire, or while decoding, and refused past MAX_SPANS (it took 26 s and 1.3 GB before)."""
+    token = stack.token("flood")
+    inner = b"\x12\x00" * 2_000_000  # ScopeSpans{spans: [Span{}] * 2,000,000}
+    scope = b"\x12" + otlp_proto._put_varint(len(inner)) + inner
+    body = b"\x0a" + otlp_proto._put_varint(len(scope)) + scope
+    status, answer = _post(stack, token, body, "protobuf")
+    assert status == 413 and json.loads(answer)["code"] == "payload_too_large"
+    empty = b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + b",".join([b"{}"] * 1_000_000) + b"]}]}]}"
+    status, answer = _post(stack, token, empty, "json")
+    assert status == 413 and "JSON objects" in json.loads(answer)["message"]
+    just_over: dict[str, Any] = {"resourceSpans": [{"scopeSpans": [{"spans": [{}] * (MAX_SPANS + 1)}]}]}
+    status, answer = _post(stack, token, json.dumps(just_over).encode(), "json")
+    assert status == 413 and f"at most {MAX_SPANS} spans" in json.loads(answer)["message"]
+
+
+def test_the_traces_of_a_session_are_one_write_and_traces_past_the_limit_are_rejected(stack: LocalStack) -> None:
+    token = stack.token("tessa")
+    tessa = SessionStore(backend=HttpBackend(stack.api_url, token))
+    tessa.create_session("tessa", session_id="busy")
+    spans = [
+        {
+            "traceId": f"{t:032x}",
+            "spanId": f"{t + 1:016x}",
+            "name": f"turn {t}",
+            "attributes": [{"key": "session.id", "value": {"stringValue": "busy"}}],
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+        }
+        for t in range(MAX_TRACES + 4)
+    ]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    writes: list[str] = []
+    client = stack.dynamodb
+
+    def count(model: object, **_: object) -> None:
+        writes.append(getattr(model, "name", ""))
+
+    client.meta.events.register("before-call.dynamodb.TransactWriteItems", count)
+    try:
+        status, answer = _post(stack, token, body, "json")
+    finally:
+        client.meta.events.unregister("before-call.dynamodb.TransactWriteItems", count)
+    assert status == 200
+    partial = json.loads(answer)["partialSuccess"]
+    assert partial["rejectedSpans"] == 4 and f"beyond the first {MAX_TRACES}" in partial["errorMessage"]
+    assert len(tessa.list_trace_runs("busy")) == MAX_TRACES
+    assert writes == ["TransactWriteItems"]  # every trace of the session numbered in one transaction
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32 + b'","startTimeUnixNano":Infinity}]}]}]}',
+        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32 + b'","startTimeUnixNano":1e999}]}]}]}',
+        b'{"resourceSpans":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":' + b"[" * 3_000 + b"]" * 3_000 + b"}]}]}]}",
+        b'{"resourceSpans": [1, 2]}',
+        b"\xff\xfe",
+    ],
+)
+def test_hostile_otlp_json_is_a_400(stack: LocalStack, body: bytes) -> None:
+    status, answer = _post(stack, stack.token("r"), body, "json")
+    assert status == 400 and json.loads(answer)["code"] in ("invalid_input", "invalid_request"), answer[:200]
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return otlp_proto._put_varint(number << 3 | 2) + otlp_proto._put_varint(len(payload)) + payload
+
+
+def _request(span: bytes) -> bytes:
+    """ExportTraceServiceRequest{resource_spans: [{scope_spans: [{spans: [span]}]}]}."""
+    return _ld(1, _ld(2, _ld(2, span)))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _ld(1, _ld(2, b"\x10\x01")),  # ScopeSpans.spans (a message) sent as a varint
+        _request(b"\x09" + b"\x00" * 8),  # Span.trace_id (bytes) sent as a fixed64
+        _request(b"\x38\x05"),  # Span.start_time_unix_nano (fixed64) sent as a varint
+        _request(_ld(9, _ld(1, b"k") + _ld(2, _ld(4, b"ab")))),  # AnyValue.double_value sent length-delimited
+        _request(_ld(9, _ld(1, b"k") + _ld(2, b"\x28\x01"))),  # AnyValue.array_value sent as a varint
+        _request(_ld(15, b"\x1a\x01x")),  # Status.code (an enum) sent length-delimited
+    ],
+)
+def test_protobuf_fields_of_the_wrong_wire_type_are_a_400(stack: LocalStack, body: bytes) -> None:
+    status, answer = _post(stack, stack.token("r"), body, "protobuf")
+    assert status == 400 and json.loads(answer)["code"] == "invalid_input", answer[:200]
+
+
+def test_unknown_protobuf_fields_are_skipped(stack: LocalStack) -> None:
+    body = _request(_ld(1, b"\xab" * 16) + b"\x60\x07") + b"\x28\x01"  # Span.dropped_events_count, field 5
+    status, answer = _post(stack, stack.token("r"), body, "protobuf")
+    assert status == 200  # the span names no session: rejected in partial success, as OTLP allows

@@ -90,3 +90,44 @@ def test_a_lost_batch_is_skipped(dyn: Harness) -> None:
     middle = [k for k in dyn.objects() if k.endswith("0000000002.jsonl.gz")]
     dyn.s3.delete_object(Bucket=dyn.tables.bucket, Key=middle[0])
     assert store.load_trace_events(sid, "r") == [{"n": 0}, {"n": 2}]
+
+
+def test_several_runs_are_appended_in_one_write(harness: Harness, session_id: str) -> None:
+    """`append_trace_runs`: a batch for each run at once, numbered after what each run already holds, by
+    this store or another; on DynamoDB one transaction numbers them all."""
+    store = harness.store
+    store.append_trace_events(session_id, "r1", [{"n": 1}])
+    harness.twin().append_trace_events(session_id, "r2", [{"n": 1}])  # numbered behind this store's back
+    if harness.requests is not None:
+        harness.requests.clear()
+    numbers = store.append_trace_runs(session_id, {"r1": [{"n": 2}], "r2": [{"n": 2}, {"n": 3}], "r3": [{"n": 1}]})
+    assert numbers == {"r1": 2, "r2": 2, "r3": 1}
+    if harness.requests is not None:  # one numbering transaction, and one more for r2's number taken elsewhere
+        assert harness.requests.count("TransactWriteItems") == 2 and harness.requests.count("PutObject") == 3
+    assert [e["n"] for e in store.load_trace_events(session_id, "r2")] == [1, 2, 3]
+    assert store.list_trace_runs(session_id) == ["r1", "r2", "r3"]
+
+
+def test_bad_runs_write_nothing(harness: Harness, session_id: str) -> None:
+    from store.validation import MAX_TRACE_EVENTS, MAX_TRACE_RUNS
+
+    store = harness.store
+    before = harness.snapshot()
+    bad = [
+        {},
+        {f"r{i}": [{"i": i}] for i in range(MAX_TRACE_RUNS + 1)},
+        {"a": [{"i": 0}] * MAX_TRACE_EVENTS, "b": [{"i": 1}]},
+        {"ok": [{"i": 0}], "../x": [{"i": 1}]},
+        {"ok": []},
+        {"ok": [{"i": float("nan")}]},
+        [("ok", [{"i": 0}])],
+    ]
+    for runs in bad:
+        with pytest.raises(InvalidInput):
+            store.append_trace_runs(session_id, runs)  # type: ignore[arg-type]
+    assert harness.snapshot() == before
+    with pytest.raises(SessionNotFound):
+        store.append_trace_runs("nobody-here", {"r": [{"i": 0}]})
+    with pytest.raises(SessionNotFound):  # another owner's session is absent
+        store.append_trace_runs(session_id, {"r": [{"i": 0}]}, owner="mallory")
+    assert harness.snapshot() == before

@@ -115,6 +115,7 @@ def test_every_route_but_health_openapi_and_the_console_needs_the_jwt_authorizer
         "/sessions/{session_id}",
         "/sessions/{session_id}/artifact-uploads",
         "/sessions/{session_id}/artifact-uploads/{upload_id}/confirm",
+        "/v1/traces",
     }
     assert set(paths) == public | costly | {"/{proxy+}"}
     auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]
@@ -175,7 +176,7 @@ def test_abuse_limits() -> None:
     routes = stage["RouteSettings"]
     for key in ("GET /health", "GET /openapi.json"):
         assert routes[key]["ThrottlingRateLimit"] == {"Ref": "PublicRouteRateLimit"}, key
-    for key in ("GET /search", "GET /sessions/{session_id}/full", "DELETE /sessions/{session_id}"):
+    for key in ("GET /search", "GET /sessions/{session_id}/full", "DELETE /sessions/{session_id}", "POST /v1/traces"):
         assert routes[key]["ThrottlingBurstLimit"] == {"Ref": "CostlyRouteBurstLimit"}, key
     assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == {"Ref": "ApiRateLimit"}
     params = load()["Parameters"]

@@ -24,6 +24,7 @@ from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, get_int, get_s, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
 from store.aws.plans.base import (
+    PARALLEL_REQUESTS,
     Context,
     Position,
     again,
@@ -38,7 +39,7 @@ from store.aws.plans.base import (
 from store.aws.plans.objects import bucket, intent_item, intent_key, s3, session_owner
 from store.aws.plans.transactions import Actions, BatchNumbered
 from store.errors import PayloadTooLarge
-from store.requests import AppendTraceEvents, ListTraceRuns, LoadTraceEvents
+from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents
 from store.timeutil import iso
 from store.validation import new_id
 
@@ -59,63 +60,101 @@ def decode_batch(data: bytes) -> list[dict[str, Any]]:
 
 def append_trace_events(ctx: Context, request: AppendTraceEvents) -> Plan[int]:
     """Append one batch to a run; returns its batch number (1, 2, 3, ... per run)."""
-    session_id, owner, run_id, events = request.session_id, request.owner, request.run_id, request.events
+    numbers = yield from append_batches(ctx, request.session_id, request.owner, {request.run_id: request.events})
+    return numbers[request.run_id]
+
+
+def append_trace_runs(ctx: Context, request: AppendTraceRuns) -> Plan[dict[str, int]]:
+    """Append one batch to each of several runs of a session; returns each run's batch number."""
+    return (yield from append_batches(ctx, request.session_id, request.owner, request.runs))
+
+
+def append_batches(
+    ctx: Context, session_id: str, owner: str | None, runs: dict[str, list[dict[str, Any]]]
+) -> Plan[dict[str, int]]:
+    """Number a batch of each run in one transaction (the head's touch, each run's count n -> n + 1, one
+    intent naming every object), then write the objects (PARALLEL_REQUESTS at once) and delete the intent.
+    A run whose number another writer took first is numbered again at once, from the count it returned."""
     bucket(ctx)  # before anything is written
-    body = encode_batch(events)
-    if len(body) > ctx.settings.max_payload_bytes:
+    bodies = {run_id: encode_batch(events) for run_id, events in runs.items()}
+    size = sum(len(b) for b in bodies.values())
+    if size > ctx.settings.max_payload_bytes:
         raise PayloadTooLarge(
-            f"a trace batch is {len(body)} bytes compressed; the limit is {ctx.settings.max_payload_bytes}"
+            f"trace batches of {size} bytes compressed; the limit is {ctx.settings.max_payload_bytes}"
         )
     owner_of = yield from session_owner(ctx, session_id, owner)
     prefix = object_keys.session_prefix(owner_of, session_id)
-    cache_key = f"{session_id}/{run_id}"
+    order = list(runs)
+    known = {run_id: ctx.trace_batches.get(f"{session_id}/{run_id}") or 0 for run_id in order}
     ikey = intent_key(new_id())
-    known = ctx.trace_batches.get(cache_key) or 0
     attempt = 0
     while True:
         now = ctx.now()
+        numbered = dict(known)
 
-        def build(pos: Position, known: int = known, now: Any = now) -> Actions:
+        def build(pos: Position, now: Any = now, numbered: dict[str, int] = numbered) -> Actions:
             head = touch_head(ctx, session_id, owner or owner_of, pos, now)
-            rexpr = Expr()
-            count = rexpr.name("batches")
-            stamp = rexpr.value(s(iso(now)))
-            run = {
-                "Update": {
-                    "TableName": ctx.sessions_table,
-                    "Key": keys.session_key(session_id, keys.run_sk(run_id)),
-                    "UpdateExpression": f"SET {count} = {rexpr.value(n(known + 1))}, "
-                    f"{rexpr.name('run_id')} = {rexpr.value(s(run_id))}, "
-                    f"{rexpr.name('created_at')} = if_not_exists({rexpr.name('created_at')}, {stamp}), "
-                    f"{rexpr.name('updated_at')} = {stamp} "
-                    f"ADD {rexpr.name('events')} {rexpr.value(n(len(events)))}",
-                    "ConditionExpression": f"attribute_not_exists({count})"
-                    if known == 0
-                    else f"{count} = {rexpr.value(n(known))}",
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                    **rexpr.params(),
-                }
-            }
-            key = object_keys.trace_key(prefix, run_id, known + 1)
+            updates = [
+                _run_update(ctx, session_id, run_id, numbered[run_id], len(runs[run_id]), now) for run_id in order
+            ]
+            keys_ = [object_keys.trace_key(prefix, run_id, numbered[run_id] + 1) for run_id in order]
             extra = {"kind": s(KIND_TRACE), "session_id": s(session_id), "owner": s(owner_of)}
-            intent = intent_item(ctx, ikey, [key], extra)
-            return Actions(head=head, run=run, intent={"Put": {"TableName": ctx.sessions_table, "Item": intent}})
+            intent = {"Put": {"TableName": ctx.sessions_table, "Item": intent_item(ctx, ikey, keys_, extra)}}
+            return Actions(head=head, intent=intent).add_each("run", updates)
 
         try:
             yield from write_session(
                 ctx, session_id, owner, build, what="append_trace_events", expected=(BatchNumbered,)
             )
-        except BatchNumbered as exc:
-            known = get_int(exc.old or {}, "batches")  # another batch took this number: the next, at once
+        except BatchNumbered as exc:  # another batch took these numbers: the next ones, at once
+            for name in exc.failed.failed_of("run"):
+                run_id = order[int(name[len("run[") : -1])]
+                known[run_id] = get_int(exc.failed.old(name) or {}, "batches")
             attempt = yield from again(ctx, attempt, "append_trace_events")
             continue
         break
-    batch = known + 1
-    ctx.trace_batches.put(cache_key, batch)
-    key = object_keys.trace_key(prefix, run_id, batch)
-    yield s3("put_object", ctx, Key=key, Body=body, ContentType="application/x-ndjson", ContentEncoding="gzip")
+    numbers = {run_id: known[run_id] + 1 for run_id in order}
+    for run_id, batch in numbers.items():
+        ctx.trace_batches.put(f"{session_id}/{run_id}", batch)
+    puts = [
+        s3(
+            "put_object",
+            ctx,
+            Key=object_keys.trace_key(prefix, run_id, numbers[run_id]),
+            Body=bodies[run_id],
+            ContentType="application/x-ndjson",
+            ContentEncoding="gzip",
+        )
+        for run_id in order
+    ]
+    for start in range(0, len(puts), PARALLEL_REQUESTS):
+        yield Parallel(tuple(puts[start : start + PARALLEL_REQUESTS]))
     yield Call("delete_item", {"TableName": ctx.sessions_table, "Key": ikey})
-    return batch
+    return numbers
+
+
+def _run_update(ctx: Context, session_id: str, run_id: str, known: int, events: int, now: Any) -> dict[str, Any]:
+    """The transaction Update numbering a run's next batch: `batches` known -> known + 1 (only if still
+    `known`: the failed condition returns the run as it is), `events` counted, the run's times set."""
+    rexpr = Expr()
+    count = rexpr.name("batches")
+    stamp = rexpr.value(s(iso(now)))
+    return {
+        "Update": {
+            "TableName": ctx.sessions_table,
+            "Key": keys.session_key(session_id, keys.run_sk(run_id)),
+            "UpdateExpression": f"SET {count} = {rexpr.value(n(known + 1))}, "
+            f"{rexpr.name('run_id')} = {rexpr.value(s(run_id))}, "
+            f"{rexpr.name('created_at')} = if_not_exists({rexpr.name('created_at')}, {stamp}), "
+            f"{rexpr.name('updated_at')} = {stamp} "
+            f"ADD {rexpr.name('events')} {rexpr.value(n(events))}",
+            "ConditionExpression": f"attribute_not_exists({count})"
+            if known == 0
+            else f"{count} = {rexpr.value(n(known))}",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **rexpr.params(),
+        }
+    }
 
 
 def _runs(ctx: Context, session_id: str, owner: str | None, run_id: str | None) -> Plan[tuple[str, list[Item]]]:

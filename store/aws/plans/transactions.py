@@ -95,6 +95,10 @@ class Failed:
         """True when the action named `name` failed its condition."""
         return self.codes.get(name) == CONDITION_FAILED
 
+    def failed_of(self, family: str) -> list[str]:
+        """The actions of `family` (added with `add_each(family, ...)`) that failed their condition."""
+        return [name for name in self.codes if name.startswith(family + "[") and self.failed(name)]
+
     def conflicted(self) -> bool:
         """True when another request got in the way (contention or throttling): worth retrying as is."""
         return any(c in CONTENTION for c in self.codes.values())
@@ -140,14 +144,22 @@ class Cancelled(Conflict):
 
 
 class Outcome(Cancelled):
-    """A cancellation a plan expects and handles: the condition of the action named `action` failed."""
+    """A cancellation a plan expects and handles: the condition of the action named `action` failed (with
+    `family`, of any action added as `action[i]`)."""
 
     action: ClassVar[str]
+    family: ClassVar[bool] = False
+
+    @classmethod
+    def happened(cls, failed: Failed) -> bool:
+        """True when `failed` holds this outcome."""
+        return bool(failed.failed_of(cls.action)) if cls.family else failed.failed(cls.action)
 
     @property
     def old(self) -> Item | None:
         """The action's item as it was when its condition failed (if DynamoDB returned it)."""
-        return self.failed.old(self.action)
+        name = self.failed.failed_of(self.action)[0] if self.family else self.action
+        return self.failed.old(name)
 
 
 class KeyClaimed(Outcome):
@@ -187,9 +199,10 @@ class VersionExists(Outcome):
 
 
 class BatchNumbered(Outcome):
-    """Another batch of the trace run was numbered first: take the next number."""
+    """Another batch of a trace run (`run[i]`) was numbered first: take the next number."""
 
     action = "run"
+    family = True
 
 
 def cancellation(
@@ -198,6 +211,6 @@ def cancellation(
     """What to raise for a cancelled write: the first of the `expected` outcomes whose action failed, else
     `Cancelled`."""
     for outcome in expected:
-        if failed.failed(outcome.action):
+        if outcome.happened(failed):
             return outcome(failed, what, message)
     return Cancelled(failed, what, message)
