@@ -26,6 +26,7 @@ from functions.api.console_routes import is_console
 from infra.local import devtoken, persist
 from infra.local.apigw import LambdaContext, http_event, response_body
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
+from store.cli.show import visible
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
@@ -105,7 +106,7 @@ class ApiAdapter(BaseHTTPRequestHandler):
             self._route()
         finally:
             status = getattr(self, "_status", "-")
-            path = urlsplit(self.path).path
+            path = visible(urlsplit(self.path).path)  # a request path can hold controls; the log shows them
             log.info("%s %s %s %.0f ms", self.command, path, status, (time.perf_counter() - started) * 1000)
 
     def send_response(self, code: int, message: str | None = None) -> None:

@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
     from store.session_store import SessionStore
@@ -151,10 +151,11 @@ def main(argv: list[str] | None = None, *, store: SessionStore | None = None, ou
     """Run one command; returns the process's exit status: 0 done, 1 an expected failure (one line on
     stderr: a store error, a missing extra, a file that cannot be read), 2 a usage error, 130 interrupted.
     `store`: use this store (seen as --owner) instead of the environment's (tests, embedding)."""
+    from store.cli.show import VisibleOutput, visible
     from store.errors import StoreError
 
     args = parser().parse_args(argv)
-    sink = out or sys.stdout
+    sink = cast(TextIO, VisibleOutput(out or sys.stdout))  # nothing stored reaches the terminal as a control
     try:
         if args.group == "migrate":
             from store.cli.migrate import migrate_langchain
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None, *, store: SessionStore | None = None, ou
             file=sys.stderr,
         )
     except StoreError as exc:
-        print(f"agent-store: {exc}", file=sys.stderr)
+        print(f"agent-store: {visible(str(exc))}", file=sys.stderr)
     except KeyboardInterrupt:
         print("", file=sys.stderr)
         return 130

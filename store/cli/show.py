@@ -3,7 +3,9 @@ results), progress on stderr, and JSON for scripts."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -14,6 +16,34 @@ from pydantic import BaseModel
 from store.models import MessageRecord
 
 PREVIEW = 160  # characters of a text or an argument list shown in a table
+# what a terminal acts on instead of showing: C0 controls but tab and newline (ESC starts CSI and OSC
+# sequences: clear the screen, set the title or the clipboard), DEL, C1 controls (0x9b is CSI itself), and
+# the bidirectional overrides and isolates that reorder what is shown
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with every character a terminal would act on written as its escape (`\\u001b`): what an agent
+    stored (a tool's output, say) cannot drive the operator's terminal. In JSON the escape means the same
+    character, so JSON output stays equal to what it was."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class VisibleOutput(io.TextIOBase):
+    """A text stream that writes through `inner` with control characters made visible (`visible`)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(visible(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
 
 
 def as_json(value: Any) -> str:

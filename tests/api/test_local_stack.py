@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import os
 import time
 import urllib.error
@@ -371,3 +372,20 @@ def test_the_function_runs_one_event_at_a_time(stack: LocalStack, monkeypatch: p
         t.join()
     assert most[0] == 1, f"{most[0]} invocations ran at once"
     assert sorted(set(statuses)) == [200, 201], statuses
+
+
+def test_the_request_log_shows_control_characters_visibly(stack: LocalStack, caplog: pytest.LogCaptureFixture) -> None:
+    """A request path with terminal controls (sent raw: HTTP clients refuse to) is logged with them escaped."""
+    import logging
+    import socket
+
+    host, port = stack.api_url.removeprefix("http://").split(":")
+    with caplog.at_level(logging.INFO, logger="agent-store.local"), socket.create_connection((host, int(port))) as conn:
+        conn.sendall(
+            b"GET /health\x1b]0;pwned\x07\x1b[2J HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n"
+        )
+        while conn.recv(65536):
+            pass
+    lines = [r.getMessage() for r in caplog.records if r.name == "agent-store.local"]
+    assert any("/health\\u001b]0;pwned\\u0007\\u001b[2J" in line for line in lines), lines
+    assert not any(re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", line) for line in lines)

@@ -178,7 +178,9 @@ def test_the_traces_of_a_session_are_one_write_and_traces_past_the_limit_are_rej
 @pytest.mark.parametrize(
     "body",
     [
-        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32 + b'","startTimeUnixNano":Infinity}]}]}]}',
+        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"'
+        + b"a" * 32
+        + b'","startTimeUnixNano":Infinity}]}]}]}',
         b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32 + b'","startTimeUnixNano":1e999}]}]}]}',
         b'{"resourceSpans":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":' + b"[" * 3_000 + b"]" * 3_000 + b"}]}]}]}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -220,3 +221,30 @@ def test_errors_are_one_line_and_usage_errors_exit_2(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["sessions", "export", "--help"])
     assert "--records" in capsys.readouterr().out
+
+
+HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\x9b31m\u202etxt.exe\rOK"  # clipboard, title, clear, CSI
+
+
+def test_stored_control_characters_never_reach_the_terminal(h: Harness) -> None:
+    """Text an attacker put into a tool's output (or a title, a span name) is shown with its controls
+    written visibly, in every command that prints what a session holds; JSON output stays equal."""
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="evil", title=f"title {HOSTILE}")
+    alice.append_messages("evil", [{"role": "tool", "tool_call_id": "c1", "content": f"result {HOSTILE}"}])
+    alice.append_trace_events("evil", "run-1", [{"name": f"span {HOSTILE}", "start": 1.0, "end": 2.0}])
+    raw = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+    outputs = {
+        "list": run(h.store, "sessions", "list")[1],
+        "show": run(h.store, "sessions", "show", "evil", "--full")[1],
+        "tail": run(h.store, "messages", "tail", "evil", "-n", "1")[1],
+        "traces": run(h.store, "traces", "show", "evil")[1],
+        "json": run(h.store, "sessions", "show", "evil", "--json")[1],
+    }
+    for name, out in outputs.items():
+        assert not raw.search(out), (name, out)
+        assert "\\u001b]52;c;" in out or name == "list", (name, out)  # the list shortens the title
+    assert "\\u001b]0;pwned" in outputs["list"]
+    assert "\\u009b31m" in outputs["show"] and "\\u202etxt.exe\\u000dOK" in outputs["show"]
+    shown = json.loads(outputs["json"])  # JSON's own escapes: the same text as stored
+    assert shown["full"]["session"]["title"] == f"title {HOSTILE}"
