@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import os
+import re
 import time
 import urllib.error
 import urllib.request
