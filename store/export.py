@@ -171,15 +171,17 @@ class _Importer:
             self.counts.wrote("session")
         except SessionExists:
             pass
-        target = self.store.get_session(self.session_id)
-        self.last_seq = target.last_seq if target is not None else 0
+        target = self.store.get_session(self.session_id, owner=self.owner)
+        if target is None:  # the id is taken by another owner's session: never write into it
+            raise SessionExists(self.session_id)
+        self.last_seq = target.last_seq
 
     def message(self, record: MessageRecord) -> None:
         self.counts.messages += 1
         if record.seq < self.last_seq:
             return  # the target has it (an earlier import): its last one is checked below
         if record.seq == self.last_seq:
-            if self.store.get_message(self.session_id, record.id) is None:
+            if self.store.get_message(self.session_id, record.id, owner=self.owner) is None:
                 raise Conflict(
                     f"session {self.session_id!r} holds other messages than the export's: import into a new id"
                 )
@@ -198,7 +200,7 @@ class _Importer:
         ]
         try:
             written = self.store.append_messages(
-                self.session_id, messages, expected_seq=self.last_seq, idempotency_key=key
+                self.session_id, messages, expected_seq=self.last_seq, idempotency_key=key, owner=self.owner
             )
         except Conflict:
             raise Conflict(
@@ -207,7 +209,7 @@ class _Importer:
             ) from None
         for source, target in zip(batch, written, strict=True):
             if source.kind == "compaction":
-                self.store.mark_compaction(self.session_id, target.id)
+                self.store.mark_compaction(self.session_id, target.id, owner=self.owner)
         self.last_seq = written[-1].seq
         self.counts.wrote("messages", len(written))
         if self.progress:
@@ -216,26 +218,28 @@ class _Importer:
     def state(self, snapshot: StateSnapshot) -> None:
         self.flush()
         self.counts.state = 1
-        current = self.store.load_state(self.session_id)
+        current = self.store.load_state(self.session_id, owner=self.owner)
         if current is None or current.state != snapshot.state:
-            self.store.save_state(self.session_id, snapshot.state)
+            self.store.save_state(self.session_id, snapshot.state, owner=self.owner)
             self.counts.wrote("state")
 
     def interrupt(self, interrupt: dict[str, Any]) -> None:
-        if self.store.load_interrupt(self.session_id) != interrupt:
-            self.store.save_interrupt(self.session_id, interrupt)
+        if self.store.load_interrupt(self.session_id, owner=self.owner) != interrupt:
+            self.store.save_interrupt(self.session_id, interrupt, owner=self.owner)
             self.counts.wrote("interrupt")
 
     def records(self, kind: str, records: list[Any]) -> None:
         self.counts.records += len(records)
-        if self.store.load_records(self.session_id, kind) != records:
-            self.store.save_records(self.session_id, kind, records)
+        if self.store.load_records(self.session_id, kind, owner=self.owner) != records:
+            self.store.save_records(self.session_id, kind, records, owner=self.owner)
             self.counts.wrote("records", len(records))
 
     def artifact(self, version: ArtifactVersion, data: bytes) -> None:
         self.counts.artifacts += 1
         if version.name not in self.artifact_counts:
-            self.artifact_counts[version.name] = len(self.store.list_artifact_versions(self.session_id, version.name))
+            self.artifact_counts[version.name] = len(
+                self.store.list_artifact_versions(self.session_id, version.name, owner=self.owner)
+            )
         seen = self.artifact_counts.setdefault(version.name, 0)
         if version.version <= seen:
             return
@@ -244,7 +248,12 @@ class _Importer:
                 f"artifact {version.name!r} version {version.version}: its bytes do not match its sha256"
             )
         self.store.put_artifact(
-            self.session_id, version.name, data, content_type=version.content_type, metadata=version.metadata
+            self.session_id,
+            version.name,
+            data,
+            content_type=version.content_type,
+            metadata=version.metadata,
+            owner=self.owner,
         )
         self.artifact_counts[version.name] = seen + 1
         self.counts.wrote("artifacts")
@@ -253,10 +262,10 @@ class _Importer:
 
     def trace(self, run_id: str, events: list[dict[str, Any]]) -> None:
         self.counts.trace_events += len(events)
-        have = len(self.store.load_trace_events(self.session_id, run_id))
+        have = len(self.store.load_trace_events(self.session_id, run_id, owner=self.owner))
         missing = events[have:]
         if missing:
-            self.store.append_trace_events(self.session_id, run_id, missing)
+            self.store.append_trace_events(self.session_id, run_id, missing, owner=self.owner)
             self.counts.wrote("trace_events", len(missing))
 
 
@@ -269,7 +278,8 @@ def import_session(
     progress: Progress | None = None,
 ) -> tuple[str, Counts]:
     """Write an export into `store` as `owner`'s session `session_id` (else the exported id); returns the id
-    and the counts.
+    and the counts. Every read and write is `owner`'s: a target id another owner's session holds is refused
+    (SessionExists), and nothing of theirs is read or changed.
     Idempotent (see the module); InvalidInput for a malformed export, before anything of a bad line is written."""
     importer: _Importer | None = None
     for obj in read_lines(lines):

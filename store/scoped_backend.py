@@ -52,21 +52,26 @@ def _localized(owner: str, value: Any) -> Any:
 
 
 class ScopedBackend(Backend):
-    """`inner`, seen by `owner`: every request is the owner's (its `owner` set, its session ids scoped), and
-    sessions outside the owner's namespace (made by the library under unscoped ids) are not listed."""
+    """`inner`, seen by `owner`: every request is the owner's (its `owner` set: another owner's session is
+    absent), its session ids scoped, and sessions outside the owner's namespace (made by the library under
+    unscoped ids) are not listed. With `scope_ids=False` the requests are still the owner's, but ids are
+    taken and shown as stored (the sessions the library made under ids of its own)."""
 
-    def __init__(self, inner: Backend, owner: str) -> None:
+    def __init__(self, inner: Backend, owner: str, *, scope_ids: bool = True) -> None:
         if not isinstance(inner, Backend):
             raise InvalidInput("ScopedBackend wraps a sync backend (a SessionStore's), not an async one")
         self.inner = inner
         self.owner = owner
-        self.name = f"{inner.name} as {owner}"
+        self.scope_ids = scope_ids
+        self.name = f"{inner.name} as {owner}" + ("" if scope_ids else " (ids as stored)")
 
     def execute(self, request: rq.Request[R]) -> R:
         names = {f.name for f in fields(request)}
         changes: dict[str, Any] = {}
         if "owner" in names:
             changes["owner"] = self.owner
+        if not self.scope_ids:
+            return self.inner.execute(replace(request, **changes))
         if isinstance(request, rq.InSession | rq.CreateSession):
             changes["session_id"] = scoped_id(self.owner, request.session_id)
         if isinstance(request, CHECKPOINTS) and request.scope == "session":

@@ -40,7 +40,15 @@ def _common() -> argparse.ArgumentParser:
     where.add_argument("--token", help="a bearer token for --api (default: $AGENT_STORE_TOKEN)")
     where.add_argument("--owner", help="without --api: the owner to act as (default: $AGENT_STORE_OWNER)")
     where.add_argument(
-        "--unscoped", action="store_true", help="without --api: session ids as stored, not as the API names them"
+        "--unscoped",
+        action="store_true",
+        help="without --api: the owner's sessions with ids as stored, not as the API names them",
+    )
+    where.add_argument(
+        "--any-owner",
+        action="store_true",
+        help="without --api: act as the operator on any owner's session, ids as stored (--owner still names "
+        "whose sessions are listed, and whose an import writes)",
     )
     where.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each API request (30)")
     common.add_argument("--json", action="store_true", help="print JSON for scripts instead of tables")

@@ -57,7 +57,9 @@ def resolve(args: Any, given: SessionStore | None = None) -> Target:
     if not owner:
         raise InvalidInput(f"name the owner whose sessions to use: --owner, or {OWNER_ENV} (or use --api)")
     store = given if given is not None else SessionStore.from_env()
-    if args.unscoped:
-        return Target(store, owner, f"{store.backend_name} (ids as stored)")
-    scoped = SessionStore(backend=ScopedBackend(store.backend, owner), settings=store.settings)
-    return Target(scoped, owner, store.backend_name)
+    if getattr(args, "any_owner", False):  # the operator, across owners, said so by name
+        return Target(store, owner, f"{store.backend_name} (any owner's sessions, ids as stored)")
+    mine = SessionStore(
+        backend=ScopedBackend(store.backend, owner, scope_ids=not args.unscoped), settings=store.settings
+    )
+    return Target(mine, owner, store.backend_name + (" (ids as stored)" if args.unscoped else ""))

@@ -248,3 +248,49 @@ def test_stored_control_characters_never_reach_the_terminal(h: Harness) -> None:
     assert "\\u009b31m" in outputs["show"] and "\\u202etxt.exe\\u000dOK" in outputs["show"]
     shown = json.loads(outputs["json"])  # JSON's own escapes: the same text as stored
     assert shown["full"]["session"]["title"] == f"title {HOSTILE}"
+
+
+def test_an_import_never_writes_into_another_owners_session(h: Harness, tmp_path: Path) -> None:
+    """`import_session(store, "mallory", ...)` with an export naming bob's store id: refused, bob's session
+    untouched (it appended into it and replaced its state before)."""
+    from store import SessionExists
+    from store.export import export_session, import_session
+
+    bob = h.store.create_session("bob", session_id="bobs-store-id")
+    h.store.append_messages(bob.id, [{"role": "user", "content": "bob's"}], owner="bob")
+    h.store.save_state(bob.id, {"bob": True}, owner="bob")
+    forged = SessionStore.memory()
+    forged.create_session("mallory", session_id="bobs-store-id")
+    forged.append_messages("bobs-store-id", [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    forged.save_state("bobs-store-id", {"bob": False})
+    buffer = io.StringIO()
+    export_session(forged, "bobs-store-id", buffer)
+    lines = buffer.getvalue().splitlines(keepends=True)
+    before = h.snapshot()
+    with pytest.raises(SessionExists):
+        import_session(h.store, "mallory", lines)
+    assert h.snapshot() == before
+    assert [m.content for m in h.store.list_messages(bob.id, owner="bob").items] == ["bob's"]
+    assert h.store.load_state(bob.id, owner="bob").state == {"bob": True}  # type: ignore[union-attr]
+    # the CLI on the tables, importing as alice into bob's stored id (--unscoped), is refused the same way
+    dump = tmp_path / "forged.jsonl"
+    dump.write_text("".join(lines))
+    code, _ = run(h.store, "sessions", "import", str(dump), "-q", "--unscoped", owner="alice")
+    assert code == 1 and h.snapshot() == before
+
+
+def test_an_owners_tools_act_on_that_owners_sessions_only(h: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    """--unscoped shows ids as stored, still as --owner: bob's session is absent to alice; acting across
+    owners is the operator's --any-owner, named for what it does."""
+    bob = h.store.create_session("bob", session_id="bobs-store-id", title="bob's")
+    h.store.append_messages(bob.id, [{"role": "user", "content": "private"}], owner="bob")
+    for command in (("sessions", "show", bob.id), ("sessions", "export", bob.id), ("messages", "tail", bob.id)):
+        code, out = run(h.store, *command, "--unscoped", owner="alice")
+        assert code == 1 and "private" not in out, command
+    assert "not found" in capsys.readouterr().err
+    code, out = run(h.store, "sessions", "delete", bob.id, "--yes", "--unscoped", owner="alice")
+    assert code == 1 and h.store.get_session(bob.id, owner="bob") is not None
+    code, out = run(h.store, "sessions", "show", bob.id, "--unscoped", owner="bob")  # bob's own, as stored
+    assert code == 0 and "private" in out
+    code, out = run(h.store, "sessions", "show", bob.id, "--any-owner", owner="alice")  # the operator, by name
+    assert code == 0 and "private" in out
