@@ -271,7 +271,7 @@ def test_an_import_never_writes_into_another_owners_session(h: Harness, tmp_path
         import_session(h.store, "mallory", lines)
     assert h.snapshot() == before
     assert [m.content for m in h.store.list_messages(bob.id, owner="bob").items] == ["bob's"]
-    assert h.store.load_state(bob.id, owner="bob").state == {"bob": True}  # type: ignore[union-attr]
+    assert h.store.load_state(bob.id, owner="bob").state == {"bob": True}
     # the CLI on the tables, importing as alice into bob's stored id (--unscoped), is refused the same way
     dump = tmp_path / "forged.jsonl"
     dump.write_text("".join(lines))
