@@ -103,18 +103,37 @@ def free_port() -> int:
 class _OneRequestAtATime:
     """WSGI wrapper executing one request at a time. moto's backends are not safe under concurrent
     requests (a transaction can be half-applied, or fail on a dict changed mid-iteration); DynamoDB
-    executes each request atomically. Clients still connect and interleave their requests freely."""
+    executes each request atomically. Clients still connect and interleave their requests freely.
 
-    def __init__(self, app: Any, latency: float = 0.0) -> None:
+    It is also the storage port's door. moto answers anyone who can reach it, so a web page (of any origin,
+    or a `file://` page) could read every owner's data with a Scan, or wipe the stack through
+    `/moto-api/reset`. Only requests for this server's own address (`Host`: 127.0.0.1 or localhost at its
+    port, which defeats DNS rebinding) that no browser sent (no `Origin` header: browsers add one to every
+    cross-origin request, and to every POST) are served; the rest get 403. moto's global CORS is off."""
+
+    def __init__(self, app: Any, latency: float = 0.0, port: int = 0) -> None:
         self.app = app
         self.lock = threading.Lock()
         self.latency = latency
+        self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
 
     def __call__(self, environ: Any, start_response: Any) -> list[bytes]:
+        refusal = self.refusal(environ)
+        if refusal is not None:
+            start_response("403 Forbidden", [("Content-Type", "text/plain"), ("Content-Length", str(len(refusal)))])
+            return [refusal]
         if self.latency:  # a network's round trip: concurrent requests wait for it side by side
             time.sleep(self.latency)
         with self.lock:
             return list(self.app(environ, start_response))
+
+    def refusal(self, environ: Any) -> bytes | None:
+        """Why this request is not served (None: it is)."""
+        if environ.get("HTTP_ORIGIN") is not None:
+            return b"the local stack's storage does not answer browsers: use the API"
+        if (environ.get("HTTP_HOST") or "").lower() not in self.hosts:
+            return b"the local stack's storage answers requests for its own address only"
+        return None
 
 
 def quicker_moto() -> None:
@@ -143,7 +162,7 @@ def _serialized_server_class(latency: float = 0.0) -> Any:
 
     class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
-            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app), latency)
+            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app), latency, self._port)
             self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
             self._server_ready_event.set()
             self._server.serve_forever()
@@ -158,6 +177,9 @@ def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
     (a network's round trip; concurrent requests wait side by side), for benchmarks."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     quicker_moto()
+    import moto.moto_server.werkzeug_app as moto_app
+
+    moto_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]  # no CORS answer for any origin
     port = port or free_port()
     server = _serialized_server_class(latency)(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

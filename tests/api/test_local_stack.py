@@ -17,7 +17,9 @@ from urllib.parse import quote
 import pytest
 
 from infra.local import devtoken
+from infra.local.aws import local_client
 from infra.local.stack import LocalStack, local_stack
+from store import SessionStore
 
 
 @pytest.fixture(scope="module")
@@ -389,3 +391,31 @@ def test_the_request_log_shows_control_characters_visibly(stack: LocalStack, cap
     lines = [r.getMessage() for r in caplog.records if r.name == "agent-store.local"]
     assert any("/health\\u001b]0;pwned\\u0007\\u001b[2J" in line for line in lines), lines
     assert not any(re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", line) for line in lines)
+
+
+def test_the_storage_port_answers_no_browser_and_no_other_host(stack: LocalStack) -> None:
+    """moto answers anyone who reaches it: a page of any origin read every owner's data with a Scan and
+    wiped the stack with a no-cors POST /moto-api/reset. Now a request with an Origin (what a browser
+    sends) or for another Host (DNS rebinding) is a 403, and no answer carries CORS headers."""
+    store = SessionStore(
+        stack.tables.sessions, stack.tables.messages, client=local_client(endpoint_url=stack.aws_endpoint)
+    )
+    sid = store.create_session("vera").id
+    scan = json.dumps({"TableName": stack.tables.sessions}).encode()
+    target = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.Scan"}
+    for headers in (
+        {**target, "Origin": "https://evil.example"},
+        {**target, "Origin": "null"},  # a file:// page
+        {**target, "Host": "evil.example:8001"},
+    ):
+        status, answered, _ = http("POST", stack.aws_endpoint + "/", raw=scan, headers=headers)
+        assert status == 403 and not any(k.lower().startswith("access-control") for k in answered), headers
+    status, answered, _ = http(
+        "OPTIONS",
+        stack.aws_endpoint + "/",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert status == 403 and "Access-Control-Allow-Origin" not in answered
+    status, _, _ = http("POST", stack.aws_endpoint + "/moto-api/reset", raw=b"", headers={"Origin": "null"})
+    assert status == 403
+    assert store.get_session(sid) is not None  # nothing was wiped; boto3 (no Origin) is served
