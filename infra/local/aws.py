@@ -209,7 +209,7 @@ def moto_server_process(latency: float = 0.0) -> Iterator[str]:
 
 
 def per_item_transaction_backups() -> None:
-    """For benchmarks and load runs: moto backs up every table a TransactWriteItems touches with a deep
+    """For the local stack, benchmarks and load runs: moto backs up every table a TransactWriteItems touches with a deep
     copy (to roll back one that fails), so each transaction costs O(table size) and runs of thousands of
     appends slow to hours. This backs up only the items the transaction names (the only ones it can
     change) and restores exactly those when it fails: the same outcome, at the cost of the items."""
@@ -217,6 +217,9 @@ def per_item_transaction_backups() -> None:
     from moto.dynamodb.models.dynamo_type import DynamoType
     from moto.dynamodb.models.table import Table
 
+    if getattr(models, "_agent_store_item_backups", False):  # installed already (idempotent)
+        return
+    models._agent_store_item_backups = True  # type: ignore[attr-defined]
     real = models.copy.deepcopy  # type: ignore[attr-defined]
 
     class _Copy:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from functions.api.console_routes import is_console
 from infra.local import devtoken, persist
 from infra.local.apigw import LambdaContext, http_event, response_body
-from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server
+from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
 from store.cli.show import visible
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
@@ -291,6 +291,7 @@ def local_stack(
     from store import SessionStore
     from store.session_store import s3_config
 
+    per_item_transaction_backups()  # moto would copy every table each transaction touches: memory grows with use
     if aws_port:
         _check_free(aws_port, "moto's", "--aws-port")
     if port:

@@ -419,3 +419,31 @@ def test_the_storage_port_answers_no_browser_and_no_other_host(stack: LocalStack
     status, _, _ = http("POST", stack.aws_endpoint + "/moto-api/reset", raw=b"", headers={"Origin": "null"})
     assert status == 403
     assert store.get_session(sid) is not None  # nothing was wiped; boto3 (no Origin) is served
+
+
+def test_the_local_stack_backs_up_only_the_items_a_transaction_names(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto deep-copies every table a transaction touches (300 appends grew the stack by ~320 MB): the stack
+    installs per-item backups, so a table passes through moto's copy untouched and only the named items
+    are saved."""
+    import moto.dynamodb.models as models
+    from moto.dynamodb.models.table import Table
+
+    copied: list[bool] = []
+    shim = models.copy  # type: ignore[attr-defined]
+    real = shim.deepcopy
+
+    def spy(value: Any, memo: Any = None) -> Any:
+        out = real(value, memo)
+        if isinstance(value, Table):
+            copied.append(out is not value)
+        return out
+
+    monkeypatch.setattr(shim, "deepcopy", staticmethod(spy))
+    store = SessionStore(
+        stack.tables.sessions, stack.tables.messages, client=local_client(endpoint_url=stack.aws_endpoint)
+    )
+    sid = store.create_session("wes").id
+    store.append_messages(sid, [{"role": "user", "content": "x" * 1000}])
+    assert copied and not any(copied)  # moto asked to copy the tables it touched, and none was copied
