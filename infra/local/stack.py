@@ -352,7 +352,7 @@ def serve(
 ) -> int:
     """`make run` / `python -m infra.cli local`: start the stack, print how to use it (the API, a token, the
     environment for the library and the CLI), log a line per request, run until Ctrl-C (or SIGTERM), then
-    stop everything (saving to `data` first). Returns the exit status: 1, in one line, when a port is taken."""
+    stop everything (saving to `data` first). Returns the exit status: 1, in one line, when a port is taken or the data directory cannot be used safely."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)
     signal.signal(signal.SIGINT, _interrupt)  # also when started with SIGINT ignored (a background job)
@@ -386,7 +386,7 @@ def serve(
                     stack.save()
             except KeyboardInterrupt:
                 print("\nstopping..." + (f" (saving to {data})" if data is not None else ""), flush=True)
-    except PortTaken as exc:
+    except (PortTaken, persist.DataDirError) as exc:
         print(f"agent-store local: {exc}", file=sys.stderr)
         return 1
     print("stopped.")

@@ -447,3 +447,56 @@ def test_the_local_stack_backs_up_only_the_items_a_transaction_names(
     sid = store.create_session("wes").id
     store.append_messages(sid, [{"role": "user", "content": "x" * 1000}])
     assert copied and not any(copied)  # moto asked to copy the tables it touched, and none was copied
+
+
+def test_kept_data_is_private_and_never_follows_a_link(tmp_path: Any) -> None:
+    """--data holds every owner's data and the token key: 0700/0600 from the start under umask 022, a link
+    planted at DIR.saving is refused (it was followed: everything went where it pointed), and a manifest
+    naming a file outside objects/ is refused on load (it was read into the bucket)."""
+    import stat
+
+    from infra.local import persist
+
+    data = tmp_path / "kept"
+    previous = os.umask(0o022)
+    try:
+        with local_stack(port=0, cascade=False, prefix="priv", data=data) as stack:
+            token = stack.token("alice")
+            assert http("POST", f"{stack.api_url}/sessions", token=token, body={"session_id": "p"})[0] == 201
+            put = http(
+                "PUT",
+                f"{stack.api_url}/sessions/p/artifacts/a.bin",
+                token=token,
+                raw=b"x",
+                headers={"Content-Type": "application/octet-stream"},
+            )
+            assert put[0] == 201
+            stack.save()
+            modes = {p.relative_to(data): stat.S_IMODE(p.stat().st_mode) for p in [data, *data.rglob("*")]}
+            assert all(m == (0o700 if (data / p).is_dir() else 0o600) for p, m in modes.items()), modes
+            elsewhere = tmp_path / "attacker"
+            elsewhere.mkdir()
+            (tmp_path / "kept.saving").symlink_to(elsewhere)
+            with pytest.raises(persist.DataDirError, match="symbolic link"):
+                stack.save()
+            assert list(elsewhere.iterdir()) == []  # nothing written through the link
+            (tmp_path / "kept.saving").unlink()
+    finally:
+        os.umask(previous)
+    secret_file = tmp_path / "secret-of-someone"
+    secret_file.write_bytes(b"not the stack's")
+    manifest = json.loads((data / "objects.json").read_text())
+    manifest[0]["file"] = "../../secret-of-someone"
+    (data / "objects.json").chmod(0o600)
+    (data / "objects.json").write_text(json.dumps(manifest))
+    with (
+        pytest.raises(persist.DataDirError, match="not one of the stack's own"),
+        local_stack(port=0, cascade=False, prefix="priv2", data=data),
+    ):
+        pass
+    manifest[0]["file"] = "00000000"
+    (data / "objects.json").write_text(json.dumps(manifest))
+    (data / "objects" / "00000000").unlink()
+    (data / "objects" / "00000000").symlink_to(secret_file)
+    with pytest.raises(persist.DataDirError), local_stack(port=0, cascade=False, prefix="priv3", data=data):
+        pass
