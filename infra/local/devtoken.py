@@ -37,6 +37,17 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
+def operator_key(secret: bytes) -> str:
+    """The stack's operator key: what mints tokens for any owner (`POST /_local/token`). Derived from the
+    signing secret, so it stays the same across restarts with --data, and is no token of any owner."""
+    return _b64(hmac.new(secret, b"agent-store-local operator key", hashlib.sha256).digest())
+
+
+def is_operator(secret: bytes, presented: str) -> bool:
+    """True when `presented` is the stack's operator key."""
+    return hmac.compare_digest(presented.encode(), operator_key(secret).encode())
+
+
 def issue(secret: bytes, subject: str, *, ttl: int = 12 * 3600, now: float | None = None) -> str:
     """A token for `subject`, valid for `ttl` seconds."""
     issued = int(time.time() if now is None else now)

@@ -26,11 +26,14 @@ from functions.api.console_routes import is_console
 from infra.local import devtoken, persist
 from infra.local.apigw import LambdaContext, http_event, response_body
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
+from store import InvalidInput, codec
 from store.cli.show import visible
+from store.cli.target import OPERATOR_ENV
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 TOKEN_ROUTE = "/_local/token"  # the local adapter's own route: mint a development token for another owner
+OPERATOR_HEADER = "X-Agent-Store-Operator"  # carries the stack's operator key to TOKEN_ROUTE
 DEFAULT_AWS_PORT = 8001  # moto's port, fixed so that exported endpoints stay valid across restarts
 SAVE_INTERVAL = 30.0  # seconds between saves of --data while the stack runs
 log = logging.getLogger("agent-store.local")
@@ -113,18 +116,25 @@ class ApiAdapter(BaseHTTPRequestHandler):
         self._status = code
         super().send_response(code, message)
 
-    def _mint(self, claims: dict[str, Any], body: bytes | None) -> None:
-        """POST /_local/token {"sub": NAME}: a development token for another owner, for a caller that holds
-        one (`agent-store token --sub NAME`). The local adapter answers it; the deployed API has no such route."""
+    def _mint(self, body: bytes | None) -> None:
+        """POST /_local/token {"sub": NAME}: a development token for any owner, for the stack's operator only
+        (the operator key printed at start, in OPERATOR_HEADER: `agent-store token --sub NAME`). An owner's
+        token mints nothing: it would make every development token every owner's. The local adapter answers
+        it; the deployed API has no such route."""
+        if not devtoken.is_operator(self.server.secret, self.headers.get(OPERATOR_HEADER) or ""):
+            self._refuse(
+                403, "insufficient_scope", f"minting tokens takes the stack's operator key ({OPERATOR_HEADER})"
+            )
+            return
         try:
-            subject = json.loads(body or b"{}").get("sub")
-        except (ValueError, AttributeError):
+            subject = codec.parse(body or b"{}", "the request", max_depth=2).get("sub")
+        except (InvalidInput, AttributeError):
             subject = None
         if not isinstance(subject, str) or not subject or len(subject) > 128:
             self._refuse(400, "invalid_request", 'send {"sub": "<owner>"}: a subject of 1 to 128 characters')
             return
         token = devtoken.issue(self.server.secret, subject)
-        reply = json.dumps({"token": token, "sub": subject, "issued_by": claims.get("sub")}).encode()
+        reply = json.dumps({"token": token, "sub": subject, "issued_by": "operator"}).encode()
         self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
 
     def _route(self) -> None:
@@ -138,6 +148,9 @@ class ApiAdapter(BaseHTTPRequestHandler):
             self._refuse(413, "payload_too_large", f"requests are at most {MAX_REQUEST_BYTES} bytes")
             return
         body = self.rfile.read(length) if length else None
+        if url.path == TOKEN_ROUTE and self.command == "POST":
+            self._mint(body)
+            return
         claims = None
         if url.path not in PUBLIC_ROUTES and not is_console(url.path):
             auth = self.headers.get("Authorization") or ""
@@ -150,9 +163,6 @@ class ApiAdapter(BaseHTTPRequestHandler):
             except devtoken.TokenError as exc:
                 self._unauthorized(str(exc))
                 return
-        if url.path == TOKEN_ROUTE and self.command == "POST" and claims is not None:
-            self._mint(claims, body)
-            return
         headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
         event = http_event(self.command, url.path, query=url.query, headers=headers, body=body, claims=claims)
         with self.server.invoke:
@@ -352,7 +362,8 @@ def serve(
 ) -> int:
     """`make run` / `python -m infra.cli local`: start the stack, print how to use it (the API, a token, the
     environment for the library and the CLI), log a line per request, run until Ctrl-C (or SIGTERM), then
-    stop everything (saving to `data` first). Returns the exit status: 1, in one line, when a port is taken or the data directory cannot be used safely."""
+    stop everything (saving to `data` first). Returns the exit status: 1, in one line, when a port is taken
+    or the data directory cannot be used safely."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)
     signal.signal(signal.SIGINT, _interrupt)  # also when started with SIGINT ignored (a background job)
@@ -373,6 +384,7 @@ def serve(
             print("  curl -s -X POST -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' \\")
             print(f'       -d \'{{"title": "first"}}\' {stack.api_url}/sessions')
             print("\n  # SessionStore.from_env() and agent-store (another owner: agent-store token --sub NAME):")
+            print(f"  export {OPERATOR_ENV}={devtoken.operator_key(stack.secret)}   # the operator's: mints tokens")
             for name, value in {**stack.environment(), "AGENT_STORE_TOKEN": "$TOKEN"}.items():
                 print(f"  export {name}={value}")
             print("\nPress Ctrl-C to stop.", flush=True)

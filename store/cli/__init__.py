@@ -127,6 +127,9 @@ def parser() -> argparse.ArgumentParser:
     )
     token.add_argument("--sub", required=True, help="the owner the new token stands for")
     token.add_argument("--export", action="store_true", help="print an export line for AGENT_STORE_TOKEN")
+    token.add_argument(
+        "--operator-key", help="the key the local stack printed at start (default: $AGENT_STORE_OPERATOR_KEY)"
+    )
 
     migrate = groups.add_parser("migrate", help="copy another library's histories into the store (idempotent)")
     migrate.add_argument("source", choices=["langchain"], help="langchain: a DynamoDBChatMessageHistory table")

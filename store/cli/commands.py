@@ -17,24 +17,27 @@ from store.trace_view import spans, waterfall
 
 
 def mint_token(args: Any, out: TextIO) -> int:
-    """`agent-store token --sub NAME`: ask the running local stack (--api, with a token it issued) for a
-    development token for NAME, so that a second owner needs no restart and no code."""
+    """`agent-store token --sub NAME`: ask the running local stack (--api) for a development token for NAME,
+    with the operator key it printed at start, so that a second owner needs no restart and no code."""
     import json
     import os
 
-    from store.cli.target import API_ENV, TOKEN_ENV
+    from store.cli.target import API_ENV, OPERATOR_ENV, TOKEN_ENV
     from store.http_backend import HttpBackend
     from store.requests import HealthCheck
 
-    api, token = args.api or os.environ.get(API_ENV), args.token or os.environ.get(TOKEN_ENV)
-    if not api or not token:
+    api, key = args.api or os.environ.get(API_ENV), args.operator_key or os.environ.get(OPERATOR_ENV)
+    if not api or not key:
         raise InvalidInput(
-            f"token needs the local stack's API and a token it issued: --api and --token ({API_ENV}, {TOKEN_ENV})"
+            f"token needs the local stack's API and its operator key (printed by make run): --api and "
+            f"--operator-key ({API_ENV}, {OPERATOR_ENV})"
         )
-    http = HttpBackend(api, token, timeout=args.timeout)
-    reply = http.send("POST", "/_local/token", body={"sub": args.sub})
+    http = HttpBackend(api, "", timeout=args.timeout)
+    reply = http.send("POST", "/_local/token", body={"sub": args.sub}, headers={"X-Agent-Store-Operator": key})
     if reply.status == 404:
         raise InvalidInput(f"{api} mints no tokens: only the local stack (make run) does")
+    if reply.status == 403:
+        raise InvalidInput("the local stack refused the operator key (it is printed when the stack starts)")
     checked = http.check(reply, HealthCheck())
     minted = str(json.loads(checked.body)["token"]) if checked is not None else ""
     out.write(f"export {TOKEN_ENV}={minted}\n" if args.export else minted + "\n")

@@ -19,6 +19,7 @@ from store.session_store import SessionStore
 API_ENV = "AGENT_STORE_API"
 TOKEN_ENV = "AGENT_STORE_TOKEN"  # nosec B105: the name of a variable, not a token
 OWNER_ENV = "AGENT_STORE_OWNER"
+OPERATOR_ENV = "AGENT_STORE_OPERATOR_KEY"  # nosec B105: the name of a variable, not a key
 
 
 @dataclass

@@ -309,12 +309,19 @@ def test_a_token_for_another_owner_without_a_restart(stack: LocalStack) -> None:
 
     from store.cli import main
 
+    key = devtoken.operator_key(stack.secret)
     out = io.StringIO()
-    assert main(["token", "--sub", "zoe", "--api", stack.api_url, "--token", stack.token("dev-user")], out=out) == 0
+    assert main(["token", "--sub", "zoe", "--api", stack.api_url, "--operator-key", key], out=out) == 0
     zoe = out.getvalue().strip()
     status, _, body = http("POST", f"{stack.api_url}/sessions", token=zoe, body={"session_id": "zoes"})
     assert status == 201 and json.loads(body)["owner"] == "zoe", body
-    assert http("POST", f"{stack.api_url}/_local/token", body={"sub": "x"})[0] == 401  # a token is needed
+    # an owner's development token mints nothing (it made every development token every owner's)
+    route = f"{stack.api_url}/_local/token"
+    assert http("POST", route, token=stack.token("mallory"), body={"sub": "zoe"})[0] == 403
+    assert http("POST", route, body={"sub": "zoe"})[0] == 403
+    forged = {"X-Agent-Store-Operator": devtoken.operator_key(b"another stack's secret")}
+    assert http("POST", route, body={"sub": "zoe"}, headers=forged)[0] == 403
+    assert main(["token", "--sub", "zoe", "--api", stack.api_url, "--operator-key", "guess"], out=io.StringIO()) == 1
 
 
 def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens(stack: LocalStack) -> None:
