@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -24,13 +25,21 @@ FILES = {
     "console.js": "text/javascript; charset=utf-8",
     "console.css": "text/css; charset=utf-8",
 }
-# the page runs only its own script and style, talks only to this origin, and is never framed
-HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-    "connect-src 'self' https:; form-action 'self' https:; base-uri 'none'; frame-ancestors 'none'",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-}
+
+
+def headers() -> dict[str, str]:
+    """The page runs only its own script and style, is never framed, and talks to exactly this origin and,
+    when OIDC sign-in is configured, the issuer's token endpoint (its origin): nothing else over https."""
+    connect = "'self'"
+    oidc = sign_in_settings()["oidc"]
+    if isinstance(oidc, dict):
+        token_url = urlsplit(str(oidc["token_url"]))
+        connect += f" https://{token_url.netloc}"
+    policy = (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+        f"connect-src {connect}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+    return {"Content-Security-Policy": policy, "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 
 
 @functools.cache
@@ -44,12 +53,18 @@ def is_console(path: str) -> bool:
     return path == "/console" or path.startswith("/console/")
 
 
+def _https(url: str) -> bool:
+    """True for an https URL with a host and nothing that could widen a policy (no spaces, quotes, ';')."""
+    parts = urlsplit(url)
+    return parts.scheme == "https" and bool(parts.hostname) and not any(c in url for c in " ;'\",\n")
+
+
 def sign_in_settings() -> dict[str, object]:
     """What the page needs to sign in: the OIDC client and endpoints, or null for a pasted token."""
     client, authorize, token = (
         os.environ.get(name, "").strip() for name in ("CONSOLE_CLIENT_ID", "CONSOLE_AUTHORIZE_URL", "CONSOLE_TOKEN_URL")
     )
-    if not (client and authorize.startswith("https://") and token.startswith("https://")):
+    if not (client and _https(authorize) and _https(token)):
         return {"oidc": None}
     scope = os.environ.get("CONSOLE_SCOPES", "openid").strip() or "openid"
     return {"oidc": {"client_id": client, "authorize_url": authorize, "token_url": token, "scope": scope}}
@@ -57,7 +72,7 @@ def sign_in_settings() -> dict[str, object]:
 
 @router.get("/console", include_in_schema=False)
 def console_root() -> Response[Any]:
-    return Response(302, headers={"Location": "console/", **HEADERS})
+    return Response(302, headers={"Location": "console/", **headers()})
 
 
 @router.get("/console/", include_in_schema=False)
@@ -70,8 +85,8 @@ def console_file(name: str) -> Response[Any]:
     if name == "config.json":
         body = json.dumps(sign_in_settings())
         return Response(
-            200, content_type="application/json", body=body, headers={**HEADERS, "Cache-Control": "no-store"}
+            200, content_type="application/json", body=body, headers={**headers(), "Cache-Control": "no-store"}
         )
     if name not in FILES:
-        return Response(404, content_type="text/plain", body="not found", headers=HEADERS)
-    return Response(200, content_type=FILES[name], body=_text(name), headers={**HEADERS, "Cache-Control": "no-cache"})
+        return Response(404, content_type="text/plain", body="not found", headers=headers())
+    return Response(200, content_type=FILES[name], body=_text(name), headers={**headers(), "Cache-Control": "no-cache"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import signal
 import socket
 import sys
@@ -34,6 +35,8 @@ PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 TOKEN_ROUTE = "/_local/token"  # the local adapter's own route: mint a development token for another owner
 OPERATOR_HEADER = "X-Agent-Store-Operator"  # carries the stack's operator key to TOKEN_ROUTE
+SIGN_IN_ROUTE = "/_local/console-sign-in"  # the local adapter's own route: a one-time code for the console's token
+SIGN_IN_TTL = 600.0  # seconds a console sign-in link is valid (once)
 DEFAULT_AWS_PORT = 8001  # moto's port, fixed so that exported endpoints stay valid across restarts
 SAVE_INTERVAL = 30.0  # seconds between saves of --data while the stack runs
 log = logging.getLogger("agent-store.local")
@@ -137,6 +140,19 @@ class ApiAdapter(BaseHTTPRequestHandler):
         reply = json.dumps({"token": token, "sub": subject, "issued_by": "operator"}).encode()
         self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
 
+    def _sign_in(self, body: bytes | None) -> None:
+        """POST /_local/console-sign-in {"code": ...}: the development token a one-time code stands for."""
+        try:
+            code = codec.parse(body or b"{}", "the request", max_depth=2).get("code")
+        except (InvalidInput, AttributeError):
+            code = None
+        token = self.server.sign_in.take(code) if isinstance(code, str) else None
+        if token is None:
+            self._refuse(403, "unauthorized", "this sign-in link was used already or has expired: paste a token")
+            return
+        reply = json.dumps({"token": token}).encode()
+        self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
+
     def _route(self) -> None:
         from functions.api.app import lambda_handler
 
@@ -150,6 +166,9 @@ class ApiAdapter(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         if url.path == TOKEN_ROUTE and self.command == "POST":
             self._mint(body)
+            return
+        if url.path == SIGN_IN_ROUTE and self.command == "POST":
+            self._sign_in(body)
             return
         claims = None
         if url.path not in PUBLIC_ROUTES and not is_console(url.path):
@@ -173,6 +192,32 @@ class ApiAdapter(BaseHTTPRequestHandler):
         self._reply(int(response["statusCode"]), out_headers, response_body(response))
 
 
+class SignInCodes:
+    """One-time codes that hand the console a development token without the token ever being in a URL:
+    `make run` opens `/console/#sign-in=<code>`, and the page trades the code for the token once
+    (`POST /_local/console-sign-in`). What stays in the browser's history is a spent code."""
+
+    def __init__(self, ttl: float = SIGN_IN_TTL) -> None:
+        self.ttl = ttl
+        self._codes: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def issue(self, token: str) -> str:
+        """A new code for `token`, valid once, for `ttl` seconds."""
+        code = secrets.token_urlsafe(24)
+        with self._lock:
+            now = time.monotonic()
+            self._codes = {c: (t, end) for c, (t, end) in self._codes.items() if end > now}
+            self._codes[code] = (token, now + self.ttl)
+        return code
+
+    def take(self, code: str) -> str | None:
+        """The token a live code stands for (the code is spent), or None."""
+        with self._lock:
+            token, end = self._codes.pop(code, ("", 0.0))
+        return token if token and end > time.monotonic() else None
+
+
 class ApiServer(ThreadingHTTPServer):
     """Connections are served on threads, but the function runs one event at a time, as one Lambda
     container does (the Powertools resolver keeps the current event on the app object)."""
@@ -183,6 +228,7 @@ class ApiServer(ThreadingHTTPServer):
         super().__init__(address, ApiAdapter)
         self.secret = secret
         self.invoke = threading.Lock()
+        self.sign_in = SignInCodes()
 
 
 def lambda_image(item: dict[str, Any]) -> dict[str, Any]:
@@ -252,10 +298,15 @@ class LocalStack:
     s3: Any = None
     data: Path | None = None
     invoke: threading.Lock = field(default_factory=threading.Lock)
+    sign_in: SignInCodes = field(default_factory=SignInCodes)
 
     def token(self, subject: str, ttl: int = 12 * 3600) -> str:
         """A development token for `subject` (the owner of what it creates)."""
         return devtoken.issue(self.secret, subject, ttl=ttl)
+
+    def sign_in_link(self, token: str) -> str:
+        """The console's address signed in with `token`, through a one-time code (the token is in no URL)."""
+        return f"{self.api_url}/console/#sign-in={self.sign_in.issue(token)}"
 
     def environment(self) -> dict[str, str]:
         """What points `SessionStore.from_env()` and `agent-store` at this stack."""
@@ -324,7 +375,7 @@ def local_stack(
         if cascade:
             polling.start()
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        running = LocalStack(url, endpoint, tables, secret, poller, dynamodb, s3, data, server.invoke)
+        running = LocalStack(url, endpoint, tables, secret, poller, dynamodb, s3, data, server.invoke, server.sign_in)
         try:
             yield running
         finally:
@@ -373,8 +424,8 @@ def serve(
             token = stack.token(subject)
             print(f"agent-session-store local stack (moto at {stack.aws_endpoint}, resources from template.yaml)")
             print(f"  API:      {stack.api_url}   (OpenAPI: {stack.api_url}/openapi.json)")
-            console = f"{stack.api_url}/console/#token={token}"
-            print(f"  console:  {console}")
+            console = stack.sign_in_link(token)
+            print(f"  console:  {console}   (a sign-in link for one use within 10 min; then paste $TOKEN)")
             print(f"  owner:    {subject}   (development token, valid 12 h, accepted only by this local stack)")
             if data is None:
                 print("  data:     in memory: it is gone when the stack stops (--data DIR keeps it across restarts)")
@@ -388,7 +439,7 @@ def serve(
             for name, value in {**stack.environment(), "AGENT_STORE_TOKEN": "$TOKEN"}.items():
                 print(f"  export {name}={value}")
             print("\nPress Ctrl-C to stop.", flush=True)
-            if browser:  # the console, signed in (the token is in the fragment, never sent to a server)
+            if browser:  # the console, signed in by a one-time code: the token is in no URL, so in no history
                 import webbrowser
 
                 webbrowser.open(console)

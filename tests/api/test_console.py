@@ -112,7 +112,9 @@ def shots(tmp_path: Path) -> Path:
 
 
 def open_console(page: Any, stack: LocalStack, owner: str, fragment: str = "/") -> None:
-    page.goto(f"{stack.api_url}/console/#token={stack.token(owner)}")
+    """The console, freshly loaded with a sign-in link for `owner` (a link is used at load only)."""
+    page.goto("about:blank")
+    page.goto(stack.sign_in_link(stack.token(owner)))
     page.wait_for_selector("table[aria-label=Sessions] tbody tr")
     if fragment != "/":
         page.evaluate(f"location.hash = {json.dumps('#' + fragment)}")
@@ -248,8 +250,21 @@ def test_the_api_function_serves_the_console_with_a_strict_policy(monkeypatch: p
             "scope": "openid",
         }
     }
+    policy = {k.lower(): v for k, v in call("GET", "/console/", owner=None).headers.items()}["content-security-policy"]
+    assert "connect-src 'self' https://idp.example;" in policy and "form-action 'self';" in policy
     monkeypatch.setenv("CONSOLE_TOKEN_URL", "http://plain.example/token")  # never a token over plain HTTP
     assert console_routes.sign_in_settings() == {"oidc": None}
+    monkeypatch.setenv("CONSOLE_TOKEN_URL", "https://idp.example/token; script-src *")  # nothing to widen it with
+    assert console_routes.sign_in_settings() == {"oidc": None}
+
+
+def test_the_policy_allows_exactly_this_origin() -> None:
+    """`connect-src 'self' https:` let the page talk to any https host: now exactly this origin, and the
+    configured issuer's token endpoint when there is one (above); forms post only here."""
+    policy = {k.lower(): v for k, v in call("GET", "/console/", owner=None).headers.items()}["content-security-policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["connect-src"] == "'self'" and directives["form-action"] == "'self'"
+    assert "https:" not in policy
 
 
 def test_sign_in_with_the_stacks_oidc_issuer_using_pkce(
@@ -346,3 +361,61 @@ def self_signed(directory: Path) -> tuple[str, str]:
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     return str(cert_path), str(key_path)
+
+
+def test_the_token_is_in_no_url_the_browser_visits(page: Any, stack: LocalStack) -> None:
+    """`make run`'s link carries a one-time code, traded for the token once: no URL the browser went to (so no
+    history entry, no session restore) holds the token, the code leaves the address bar at once, and the
+    link does not sign in twice."""
+    token = stack.token("alice")
+    link = stack.sign_in_link(token)
+    visited: list[str] = []
+    page.on("framenavigated", lambda frame: visited.append(frame.url))
+    page.on("request", lambda request: visited.append(request.url))
+    page.goto(link)
+    expect(page.locator("#who")).to_have_text("signed in as alice")
+    assert token not in " ".join(visited) and "sign-in=" not in page.url
+    assert page.evaluate("location.hash") in ("#/", "")
+    again = page.context.new_page()
+    again.goto(link)  # the same link, later: spent
+    again.wait_for_selector("form.signin")
+    expect(again.locator("[role=alert], .error").first).to_contain_text("used already or has expired")
+    again.close()
+
+
+def test_a_token_in_the_fragment_signs_nobody_in(page: Any, stack: LocalStack) -> None:
+    """`#token=` was read on every hash change: a link anywhere could sign the viewer in as someone else."""
+    page.goto(f"{stack.api_url}/console/#token={stack.token('bob')}")
+    page.wait_for_selector("form.signin")
+    open_console(page, stack, "alice")
+    page.evaluate(f"location.hash = '#/s/paris/transcript?seq=1&token={stack.token('bob')}'")
+    page.wait_for_selector("article.msg")
+    expect(page.locator("#who")).to_have_text("signed in as alice")
+
+
+def test_a_stored_link_cannot_switch_who_is_signed_in(page: Any, stack: LocalStack) -> None:
+    """A span whose `message.seq` is `1&token=<bob's token>`: the waterfall makes no link of a value that is
+    not a sequence number, encodes what it puts into a URL, and following any link keeps alice signed in."""
+    alice = SessionStore(backend=HttpBackend(stack.api_url, stack.token("alice")))
+    alice.create_session("alice", session_id="linked")
+    hostile = f"1&token={stack.token('bob')}"
+    alice.append_trace_events(
+        "linked",
+        "r",
+        [{"name": "evil", "span_id": "a", "start": 1.0, "end": 2.0, "attributes": {"message.seq": hostile}}],
+    )
+    alice.append_trace_events(
+        "linked", "s", [{"name": "fine", "span_id": "b", "start": 1.0, "end": 2.0, "attributes": {"message.seq": 1}}]
+    )
+    alice.append_messages("linked", [{"role": "user", "content": "first"}])
+    open_console(page, stack, "alice", "/s/linked/traces")
+    page.get_by_text("evil").first.click()
+    expect(page.get_by_role("heading", name="evil")).to_be_visible()  # its attributes are shown: no link
+    assert hostile in page.content() or "1&amp;token=" in page.content()
+    expect(page.get_by_role("link", name="The message it produced (#1)")).to_have_count(0)
+    page.get_by_text("fine").first.click()
+    link = page.get_by_role("link", name="The message it produced (#1)")
+    assert link.get_attribute("href") == "#/s/linked/transcript?seq=1"
+    link.click()
+    page.wait_for_selector("article.msg")
+    expect(page.locator("#who")).to_have_text("signed in as alice")

@@ -532,25 +532,30 @@ function showSpan(id, span, target) {
   target.replaceChildren(...[
     el("h2", {}, span.name),
     el("p", { class: "meta" }, `starts at ${(span.start * 1000).toFixed(1)} ms · lasts ${((span.end - span.start) * 1000).toFixed(1)} ms${span.error ? " · error" : ""}`),
-    seq != null ? el("p", {}, el("a", { href: `#/s/${encodeURIComponent(id)}/transcript?seq=${seq}` }, `The message it produced (#${seq})`)) : null,
+    /^\d+$/.test(String(seq)) ? el("p", {}, el("a", { href: `#/s/${encodeURIComponent(id)}/transcript?seq=${encodeURIComponent(String(seq))}` }, `The message it produced (#${seq})`)) : null,
     rows.length ? el("table", { "aria-label": "Span attributes" }, el("tbody", {}, rows)) : el("p", { class: "muted" }, "No attributes."),
   ].filter(Boolean));
 }
 
 // ---- routing ------------------------------------------------------------------------------------------
 let CONFIG = { oidc: null };
-function takeFragmentToken() {
-  // `make run` opens the console signed in with the development token: #token=... (a fragment never
-  // reaches a server), taken once and replaced so it does not stay in the address bar or the history
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  if (fragment.get("token")) {
-    signedIn(fragment.get("token"));
-    history.replaceState(null, "", location.pathname + location.search.replace(/[?&](code|state)=[^&]*/g, "") + "#/");
-  }
+async function signInWithCode() {
+  // `make run` opens the console with a one-time code (#sign-in=...), never the token itself: a URL stays
+  // in the browser's history. The code leaves the address bar at once and is traded for the token once,
+  // only here, at start: a link followed later (a hash change) signs nobody in.
+  const code = new URLSearchParams(location.hash.slice(1)).get("sign-in");
+  if (!code) return;
+  history.replaceState(null, "", location.pathname + "#/");
+  try {
+    const answer = await fetch(BASE + "/_local/console-sign-in", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code }),
+    });
+    if (!answer.ok) throw new Error("this sign-in link was used already or has expired: paste a token");
+    signedIn((await answer.json()).token);
+  } catch (error) { say(error.message, true); }
 }
 function route() {
   if (stopLive) { stopLive(); stopLive = null; }
-  takeFragmentToken();
   if (!token()) { signInView(CONFIG.oidc); return; }
   signedIn(token());
   const hash = location.hash.split("?")[0];
@@ -560,7 +565,7 @@ function route() {
   main.focus({ preventScroll: true });
 }
 async function start() {
-  takeFragmentToken();
+  await signInWithCode();
   try { CONFIG = await (await fetch("config.json")).json(); } catch { CONFIG = { oidc: null }; }
   const query = new URLSearchParams(location.search);
   if (query.get("code") && CONFIG.oidc) {
