@@ -81,3 +81,28 @@ def test_numbers_dynamodb_cannot_store_are_a_400(api: tuple[Harness, dict[str, s
         refused(harness, "POST", "/sessions/s1/messages", '{"messages": [' + message + "]}")
         refused(harness, "POST", "/sessions/s1/full", '{"messages": [' + message + '], "state": 1}')
     refused(harness, "PUT", "/sessions/s1/state", '{"state": 1, "expected_version": ' + "9" * 40 + "}")
+
+
+# query parameters whose JSON the API reads: nested past any limit within their length, or not JSON
+CURSOR_ROUTES = [("/sessions", {}), ("/search", {"q": "x"}), ("/sessions/s1/messages", {})]
+
+
+def test_json_in_query_parameters_is_a_400_never_a_500(api: tuple[Harness, dict[str, str]]) -> None:
+    """`GET /sessions?metadata=` nested 1,000 deep, and a cursor that is base64 of 1,500 `[`, on every route
+    that pages: 400s (they were RecursionErrors: 500s), and nothing written."""
+    import base64
+
+    from store import cursor
+
+    harness, _ = api
+    before = harness.snapshot()
+    deep_cursor = base64.urlsafe_b64encode(b"[" * 1500).decode().rstrip("=")
+    forged = cursor.encode("sessions", "alice", {"p": [[[["x"]]]]})  # valid JSON, nested past a cursor's depth
+    for route, query in CURSOR_ROUTES:
+        for value in (deep_cursor, forged, "not base64!"):
+            reply = call("GET", route, query={**query, "cursor": value})
+            assert reply.status == 400 and reply.json()["code"] == "invalid_input", (route, reply.body[:200])
+    for metadata in ("[" * 1000 + "]" * 1000, '{"a":' * 300 + "1" + "}" * 300, "NaN", '{"a": 1e999}'):
+        reply = call("GET", "/sessions", query={"metadata": metadata})
+        assert reply.status == 400 and reply.json()["code"] == "invalid_input", (metadata[:20], reply.body[:200])
+    assert harness.snapshot() == before

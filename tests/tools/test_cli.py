@@ -294,3 +294,14 @@ def test_an_owners_tools_act_on_that_owners_sessions_only(h: Harness, capsys: py
     assert code == 0 and "private" in out
     code, out = run(h.store, "sessions", "show", bob.id, "--any-owner", owner="alice")  # the operator, by name
     assert code == 0 and "private" in out
+
+
+def test_an_import_line_nested_past_any_limit_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line nested 100,000 deep crashed `sessions import` with a traceback: now one line, exit 1."""
+    store = SessionStore.memory()
+    bad = tmp_path / "deep.jsonl"
+    bad.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert run(store, "sessions", "import", str(bad), "-q")[0] == 1
+    err = capsys.readouterr().err
+    assert err.startswith("agent-store: line 1 is nested deeper than") and err.count("\n") == 1
+    assert store.list_sessions("alice").items == []
