@@ -94,6 +94,7 @@ def valid_arguments(store: Any, sid: str, mid: str) -> dict[str, Any]:
         "records": [1],
         "run_id": "r1",
         "events": [{"e": 1}],
+        "runs": {"r1": [{"e": 1}]},
         "query": "x",
         "message_id": mid,
         "usage": {"input_tokens": 1},
@@ -139,6 +140,12 @@ SPECIFIC: dict[str, st.SearchStrategy[Any]] = {
             }
         ),
         max_size=3,
+    ),
+    "runs": st.one_of(
+        st.dictionaries(ids, st.lists(hostile, max_size=2), max_size=3),
+        st.dictionaries(st.sampled_from(["r1", "r2"]), hostile, max_size=2),
+        st.builds(lambda n: {f"r{i}": [{"e": i}] for i in range(n)}, st.integers(min_value=95, max_value=99)),
+        hostile,
     ),
     "usage": st.dictionaries(
         st.sampled_from(["input_tokens", "output_tokens", "cost", "cache_read_tokens", "extra"]), numbers, max_size=3
@@ -206,7 +213,7 @@ def invoke(store: Any, method: str, valid: dict[str, Any], bad: dict[str, Any]) 
 
 def test_every_public_method_is_covered() -> None:
     assert {"append_messages", "confirm_artifact_upload", "reclaim", "presign_artifact_upload"} <= set(METHODS)
-    assert len(METHODS) == 39
+    assert len(METHODS) == 40
 
 
 @pytest.mark.slow
