@@ -5,7 +5,7 @@ moto's server (its own process, one request at a time), and hands it one API Gat
 function would receive it (a 4 MB body at most: the API's limit). The function has 512 MB and 29 s
 (template.yaml); the request budget is 20 s.
 
-- refused: 4 MB of empty spans in protobuf (`\\x12\\x00` repeated: 2 million spans) and as JSON (a million
+- refused: 4 MB of empty spans in protobuf (`\\x12\\x00` repeated: 2 million spans) and as JSON (1.3 million
   `{}`): the spans are counted off the wire, or while decoding, and refused past MAX_SPANS;
 - the largest accepted request: MAX_SPANS spans with attributes, in MAX_TRACES traces of one session (one
   write), as JSON and as protobuf, as close to 4 MB as the attributes make it;
@@ -99,8 +99,8 @@ def body_of(case: str) -> tuple[bytes, str]:
         return _ld(1, _ld(2, inner)), "application/x-protobuf"
     if case == CASES[1]:
         return b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + b",".join(
-            [b"{}"] * 1_000_000
-        ) + b"]}]}]}", "application/json"
+            [b"{}"] * 1_333_000
+        ) + b"]}]}]}", "application/json"  # 3,999,048 bytes
     if case in (CASES[2], CASES[3]):
         spans = _spans(MAX_TRACES, MAX_SPANS, 1)
         if case == CASES[3]:
