@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from functions.api.otlp_proto import length_delimited, put_varint
+
 ROOT = Path(__file__).resolve().parent.parent
 CASES = (
     "4 MB of empty spans, protobuf",
@@ -35,19 +37,6 @@ CASES = (
     "MAX_SPANS spans in MAX_TRACES traces of one session, protobuf",
     "MAX_TRACES traces, each of its own session, JSON",
 )
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _ld(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _spans(traces: int, spans: int, sessions: int) -> list[dict[str, Any]]:
@@ -73,22 +62,23 @@ def _spans(traces: int, spans: int, sessions: int) -> list[dict[str, Any]]:
 
 def _protobuf(spans: list[dict[str, Any]]) -> bytes:
     def attr(kv: dict[str, Any]) -> bytes:
-        return _ld(1, kv["key"].encode()) + _ld(2, _ld(1, kv["value"]["stringValue"].encode()))
+        value = length_delimited(1, kv["value"]["stringValue"].encode())
+        return length_delimited(1, kv["key"].encode()) + length_delimited(2, value)
 
     def span(s: dict[str, Any]) -> bytes:
         fixed = b"".join(
-            _varint(n << 3 | 1) + int(s[k]).to_bytes(8, "little")
+            put_varint(n << 3 | 1) + int(s[k]).to_bytes(8, "little")
             for n, k in ((7, "startTimeUnixNano"), (8, "endTimeUnixNano"))
         )
         return (
-            _ld(1, bytes.fromhex(s["traceId"]))
-            + _ld(2, bytes.fromhex(s["spanId"]))
-            + _ld(5, s["name"].encode())
+            length_delimited(1, bytes.fromhex(s["traceId"]))
+            + length_delimited(2, bytes.fromhex(s["spanId"]))
+            + length_delimited(5, s["name"].encode())
             + fixed
-            + b"".join(_ld(9, attr(a)) for a in s["attributes"])
+            + b"".join(length_delimited(9, attr(a)) for a in s["attributes"])
         )
 
-    return _ld(1, _ld(2, b"".join(_ld(2, span(s)) for s in spans)))
+    return length_delimited(1, length_delimited(2, b"".join(length_delimited(2, span(s)) for s in spans)))
 
 
 def body_of(case: str) -> tuple[bytes, str]:
@@ -96,7 +86,7 @@ def body_of(case: str) -> tuple[bytes, str]:
 
     if case == CASES[0]:
         inner = b"\x12\x00" * 2_000_000
-        return _ld(1, _ld(2, inner)), "application/x-protobuf"
+        return length_delimited(1, length_delimited(2, inner)), "application/x-protobuf"
     if case == CASES[1]:
         return b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + b",".join(
             [b"{}"] * 1_333_000

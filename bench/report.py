@@ -363,11 +363,16 @@ def langgraph_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def not_measured(module: str) -> list[str]:
+    """A section's text when `module`'s results are not in this run."""
+    return [f"Not measured in this run: `python -m {module}` adds it.", ""]
+
+
 def contention_section(results: dict[str, Any]) -> list[str]:
     """Many writers on one session, the design before the writer queue and after it (bench/append_contention.py)."""
     c = results.get("contention")
     if not c:
-        return ["Not measured in this run: `python -m bench.append_contention` adds it.", ""]
+        return not_measured("bench.append_contention")
     lines = [
         f"Measured {c['date']} by bench/append_contention.py in {c['seconds'] / 60:.1f} minutes: W writers (threads, a "
         f"store each) append {c['appends_per_writer']} single messages each to one session, at the default settings, "
@@ -396,7 +401,7 @@ def otlp_section(results: dict[str, Any]) -> list[str]:
     """The worst requests to POST /v1/traces (bench/otlp_receiver.py): time and peak memory."""
     o = results.get("otlp")
     if not o:
-        return ["Not measured in this run: `python -m bench.otlp_receiver` adds it.", ""]
+        return not_measured("bench.otlp_receiver")
     lines = [
         f"Measured {o['date']} by bench/otlp_receiver.py: each request in a fresh interpreter through the API handler "
         "(as the deployed function receives it), on moto's server. The function has 512 MB and 29 s; one request may "

@@ -215,7 +215,8 @@ def export_request(data: bytes) -> dict[str, Any]:
     return _message(data, {1: ("resourceSpans", LENGTH, _resource_spans, True)})
 
 
-def _put_varint(value: int) -> bytes:
+def put_varint(value: int) -> bytes:
+    """`value` (at least 0) in protobuf's varint encoding."""
     out = bytearray()
     while True:
         byte, value = value & 0x7F, value >> 7
@@ -224,10 +225,14 @@ def _put_varint(value: int) -> bytes:
             return bytes(out)
 
 
+def length_delimited(number: int, payload: bytes) -> bytes:
+    """Field `number` holding `payload` (wire type 2: a message, a string or bytes)."""
+    return put_varint(number << 3 | 2) + put_varint(len(payload)) + payload
+
+
 def export_response(rejected: int, message: str) -> bytes:
     """An ExportTraceServiceResponse in protobuf: empty when everything was accepted, else its partial_success."""
     if not rejected and not message:
         return b""
     text = message.encode("utf-8")
-    inner = b"\x08" + _put_varint(rejected) + b"\x12" + _put_varint(len(text)) + text
-    return b"\x0a" + _put_varint(len(inner)) + inner
+    return length_delimited(1, b"\x08" + put_varint(rejected) + length_delimited(2, text))

@@ -129,8 +129,7 @@ def test_a_body_of_more_spans_than_a_request_may_hold_is_refused_before_it_is_bu
     counted off the wire, or while decoding, and refused past MAX_SPANS (it took 26 s and 1.3 GB before)."""
     token = stack.token("flood")
     inner = b"\x12\x00" * 2_000_000  # ScopeSpans{spans: [Span{}] * 2,000,000}
-    scope = b"\x12" + otlp_proto._put_varint(len(inner)) + inner
-    body = b"\x0a" + otlp_proto._put_varint(len(scope)) + scope
+    body = _ld(1, _ld(2, inner))
     status, answer = _post(stack, token, body, "protobuf")
     assert status == 413 and json.loads(answer)["code"] == "payload_too_large"
     empty = b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + b",".join([b"{}"] * 1_000_000) + b"]}]}]}"
@@ -195,7 +194,7 @@ def test_hostile_otlp_json_is_a_400(stack: LocalStack, body: bytes) -> None:
 
 def _ld(number: int, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
-    return otlp_proto._put_varint(number << 3 | 2) + otlp_proto._put_varint(len(payload)) + payload
+    return otlp_proto.length_delimited(number, payload)
 
 
 def _request(span: bytes) -> bytes:
