@@ -55,6 +55,11 @@ def list_trace_runs(session_id: str) -> Runs:
     OTLP_ROUTE,
     tags=["traces"],
     summary="OTLP/HTTP trace export (JSON or protobuf): each span is stored in the session its trace names",
+    description=(
+        f"A request carries at most {MAX_SPANS:,} spans (413 beyond: split the batch) and stores at most "
+        f"{MAX_TRACES} traces (the spans of further traces are rejected in partialSuccess); every trace of one "
+        "session is written in one transaction. Under the costly-route throttle."
+    ),
 )
 def otlp_traces():  # type: ignore[no-untyped-def]  # unannotated: the body is OTLP, JSON or protobuf
     """Any OpenTelemetry SDK or collector can send here (the exporter's endpoint: this API's URL + /v1/traces,
