@@ -9,7 +9,7 @@
     result = await Runner.run(agent, "Hello", session=session)
 
 Each item the SDK adds is one message (its `role`, or its `type` for tool calls and outputs, is the
-message role; the item itself is the content, returned unchanged). `get_items(limit)` reads only the
+message role; the item itself is the content, returned unchanged). `get_items(limit)` reads exactly the
 latest `limit` items (one Query); `pop_item` is the store's atomic `pop_message`; `clear_session`
 deletes the session, which the next `add_items` creates again. The protocol is async: with an
 `AsyncSessionStore` the calls are awaited, with a `SessionStore` they run in a worker thread.
@@ -25,6 +25,7 @@ from store.errors import SessionNotFound
 from store.integrations._calls import AnyStore, call, call_or, ensure_session, settled
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
+from store.validation import MAX_LIMIT
 
 ROLE_MAX = 64
 
@@ -68,9 +69,9 @@ class OpenAIAgentsSession:
         )
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The latest `limit` items in order (all of them for None or a negative limit; none for 0). A
-        limit that would start after a tool call whose output it holds includes the call (the model API
-        refuses an output without its call): then more than `limit` items come back."""
+        """The latest `limit` items in order, exactly that many as the SDK's `SQLiteSession` returns (all of
+        them for None or a negative limit; none for 0): one Query. A window that starts at a tool call's
+        output is returned as it is; the SDK drops such orphans itself before the model sees them."""
         if limit is None:
             limit = self.session_settings.limit
         if limit == 0:
@@ -78,10 +79,37 @@ class OpenAIAgentsSession:
         if limit is None or limit < 0:
             page = await call_or(None, self.store, "list_messages", self.store_session_id, owner=self.owner)
             records = [] if page is None else page.items
-        else:  # the latest `limit`, widened so that no function call output comes without its call
-            window = await call_or(None, self.store, "load_full", self.store_session_id, last=limit, owner=self.owner)
-            records = [] if window is None else window.messages
+        else:
+            records = await self._latest(limit)
         return [r.content for r in records]
+
+    async def _latest(self, limit: int) -> list[Any]:
+        """The latest `limit` records, oldest first: one Query up to a page, newest-first pages beyond."""
+        if limit <= MAX_LIMIT:
+            found: list[Any] = await call_or(
+                [], self.store, "last_messages", self.store_session_id, limit, owner=self.owner
+            )
+            return found
+        newest: list[Any] = []
+        cursor = None
+        while len(newest) < limit:
+            page = await call_or(
+                None,
+                self.store,
+                "list_messages",
+                self.store_session_id,
+                newest_first=True,
+                limit=min(MAX_LIMIT, limit - len(newest)),
+                cursor=cursor,
+                owner=self.owner,
+            )
+            if page is None:
+                break
+            newest += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return newest[::-1]
 
     async def add_items(self, items: list[Any]) -> None:
         """Append `items` in order, each batch of up to 97 atomically; creates the session if needed. A

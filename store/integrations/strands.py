@@ -30,7 +30,6 @@ Install with `pip install agent-session-store[strands]`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,36 +47,13 @@ from strands.types.session import (
 
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
+from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_store_id, store_id
+from store.integrations.strands_storage import SessionStoreStorage  # the unified Storage contract
 from store.models import MessageRecord
-from store.scoped_ids import scoped_id
 from store.session_store import SessionStore
-from store.validation import ID_PATTERN
 
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
-
-FRAMEWORK = "strands"
-
-
-def store_id(raw: str, prefix: str = "strands") -> str:
-    """`raw` if it is a valid store id, else a stable id derived from it."""
-    if ID_PATTERN.fullmatch(raw):
-        return raw
-    return f"{prefix}-{hashlib.sha256(raw.encode()).hexdigest()[:40]}"
-
-
-def session_store_id(owner: str, session_id: str) -> str:
-    """The store session of a Strands session: its id in the owner's namespace (`store.scoped_ids`), so
-    two owners' sessions of the same id are two sessions, and the HTTP API finds it under that id."""
-    return scoped_id(owner, session_id)
-
-
-def agent_store_id(owner: str, session_id: str, agent_id: str) -> str:
-    """The store session that holds one agent's record and transcript (in the owner's namespace; readable
-    when the ids are, hashed when they contain the separator or are not store ids)."""
-    if ":" in session_id or ":" in agent_id:
-        return scoped_id(owner, f"{session_id}\x00{agent_id}")
-    return scoped_id(owner, f"{session_id}:agent:{agent_id}")
 
 
 class StrandsSessionRepository(SessionRepository):
@@ -334,8 +310,6 @@ def session_manager(
     batched = BatchedStrandsSessionRepository(store, owner=owner, retention=retention, flush_every=flush_every)
     return FlushingSessionManager(session_id=session_id, session_repository=batched, **kwargs)
 
-
-from store.integrations.strands_storage import SessionStoreStorage  # noqa: E402  (the unified Storage contract)
 
 __all__ = [
     "SessionStoreStorage",

@@ -14,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import copy
 import re
 from typing import Any
 
 from strands.storage.search.keyword import KeywordSearchStrategy
+from strands.storage.storage import _NAMESPACED
 from strands.types.exceptions import StorageError
 
 from store.errors import SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import AnyStore, call_at
-from store.integrations.strands import FRAMEWORK, session_store_id
+from store.integrations.strands_ids import FRAMEWORK, session_store_id
 from store.scoped_ids import scoped_id
 
 SESSIONS_NAMESPACE = "session/"
@@ -55,6 +57,18 @@ class SessionStoreStorage:
         self.owner = owner
         self.retention = retention
         self.loop = loop
+        self._prefix = ""  # a namespace's keys are relative to it (`namespace`)
+
+    def namespace(self, prefix: str) -> SessionStoreStorage:
+        """A view of this storage scoped to `prefix`, as Strands' own storages give: its keys are relative to
+        the prefix (nested views nest), `list` and `search` see only keys under it and score them without
+        it. A key is placed by its full name, so keys under `session/<id>/` still live in that Strands
+        session (its retention and deletion)."""
+        normalized = _normalized(prefix, allow_empty=True).rstrip("/")
+        scoped = copy.copy(self)
+        scoped._prefix = f"{self._prefix}{normalized}/" if normalized else self._prefix
+        scoped._namespaced = _NAMESPACED  # type: ignore[attr-defined]  # Strands' marker: wrap no further
+        return scoped
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return await call_at(self.loop, self.store, method, *args, **kwargs)
@@ -66,8 +80,8 @@ class SessionStoreStorage:
             return missing
 
     def _place(self, key: str) -> tuple[str, str, str | None]:
-        """(store session id, artifact name, Strands session id or None) of a key."""
-        key = _normalized(key, allow_empty=False)
+        """(store session id, artifact name, Strands session id or None) of a key of this view."""
+        key = self._prefix + _normalized(key, allow_empty=False)
         if key.startswith(SESSIONS_NAMESPACE) and key.count("/") >= 2:
             strands_session, name = key[len(SESSIONS_NAMESPACE) :].split("/", 1)
             return session_store_id(self.owner, strands_session), name, strands_session
@@ -117,7 +131,7 @@ class SessionStoreStorage:
     async def list(self, query: str = "") -> list[str]:
         """Keys that start with `query`, sorted: one session's artifacts when the prefix names a Strands
         session, else those of every storage session of the owner (a listing of sessions first)."""
-        prefix = _normalized(query, allow_empty=True)
+        prefix = self._prefix + _normalized(query, allow_empty=True)
         try:
             places: builtins.list[tuple[str, str | None]] = []
             if prefix.startswith(SESSIONS_NAMESPACE) and "/" in prefix[len(SESSIONS_NAMESPACE) :]:
@@ -141,7 +155,7 @@ class SessionStoreStorage:
                 keys += [self._key(origin, a.name) for a in found]
         except StoreError as exc:
             raise StorageError(f"list of {query!r} failed: {exc}") from exc
-        return sorted(k for k in keys if k.startswith(prefix))
+        return sorted(k[len(self._prefix) :] for k in keys if k.startswith(prefix))
 
     async def search(self, query: str) -> builtins.list[Any]:
         """Strands' default keyword search over the keys."""

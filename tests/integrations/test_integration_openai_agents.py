@@ -86,8 +86,8 @@ def test_session_protocol_operations(harness: Harness) -> None:
             {"role": "assistant", "content": "three"},
         ]
         await session.add_items(items)
-        # the settings' limit (2) would start at the function call's output: its call comes along
-        assert await session.get_items() == items[-3:]
+        # the settings' limit (2): exactly the latest 2, the function call's output first (the SDK prunes it)
+        assert await session.get_items() == items[-2:]
         assert await session.get_items(limit=1) == items[-1:]
         assert await session.get_items(limit=3) == items[-3:]
         assert await session.get_items(limit=-1) == items
@@ -171,14 +171,8 @@ def test_behaves_as_the_sdks_sqlite_session(harness: Harness) -> None:
 
     reference = asyncio.run(_protocol_script(SQLiteSession("s1")))
     ours = asyncio.run(_protocol_script(OpenAIAgentsSession("s1", harness.store)))
-    # one deliberate difference: get_items(2) would start at the function call's output, and ours brings
-    # the call along (the Responses API refuses an output without its call); SQLiteSession cuts it off
-    widened = 5
-    assert [i.get("type") for i in reference[widened]] == ["function_call_output", None]
-    call = ours[widened][0]
-    assert ours[widened][1:] == reference[widened]
-    assert (call["type"], call["call_id"]) == ("function_call", reference[widened][0]["call_id"])
-    assert ours[:widened] + ours[widened + 1 :] == reference[:widened] + reference[widened + 1 :]
+    assert ours == reference  # get_items(2) starts at the function call's output in both: exactly 2 items
+    assert [i.get("type") for i in reference[5]] == ["function_call_output", None]
     assert len(reference) == 13 and reference[-1] == [{"role": "user", "content": "again"}]
 
 
@@ -212,3 +206,36 @@ def test_a_cancelled_caller_does_not_cut_a_write_off(harness: Harness) -> None:
 
     asyncio.run(cancel_mid_write())
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "kept"}]
+
+
+@pytest.mark.parametrize("runner_method", ["run", "run_sync"])
+def test_a_limited_history_starting_at_a_tool_output_reaches_the_model_as_with_sqlite_session(
+    harness: Harness, runner_method: str
+) -> None:
+    """`get_items(limit=N)` is exactly the latest N items, as `SQLiteSession`'s: a window that starts at a
+    function call's output is the SDK's to prune (it drops the orphan), and the model sees the same input."""
+    from agents import RunConfig, SQLiteSession
+
+    history = [
+        {"role": "user", "content": "Weather in Lisbon?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": '{"city": "Lisbon"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}]},
+    ]
+
+    def model_input(session: Any) -> list[Any]:
+        asyncio.run(session.add_items(history))
+        assert asyncio.run(session.get_items(2))[0]["type"] == "function_call_output"
+        model = ScriptedModel(["Again sunny."])
+        agent = Agent(name="assistant", model=model)
+        config = RunConfig(session_settings=SessionSettings(limit=2))
+        if runner_method == "run":
+            asyncio.run(Runner.run(agent, "And tomorrow?", session=session, run_config=config))
+        else:
+            Runner.run_sync(agent, "And tomorrow?", session=session, run_config=config)
+        return model.inputs[0]
+
+    reference = model_input(SQLiteSession("limit"))
+    ours = model_input(OpenAIAgentsSession("limit", harness.store))
+    assert ours == reference
+    assert not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in ours)

@@ -374,3 +374,56 @@ def test_held_messages_are_read_back_flushed_every_n_and_lost_only_if_never_flus
     for bad in (0, 98, True, "4"):
         with pytest.raises(ValueError):
             BatchedStrandsSessionRepository(harness.store, flush_every=bad)  # type: ignore[arg-type]
+
+
+def test_a_storage_namespace_behaves_as_strands_own(backend: Backend) -> None:
+    """`namespace(prefix)` as Strands' `InMemoryStorage` gives it: keys relative to the prefix, nested
+    views, list and search seeing only the view's keys and scoring them without the prefix; a key under
+    `session/<id>/` still lives in that Strands session (deleted with it)."""
+    import asyncio
+
+    from strands.storage import InMemoryStorage
+    from strands.storage.storage import _resolve_namespace
+
+    store = backend.make()
+    home = backend.loop.loop if backend.loop else None
+    ours = SessionStoreStorage(store, owner="ada", loop=home)
+
+    async def script(storage: Any) -> list[Any]:
+        sessions = storage.namespace("session")
+        one = sessions.namespace("s1")
+        await one.write("notes/plan.md", b"lisbon weather plan")
+        await one.write("snapshot.json", b"{}")
+        await sessions.write("s2/notes/other.md", b"porto")
+        await storage.write("memory/session-facts.md", b"session words")
+        seen: list[Any] = [await one.list(), await one.list("notes"), await sessions.list(), await storage.list()]
+        seen.append(await one.read("notes/plan.md"))
+        seen.append(await storage.read("session/s1/notes/plan.md"))
+        seen.append([(h.key, round(h.score, 6)) for h in await one.search("plan")])
+        seen.append([h.key for h in await sessions.search("session")])  # the prefix's word matches nothing
+        seen.append(_resolve_namespace(one, "x") is one)
+        await one.delete("snapshot.json")
+        seen.append(await one.list())
+        return seen
+
+    reference = asyncio.run(script(InMemoryStorage()))
+    assert asyncio.run(script(ours)) == reference
+    assert reference[0] == ["notes/plan.md", "snapshot.json"]
+    # the namespaced keys of s1 are artifacts of the Strands session s1: its deletion takes them
+    sid = session_store_id("ada", "s1")
+    assert [a.name for a in backend.call(store, "list_artifacts", sid, owner="ada")] == ["notes/plan.md"]
+    backend.call(store, "delete_session", sid, owner="ada")
+    assert asyncio.run(ours.namespace("session/s1").list()) == []
+
+
+def test_the_storage_module_imports_first() -> None:
+    """`store.integrations.strands_storage` imports on its own, before `store.integrations.strands`."""
+    import subprocess  # nosec B404: this interpreter, a fixed command
+    import sys
+
+    code = (
+        "import store.integrations.strands_storage as s; import store.integrations.strands as r; "
+        "assert r.SessionStoreStorage is s.SessionStoreStorage"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)  # nosec B603
+    assert done.returncode == 0, done.stderr[-2000:]
