@@ -1,0 +1,163 @@
+"""Content blocks as the common model shapes write them (the store's own parts, OpenAI Chat Completions,
+Anthropic Messages, Bedrock Converse as Strands keeps it, LangChain's standard blocks), read as canonical
+parts. Pure functions of JSON values: no framework package is needed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from store.conversation.model import Part
+
+REFERENCE_SCHEMES = ("http://", "https://", "s3://", "gs://", "file://", "artifact:")
+
+
+def parts_of(content: Any) -> list[Part]:
+    """The parts of message content: a string is one text part; a list is its blocks in order; a single
+    block (a dict) is that block."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part(type="text", text=content)] if content else []
+    if isinstance(content, list):
+        return [p for block in content for p in block_parts(block)]
+    return block_parts(content)
+
+
+def block_parts(block: Any) -> list[Part]:
+    """One content block as canonical parts (usually one)."""
+    if isinstance(block, str):
+        return [Part(type="text", text=block)] if block else []
+    if not isinstance(block, dict):
+        return [] if block is None else [Part(type="data", data=block)]
+    kind = block.get("type")
+    if kind in ("text", "input_text", "output_text") or (kind is None and isinstance(block.get("text"), str)):
+        return [Part(type="text", text=str(block.get("text") or ""))]
+    if kind == "refusal":
+        return [Part(type="text", text=str(block.get("refusal") or ""))]
+    if kind in ("tool_call", "tool_use", "function_call", "server_tool_use"):
+        return [
+            Part(
+                type="tool_call",
+                id=_str(block.get("id") or block.get("call_id")),
+                name=_str(block.get("name")),
+                arguments=arguments(block.get("arguments", block.get("input", block.get("args")))),
+            )
+        ]
+    if kind in ("tool_result", "function_call_output"):
+        return [
+            Part(
+                type="tool_result",
+                call_id=_str(block.get("tool_use_id") or block.get("call_id") or block.get("tool_call_id")),
+                name=_str(block.get("name")),
+                content=text_of(block.get("content", block.get("output"))),
+                is_error=bool(block.get("is_error")) or block.get("status") == "error",
+            )
+        ]
+    if kind in ("thinking", "reasoning", "redacted_thinking"):
+        return [Part(type="reasoning", text=_str(block.get("thinking") or block.get("text")) or "")]
+    if kind in ("image", "image_url", "input_image"):
+        return [_media("image", block)]
+    if kind in ("file", "document", "input_file", "audio", "input_audio", "video"):
+        return [_media("file", block)]
+    if "toolUse" in block and isinstance(block["toolUse"], dict):
+        use = block["toolUse"]
+        return [
+            Part(
+                type="tool_call",
+                id=_str(use.get("toolUseId")),
+                name=_str(use.get("name")),
+                arguments=arguments(use.get("input")),
+            )
+        ]
+    if "toolResult" in block and isinstance(block["toolResult"], dict):
+        result = block["toolResult"]
+        return [
+            Part(
+                type="tool_result",
+                call_id=_str(result.get("toolUseId")),
+                content=text_of(result.get("content")),
+                is_error=result.get("status") == "error",
+            )
+        ]
+    if "reasoningContent" in block and isinstance(block["reasoningContent"], dict):
+        reasoning = block["reasoningContent"].get("reasoningText") or {}
+        return [Part(type="reasoning", text=_str(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")]
+    for key, part_type in (("image", "image"), ("document", "file"), ("video", "file")):
+        if isinstance(block.get(key), dict):
+            return [_media(part_type, block[key], fmt=block[key].get("format"))]
+    if "json" in block and len(block) == 1:
+        return [Part(type="text", text=_json(block["json"]))]
+    if "cachePoint" in block or "guardContent" in block:
+        return []
+    return [Part(type="data", data=block)]
+
+
+def arguments(value: Any) -> Any:
+    """A tool call's arguments: an object when they are JSON text (as OpenAI sends them), else as given."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def text_of(value: Any) -> str:
+    """The text of a tool result's content: a string as it is, blocks' text joined, other JSON compact."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [p.text or p.content or "" for block in value for p in block_parts(block)]
+        if any(texts):
+            return "\n".join(t for t in texts if t)
+    if isinstance(value, dict):
+        for key in ("text", "output", "result", "content"):
+            if isinstance(value.get(key), str) and len(value) <= 2:
+                return str(value[key])
+    return _json(value)
+
+
+def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
+    """An image or file part: its reference when it has one, `inline` when its bytes are in the message."""
+    source = obj(block.get("source"))
+    url = block.get("image_url") if part_type == "image" else block.get("file_url")
+    if isinstance(url, dict):
+        url = url.get("url")
+    candidates = [url, block.get("url"), block.get("file_uri"), block.get("uri"), source.get("url")]
+    location = obj(source.get("s3Location"))
+    candidates.append(location.get("uri"))
+    reference = next((c for c in candidates if isinstance(c, str) and c.startswith(REFERENCE_SCHEMES)), None)
+    inline = any(k in block for k in ("data", "bytes", "file_data", "image_bytes")) or any(
+        k in source for k in ("data", "bytes")
+    )
+    if isinstance(url, str) and url.startswith("data:"):
+        inline = True
+    media = block.get("media_type") or block.get("mime_type") or source.get("media_type") or block.get("mimeType")
+    if media is None and isinstance(fmt, str):
+        media = f"{part_type if part_type == 'image' else 'application'}/{fmt}"
+    return Part(
+        type=part_type,
+        name=_str(block.get("name") or block.get("filename") or block.get("display_name")),
+        media_type=_str(media),
+        url=reference,
+        inline=inline or None,
+    )
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,303 @@
+"""Each framework's stored message (its dialect) read as the canonical message. A dialect is recognised
+by the message's own shape, so sessions written before this module existed read the same way, and no
+framework package is needed (the API function's bundle has none).
+
+- `store`: the store's own messages (a string, or parts in OpenAI Chat Completions, Anthropic or Bedrock
+  Converse shape, `tool_calls` and `tool_call_id` as Chat Completions has them); Strands' messages are
+  Converse messages with their envelope in `metadata.strands` (dialect `strands`);
+- `openai-agents`: a Responses API input item (`{"role": ...}`, `{"type": "function_call", ...}`);
+- `adk`: a whole ADK event (`author`, `invocation_id`, `content.parts`, `usage_metadata`);
+- `langchain`: LangChain's `message_to_dict` (`{"type": "human", "data": {...}}`), as the LangChain
+  history and the LangGraph saver's conversation keep it;
+- `langgraph`: a LangGraph saver's log record (a checkpoint or writes, encoded): no conversation turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.conversation.blocks import arguments, block_parts, obj, parts_of, text_of
+from store.conversation.model import CanonicalMessage, Part, Role
+from store.models import MessageRecord, TokenUsage
+
+ROLES: dict[str, Role] = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "system": "system",
+    "developer": "system",
+}
+OPENAI_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "computer_call",
+        "computer_call_output",
+        "file_search_call",
+        "web_search_call",
+        "image_generation_call",
+        "code_interpreter_call",
+        "local_shell_call",
+        "local_shell_call_output",
+        "shell_call",
+        "shell_call_output",
+        "apply_patch_call",
+        "apply_patch_call_output",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "compaction",
+        "item_reference",
+    }
+)
+LANGCHAIN_TYPES = frozenset(
+    {"human", "ai", "tool", "system", "chat", "function", "AIMessageChunk", "HumanMessageChunk"}
+)
+LANGGRAPH_LOG = "lg."  # the saver's log roles: lg.c.<ns> checkpoints, lg.w.<ns> writes, lg.seal
+
+
+def canonical(record: MessageRecord) -> CanonicalMessage:
+    """`record` read as the canonical message (its dialect recognised by its shape; an unknown shape is
+    read as the store's own, unknown parts kept as `data` parts)."""
+    content = record.content
+    if isinstance(content, dict):
+        if _is_langchain(content):
+            return _langchain(record, content)
+        if _is_adk(content):
+            return _adk(record, content)
+        if _is_openai_item(record, content):
+            return _openai_item(record, content)
+    if record.role.startswith(LANGGRAPH_LOG):
+        return CanonicalMessage(role="system", author=record.role, dialect="langgraph")
+    return _store(record)
+
+
+# ---------------------------------------------------------------- the store's own, and Strands'
+
+
+def _store(record: MessageRecord) -> CanonicalMessage:
+    extra = record.model_extra or {}
+    parts = parts_of(record.content)
+    for call in extra.get("tool_calls") or []:  # Chat Completions: the calls beside the content
+        if isinstance(call, dict):
+            function = obj(call.get("function")) or call
+            parts.append(
+                Part(
+                    type="tool_call",
+                    id=_s(call.get("id")),
+                    name=_s(function.get("name")),
+                    arguments=arguments(function.get("arguments")),
+                )
+            )
+    role = ROLES.get(record.role.lower(), "assistant")
+    if record.tool_call_id and role == "tool":
+        parts = [
+            Part(type="tool_result", call_id=record.tool_call_id, name=record.name, content=text_of(record.content))
+        ]
+    elif parts and role == "user" and all(p.type == "tool_result" for p in parts):
+        role = "tool"  # Anthropic and Converse send tool results in a user turn
+    meta = record.metadata or {}
+    strands = meta.get("strands") if isinstance(meta.get("strands"), dict) else None
+    model = extra.get("model") if isinstance(extra.get("model"), str) else meta.get("model")
+    author = record.role if ROLES.get(record.role.lower()) is None else record.name
+    return CanonicalMessage(
+        role=role,
+        parts=parts,
+        model=model if isinstance(model, str) else None,
+        usage=record.usage,
+        author=author,
+        dialect="strands" if strands is not None else "store",
+    )
+
+
+# ---------------------------------------------------------------- OpenAI Agents SDK (Responses API items)
+
+
+def _is_openai_item(record: MessageRecord, item: dict[str, Any]) -> bool:
+    kind = item.get("type")
+    if isinstance(kind, str) and kind in OPENAI_ITEM_TYPES:
+        return True
+    if isinstance(kind, str) and kind.endswith(("_call", "_call_output")) and record.role == kind:
+        return True
+    return isinstance(item.get("role"), str) and item.get("role") == record.role and "content" in item
+
+
+def _openai_item(record: MessageRecord, item: dict[str, Any]) -> CanonicalMessage:
+    kind = item.get("type")
+    role: Role
+    if kind == "function_call" or (isinstance(kind, str) and kind.endswith("_call")):
+        parts = [
+            Part(
+                type="tool_call",
+                id=_s(item.get("call_id") or item.get("id")),
+                name=_s(item.get("name")) or kind,
+                arguments=arguments(item.get("arguments", item.get("input", item.get("action")))),
+            )
+        ]
+        role = "assistant"
+    elif isinstance(kind, str) and kind.endswith("_output"):
+        output = item.get("output")
+        parts = [Part(type="tool_result", call_id=_s(item.get("call_id")), content=text_of(output), is_error=None)]
+        role = "tool"
+    elif kind == "reasoning":
+        texts = [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict)]
+        texts += [c.get("text") for c in item.get("content") or [] if isinstance(c, dict)]
+        parts = [Part(type="reasoning", text="\n".join(t for t in texts if isinstance(t, str)))]
+        role = "assistant"
+    elif kind in ("compaction", "item_reference", "mcp_list_tools"):
+        return CanonicalMessage(role="system", author=str(kind), dialect="openai-agents")
+    else:
+        parts = parts_of(item.get("content"))
+        role = ROLES.get(str(item.get("role", "assistant")).lower(), "assistant")
+    return CanonicalMessage(role=role, parts=parts, usage=record.usage, author=None, dialect="openai-agents")
+
+
+# ---------------------------------------------------------------- Google ADK (events)
+
+
+def _is_adk(event: dict[str, Any]) -> bool:
+    return "author" in event and ("invocation_id" in event or "invocationId" in event)
+
+
+def _adk(record: MessageRecord, event: dict[str, Any]) -> CanonicalMessage:
+    content = obj(event.get("content"))
+    parts: list[Part] = []
+    for part in content.get("parts") or []:
+        if isinstance(part, dict):
+            parts += _adk_part(part)
+    author = _s(event.get("author"))
+    role: Role = "user" if content.get("role") == "user" or author == "user" else "assistant"
+    if parts and all(p.type == "tool_result" for p in parts):
+        role = "tool"
+    meta = event.get("usage_metadata") or event.get("usageMetadata")
+    usage = record.usage or _adk_usage(meta)
+    model = event.get("model_version") or event.get("modelVersion")
+    return CanonicalMessage(role=role, parts=parts, model=_s(model), usage=usage, author=author, dialect="adk")
+
+
+def _adk_part(part: dict[str, Any]) -> list[Part]:
+    call = part.get("function_call") or part.get("functionCall")
+    if isinstance(call, dict):
+        return [Part(type="tool_call", id=_s(call.get("id")), name=_s(call.get("name")), arguments=call.get("args"))]
+    response = part.get("function_response") or part.get("functionResponse")
+    if isinstance(response, dict):
+        body = response.get("response")
+        error = isinstance(body, dict) and "error" in body and len(body) == 1
+        return [
+            Part(
+                type="tool_result",
+                call_id=_s(response.get("id")),
+                name=_s(response.get("name")),
+                content=text_of(body),
+                is_error=error,
+            )
+        ]
+    if isinstance(part.get("text"), str):
+        kind = "reasoning" if part.get("thought") else "text"
+        return [Part(type=kind, text=part["text"])]
+    inline = part.get("inline_data") or part.get("inlineData")
+    if isinstance(inline, dict):
+        media = _s(inline.get("mime_type") or inline.get("mimeType"))
+        kind = "image" if (media or "").startswith("image/") else "file"
+        return [Part(type=kind, media_type=media, name=_s(inline.get("display_name")), inline=True)]
+    file = part.get("file_data") or part.get("fileData")
+    if isinstance(file, dict):
+        media = _s(file.get("mime_type") or file.get("mimeType"))
+        kind = "image" if (media or "").startswith("image/") else "file"
+        return [
+            Part(
+                type=kind,
+                media_type=media,
+                name=_s(file.get("display_name")),
+                url=_s(file.get("file_uri") or file.get("fileUri")),
+            )
+        ]
+    return block_parts(part)
+
+
+def _adk_usage(meta: Any) -> TokenUsage | None:
+    if not isinstance(meta, dict):
+        return None
+    values = {
+        "input_tokens": meta.get("prompt_token_count", meta.get("promptTokenCount")),
+        "output_tokens": meta.get("candidates_token_count", meta.get("candidatesTokenCount")),
+        "total_tokens": meta.get("total_token_count", meta.get("totalTokenCount")),
+        "cache_read_tokens": meta.get("cached_content_token_count", meta.get("cachedContentTokenCount")),
+    }
+    return usage_of(values)
+
+
+# ---------------------------------------------------------------- LangChain (message_to_dict)
+
+
+def _is_langchain(content: dict[str, Any]) -> bool:
+    return content.get("type") in LANGCHAIN_TYPES and isinstance(content.get("data"), dict) and len(content) == 2
+
+
+def _langchain(record: MessageRecord, content: dict[str, Any]) -> CanonicalMessage:
+    data = content["data"]
+    kind = str(content["type"]).removesuffix("MessageChunk").lower()
+    kind = {"aimessage": "ai", "humanmessage": "human"}.get(kind, kind)
+    role = ROLES.get(kind, "assistant")
+    if kind == "chat":
+        role = ROLES.get(str(data.get("role", "")).lower(), "assistant")
+    if role == "tool":
+        is_error = data.get("status") == "error"
+        parts = [
+            Part(
+                type="tool_result",
+                call_id=_s(data.get("tool_call_id")),
+                name=_s(data.get("name")),
+                content=text_of(data.get("content")),
+                is_error=is_error,
+            )
+        ]
+    else:
+        parts = [p for p in parts_of(data.get("content")) if not (p.type == "tool_call" and data.get("tool_calls"))]
+        for call in data.get("tool_calls") or []:
+            if isinstance(call, dict):
+                parts.append(
+                    Part(type="tool_call", id=_s(call.get("id")), name=_s(call.get("name")), arguments=call.get("args"))
+                )
+    meta = obj(data.get("response_metadata"))
+    model = meta.get("model_name") or meta.get("model") or meta.get("model_id")
+    usage = record.usage or _langchain_usage(data.get("usage_metadata"))
+    return CanonicalMessage(
+        role=role, parts=parts, model=_s(model), usage=usage, author=_s(data.get("name")), dialect="langchain"
+    )
+
+
+def _langchain_usage(meta: Any) -> TokenUsage | None:
+    if not isinstance(meta, dict):
+        return None
+    details = obj(meta.get("input_token_details"))
+    return usage_of(
+        {
+            "input_tokens": meta.get("input_tokens"),
+            "output_tokens": meta.get("output_tokens"),
+            "total_tokens": meta.get("total_tokens"),
+            "cache_read_tokens": details.get("cache_read"),
+            "cache_write_tokens": details.get("cache_creation"),
+        }
+    )
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def usage_of(values: dict[str, Any]) -> TokenUsage | None:
+    """A TokenUsage of the whole non-negative integer values given (None when there is none)."""
+    kept = {k: int(v) for k, v in values.items() if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0}
+    return TokenUsage.model_validate(kept) if kept else None
+
+
+def _s(value: Any) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)
