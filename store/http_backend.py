@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from store import codec
 from store import requests as rq
 from store.backend import Backend
+from store.conversation.model import VIEW_FIELD
 from store.errors import (
     ArtifactNotFound,
     Conflict,
@@ -240,8 +241,15 @@ def _health(http: HttpBackend, r: rq.HealthCheck) -> None:
 
 
 # -- messages ---------------------------------------------------------------------------------------
+def _record(item: Any) -> MessageRecord:
+    """A message as the API sent it, without the canonical view the API adds (no stored message has one)."""
+    if isinstance(item, dict):
+        item = {k: v for k, v in item.items() if k != VIEW_FIELD}
+    return MessageRecord.model_validate(item)
+
+
 def _records(items: list[Any]) -> list[MessageRecord]:
-    return [MessageRecord.model_validate(m) for m in items]
+    return [_record(m) for m in items]
 
 
 def _append(http: HttpBackend, r: rq.AppendMessages) -> list[MessageRecord]:
@@ -263,7 +271,8 @@ def _messages(http: HttpBackend, r: rq.ListMessages) -> Page[MessageRecord]:
         roles=q.roles,
         cursor=q.cursor,
     )
-    return Page[MessageRecord].model_validate(http.call(r, "GET", _in(r, "messages"), query=query))
+    page = http.call(r, "GET", _in(r, "messages"), query=query)
+    return Page[MessageRecord](items=_records(page["items"]), next_cursor=page.get("next_cursor"))
 
 
 def _last(http: HttpBackend, r: rq.LastMessages) -> list[MessageRecord]:
@@ -272,21 +281,21 @@ def _last(http: HttpBackend, r: rq.LastMessages) -> list[MessageRecord]:
 
 def _one(http: HttpBackend, r: rq.GetMessage) -> MessageRecord | None:
     found = http.maybe(r, "GET", _in(r, "messages", r.message_id))
-    return None if found is None else MessageRecord.model_validate(found)
+    return None if found is None else _record(found)
 
 
 def _usage(http: HttpBackend, r: rq.UpdateUsage) -> MessageRecord:
     body = {"usage": r.usage.model_dump(exclude_none=True)}
-    return MessageRecord.model_validate(http.call(r, "PUT", _in(r, "messages", r.message_id, "usage"), body=body))
+    return _record(http.call(r, "PUT", _in(r, "messages", r.message_id, "usage"), body=body))
 
 
 def _mark(http: HttpBackend, r: rq.MarkCompaction) -> MessageRecord:
-    return MessageRecord.model_validate(http.call(r, "POST", _in(r, "messages", r.message_id, "compaction")))
+    return _record(http.call(r, "POST", _in(r, "messages", r.message_id, "compaction")))
 
 
 def _compaction(http: HttpBackend, r: rq.GetLatestCompaction) -> MessageRecord | None:
     found = http.maybe(r, "GET", _in(r, "compaction"))
-    return None if found is None else MessageRecord.model_validate(found)
+    return None if found is None else _record(found)
 
 
 # -- state ------------------------------------------------------------------------------------------
@@ -311,7 +320,12 @@ def _save_full(http: HttpBackend, r: rq.SaveFull) -> StateSnapshot:
 
 def _load_full(http: HttpBackend, r: rq.LoadFull) -> FullSession:
     query = _query(since_compaction=r.since_compaction, last=r.last)
-    return FullSession.model_validate(http.call(r, "GET", _in(r, "full"), query=query))
+    full = http.call(r, "GET", _in(r, "full"), query=query)
+    return FullSession(
+        session=Session.model_validate(full["session"]),
+        messages=_records(full["messages"]),
+        state=None if full.get("state") is None else StateSnapshot.model_validate(full["state"]),
+    )
 
 
 def _save_interrupt(http: HttpBackend, r: rq.SaveInterrupt) -> None:

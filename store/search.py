@@ -5,50 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from store import cursor as cursors
+from store.conversation import canonical
 from store.errors import InvalidInput
 from store.models import MessageRecord, SearchHits, Session, SessionHit
 from store.timeutil import iso
 
-SKIP_KEYS = frozenset(
-    {
-        "type",
-        "id",
-        "data",
-        "bytes",
-        "media_type",
-        "mime_type",
-        "mimeType",
-        "format",
-        "url",
-        "image_url",
-        "source",
-        "signature",
-        "toolUseId",
-        "tool_use_id",
-        "call_id",
-        "tool_call_id",
-    }
-)
 SNIPPET_CONTEXT = 60
 TITLE_WEIGHT = 3.0
 
 
-def message_text(content: Any) -> str:
-    """The searchable text of message content: every string in it, except ids, types and binary data."""
-    parts: list[str] = []
-    stack = [content]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, list):
-            stack.extend(reversed(value))
-        elif isinstance(value, dict):
-            stack.extend(reversed([v for k, v in value.items() if k not in SKIP_KEYS]))
-    return "\n".join(parts)
+def message_text(record: MessageRecord) -> str:
+    """The searchable text of a message: the words of its canonical view (text, reasoning, tool calls'
+    names and arguments, tool results, file names), whatever framework wrote it; never JSON keys, ids,
+    types or encoded data."""
+    return canonical(record).text()
 
 
 def match(text: str | None, query: str) -> tuple[int, str]:
@@ -82,7 +54,7 @@ def session_hits(
             (score, stamp, 0, SessionHit(session_id=session.id, title=session.title, snippet=snippet, score=score))
         )
     for m in messages:
-        count, snippet = match(message_text(m.content), needle)
+        count, snippet = match(message_text(m), needle)
         if count:
             out.append(
                 (

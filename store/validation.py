@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from store.codec import canonical, check_json, dumps
+from store.conversation.model import VIEW_FIELD
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
 from store.paging import MAX_SEQ
@@ -166,6 +167,8 @@ def messages(values: Any, *, maximum: int) -> list[Message]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InvalidInput(f"messages[{i}]: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        if VIEW_FIELD in (msg.model_extra or {}):
+            raise InvalidInput(f"messages[{i}].{VIEW_FIELD}: the field is the store's (each message's canonical view)")
         if msg.id is not None:
             ident(msg.id, f"messages[{i}].id")
         if msg.tool_call_id is not None:

@@ -11,7 +11,8 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from functions.api.context import caller, store
 from functions.api.schemas import AppendMessages, Items, UpdateUsage
 from store import MessageNotFound
-from store.models import MessageRecord, Page
+from store.conversation import ViewedMessage, viewed
+from store.models import Page
 
 router = APIGatewayHttpRouter()
 
@@ -34,7 +35,7 @@ def append_messages(
         idempotency_key=idempotency_key,
         owner=me.owner,
     )
-    return Response(201, body=Items(items=me.out(records)), content_type="application/json")
+    return Response(201, body=Items(items=me.out([viewed(r) for r in records])), content_type="application/json")
 
 
 @router.get("/sessions/<session_id>/messages", tags=["messages"], summary="A page of the transcript")
@@ -47,7 +48,7 @@ def list_messages(
     since_compaction: Annotated[bool, Query()] = False,
     roles: Annotated[list[str] | None, Query()] = None,
     cursor: Annotated[str | None, Query()] = None,
-) -> Page[MessageRecord]:
+) -> Page[ViewedMessage]:
     me = caller(router.current_event)
     page = store().list_messages(
         me.sid(session_id),
@@ -60,28 +61,28 @@ def list_messages(
         cursor=cursor,
         owner=me.owner,
     )
-    return me.out(page)
+    return me.out(Page[ViewedMessage](items=[viewed(r) for r in page.items], next_cursor=page.next_cursor))
 
 
 @router.get("/sessions/<session_id>/last-messages", tags=["messages"], summary="The latest n messages, oldest first")
 def last_messages(session_id: str, n: Annotated[int, Query(ge=1, le=1000)] = 20) -> Items:
     me = caller(router.current_event)
-    return Items(items=me.out(store().last_messages(me.sid(session_id), n, owner=me.owner)))
+    return Items(items=me.out([viewed(r) for r in store().last_messages(me.sid(session_id), n, owner=me.owner)]))
 
 
 @router.get("/sessions/<session_id>/messages/<message_id>", tags=["messages"], summary="One message by id")
-def get_message(session_id: str, message_id: str) -> MessageRecord:
+def get_message(session_id: str, message_id: str) -> ViewedMessage:
     me = caller(router.current_event)
     found = store().get_message(me.sid(session_id), message_id, owner=me.owner)
     if found is None:
         raise MessageNotFound(session_id, message_id)
-    return me.out(found)
+    return me.out(viewed(found))
 
 
 @router.put("/sessions/<session_id>/messages/<message_id>/usage", tags=["messages"], summary="Set a message's usage")
-def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> MessageRecord:
+def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> ViewedMessage:
     me = caller(router.current_event)
-    return me.out(store().update_usage(me.sid(session_id), message_id, body.usage, owner=me.owner))
+    return me.out(viewed(store().update_usage(me.sid(session_id), message_id, body.usage, owner=me.owner)))
 
 
 @router.post(
@@ -89,15 +90,15 @@ def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> Message
     tags=["messages"],
     summary="Mark an appended summary as the start of the live context",
 )
-def mark_compaction(session_id: str, message_id: str) -> MessageRecord:
+def mark_compaction(session_id: str, message_id: str) -> ViewedMessage:
     me = caller(router.current_event)
-    return me.out(store().mark_compaction(me.sid(session_id), message_id, owner=me.owner))
+    return me.out(viewed(store().mark_compaction(me.sid(session_id), message_id, owner=me.owner)))
 
 
 @router.get("/sessions/<session_id>/compaction", tags=["messages"], summary="The latest compaction message")
-def get_latest_compaction(session_id: str) -> MessageRecord:
+def get_latest_compaction(session_id: str) -> ViewedMessage:
     me = caller(router.current_event)
     found = store().get_latest_compaction(me.sid(session_id), owner=me.owner)
     if found is None:
         raise MessageNotFound(session_id, "latest compaction")
-    return me.out(found)
+    return me.out(viewed(found))

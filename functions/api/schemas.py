@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import ArtifactVersion, Message, MessageRecord, SessionHit, TokenUsage
+from store.conversation import ViewedMessage
+from store.models import ArtifactVersion, FullSession, Message, SessionHit, TokenUsage
 
 
 class Strict(BaseModel):
@@ -94,7 +95,13 @@ class TraceBatch(Strict):
 class Items(BaseModel):
     """A list response."""
 
-    items: list[MessageRecord]
+    items: list[ViewedMessage]
+
+
+class ViewedFull(FullSession):
+    """A session, its transcript (each message with its canonical view) and its state, as of one instant."""
+
+    messages: list[ViewedMessage]  # type: ignore[assignment]  # a narrower list: each one viewed
 
 
 class Versions(BaseModel):

@@ -9,8 +9,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import Absent, Caller, caller, store
-from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState
-from store.models import Checkpoint, FullSession, StateSnapshot
+from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState, ViewedFull
+from store.conversation import viewed
+from store.models import Checkpoint, StateSnapshot
 
 router = APIGatewayHttpRouter()
 
@@ -36,12 +37,12 @@ def load_full(
     session_id: str,
     since_compaction: Annotated[bool, Query()] = False,
     last: Annotated[int | None, Query(ge=1, le=10_000)] = None,
-) -> FullSession:
+) -> ViewedFull:
     """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
     so that every tool result has its call."""
     me = caller(router.current_event)
     full = store().load_full(me.sid(session_id), since_compaction=since_compaction, last=last, owner=me.owner)
-    return me.out(full)
+    return me.out(ViewedFull(session=full.session, messages=[viewed(m) for m in full.messages], state=full.state))
 
 
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")

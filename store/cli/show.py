@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
+from store.conversation import canonical
 from store.models import MessageRecord
 
 PREVIEW = 160  # characters of a text or an argument list shown in a table
@@ -83,52 +84,43 @@ def _args(value: Any) -> str:
 
 
 def parts(message: MessageRecord) -> list[tuple[str, str]]:
-    """What a message holds, as (label, text) pairs: its text, each tool call (name and arguments) and each
-    tool result, in the OpenAI chat and Responses, Anthropic, Bedrock Converse/Strands and plain shapes."""
+    """What a message holds, as (label, text) pairs, read from its canonical view (`store.conversation`):
+    text, reasoning, each tool call (name and arguments), each tool result, images and files, whatever
+    framework wrote it."""
     out: list[tuple[str, str]] = []
-    extra = message.model_extra or {}
-    content = message.content
-    blocks = content if isinstance(content, list) else [content] if isinstance(content, dict) else []
-    if isinstance(content, str) and content:
-        out.append(("text", content))
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        if isinstance(block.get("text"), str):
-            out.append(("text", block["text"]))
-        kind = block.get("type")
-        if kind == "tool_use" or "toolUse" in block:
-            use = block.get("toolUse", block)
-            out.append(("tool call", f"{use.get('name', '?')}({_args(use.get('input', {}))})"))
-        if kind == "tool_result" or "toolResult" in block:
-            result = block.get("toolResult", block)
-            out.append(("tool result", _args(result.get("content", ""))))
-        if isinstance(kind, str) and kind.endswith("_call") and kind != "function_call_output":
-            out.append(("tool call", f"{block.get('name', kind)}({_args(block.get('arguments', ''))})"))
-        if isinstance(kind, str) and kind.endswith("_call_output"):
-            out.append(("tool result", _args(block.get("output", ""))))
-        if kind in ("image", "image_url", "input_image") or "image" in block:
-            out.append(("image", str(block.get("source", {}).get("media_type", "")) if kind == "image" else "image"))
-        if kind in ("file", "document", "input_file") or "document" in block:
-            out.append(("file", str(block.get("name") or block.get("filename") or "file")))
-    for call in extra.get("tool_calls") or []:
-        if isinstance(call, dict):
-            fn = call.get("function") or {}
-            out.append(("tool call", f"{fn.get('name', call.get('name', '?'))}({_args(fn.get('arguments', ''))})"))
-    if message.tool_call_id and message.role == "tool":
-        out = [("tool result", text) if label == "text" else (label, text) for label, text in out]
-    if not out and content not in (None, "", [], {}):
-        out.append(("content", _args(content)))
+    for part in canonical(message).parts:
+        if part.type == "text":
+            out.append(("text", part.text or ""))
+        elif part.type == "reasoning":
+            out.append(("reasoning", part.text or ""))
+        elif part.type == "tool_call":
+            out.append(
+                ("tool call", f"{part.name or '?'}({_args(part.arguments if part.arguments is not None else {})})")
+            )
+        elif part.type == "tool_result":
+            label = "tool error" if part.is_error else "tool result"
+            out.append((label, (f"{part.name}: " if part.name else "") + (part.content or "")))
+        elif part.type in ("image", "file"):
+            where = part.url or ("inline" if part.inline else "")
+            out.append((part.type, " ".join(x for x in (part.name, part.media_type, where) if x) or part.type))
+        else:
+            out.append(("content", _args(part.data)))
     return out
 
 
 def message_lines(message: MessageRecord, *, full: bool = False) -> list[str]:
-    """A message as printed by `sessions show` and `messages tail`: seq, role, then each part."""
-    head = f"#{message.seq} {message.role}"
+    """A message as printed by `sessions show` and `messages tail`: seq, role (and the author or the
+    framework's own role when they say more), model and usage, then each part."""
+    view = canonical(message)
+    head = f"#{message.seq} {view.role}"
+    if view.author and view.author != view.role:
+        head += f" ({view.author})"
     if message.kind == "compaction":
         head += "  [compaction: the live context starts here]"
-    if message.usage is not None and message.usage.numbers():
-        head += "  (" + ", ".join(f"{k} {v}" for k, v in message.usage.numbers().items()) + ")"
+    if view.model:
+        head += f"  model {view.model}"
+    if view.usage is not None and view.usage.numbers():
+        head += "  (" + ", ".join(f"{k} {v}" for k, v in view.usage.numbers().items()) + ")"
     lines = [head]
     for label, text in parts(message):
         shown = text if full else short(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.conversation.blocks import arguments, block_parts, obj, parts_of, text_of
-from store.conversation.model import CanonicalMessage, Part, Role
+from store.conversation.model import CanonicalMessage, Part, Role, ViewedMessage
 from store.models import MessageRecord, TokenUsage
 
 ROLES: dict[str, Role] = {
@@ -78,6 +78,11 @@ def canonical(record: MessageRecord) -> CanonicalMessage:
     if record.role.startswith(LANGGRAPH_LOG):
         return CanonicalMessage(role="system", author=record.role, dialect="langgraph")
     return _store(record)
+
+
+def viewed(record: MessageRecord) -> ViewedMessage:
+    """`record` with its canonical view beside it (what the HTTP API and exports give)."""
+    return ViewedMessage.model_validate({**record.model_dump(), "canonical": canonical(record)})
 
 
 # ---------------------------------------------------------------- the store's own, and Strands'

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from store.models import TokenUsage
+from store.models import MessageRecord, TokenUsage
 
 Role = Literal["user", "assistant", "tool", "system"]
 PartType = Literal["text", "tool_call", "tool_result", "image", "file", "reasoning", "data"]
@@ -36,6 +36,12 @@ class Part(BaseModel):
     url: str | None = None
     inline: bool | None = None
     data: Any = None
+
+    @model_serializer(mode="wrap")
+    def _set_fields_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only the fields this part's type sets (`type` always)."""
+        out: dict[str, Any] = handler(self)
+        return {k: v for k, v in out.items() if v is not None or k == "type"}
 
 
 class CanonicalMessage(BaseModel):
@@ -86,3 +92,14 @@ def _strings(value: Any) -> list[str]:
         elif isinstance(item, dict):
             stack.extend(reversed(list(item.values())))
     return out
+
+
+VIEW_FIELD = "canonical"  # the field of a message that the store's readers add: no message may carry one
+
+
+class ViewedMessage(MessageRecord):
+    """A stored message with its canonical view beside it: `role`, `content` and the other fields are the
+    writer's own, unchanged (what a framework reads back); `canonical` is the same message as one
+    conversation model, whatever wrote it (what a front end renders)."""
+
+    canonical: CanonicalMessage

@@ -245,7 +245,6 @@ async function search(target, q, cursor, fresh) {
 }
 
 // ---- one session --------------------------------------------------------------------------------------
-function textOf(value) { return typeof value === "string" ? value : pretty(value); }
 function part(kind, label, body) {
   return el("div", { class: `part ${kind}` }, el("div", { class: "label" }, label), body);
 }
@@ -259,50 +258,47 @@ function imageOf(block) {
   return el("span", { class: "muted" }, url ? `image: ${url}` : "image");
 }
 function partsOf(m) {
+  // the canonical view the API gives with every message: the same parts whatever framework wrote it
+  const view = m.canonical || { parts: [] };
+  const images = (Array.isArray(m.content) ? m.content : []).filter((b) => b && typeof b === "object"
+    && (b.type === "image" || b.type === "image_url" || b.type === "input_image"));
   const out = [];
-  const content = m.content;
-  const blocks = Array.isArray(content) ? content : content && typeof content === "object" ? [content] : [];
-  if (typeof content === "string" && content) {
-    out.push(m.role === "tool" ? part("result", `tool result${m.tool_call_id ? " · " + m.tool_call_id : ""}`, el("pre", {}, content))
-      : el("div", { class: "text" }, content));
+  for (const p of view.parts) {
+    if (p.type === "text") out.push(el("div", { class: "text" }, p.text || ""));
+    else if (p.type === "reasoning") out.push(part("reasoning", "reasoning", el("div", { class: "text" }, p.text || "")));
+    else if (p.type === "tool_call") {
+      out.push(part("call", `tool call · ${p.name || "?"}`, el("pre", {}, pretty(p.arguments ?? {}))));
+    } else if (p.type === "tool_result") {
+      const label = `${p.is_error ? "tool error" : "tool result"}${p.name ? " · " + p.name : ""}`;
+      out.push(part("result", label, el("pre", {}, p.content || "")));
+    } else if (p.type === "image") {
+      const raw = images.shift();
+      out.push(part("image", "image", raw ? imageOf(raw) : el("span", { class: "muted" },
+        [p.name, p.media_type, p.url || (p.inline ? "inline" : "")].filter(Boolean).join(" · ") || "image")));
+    } else if (p.type === "file") {
+      out.push(part("file", "file", el("span", {}, [p.name || "file", p.media_type, p.url].filter(Boolean).join(" · "))));
+    } else out.push(el("pre", { class: "json" }, pretty(p.data)));
   }
-  for (const b of blocks) {
-    if (!b || typeof b !== "object") continue;
-    const type = b.type || "";
-    if (typeof b.text === "string" && (type === "text" || type === "input_text" || type === "output_text" || !type)) {
-      out.push(el("div", { class: "text" }, b.text));
-    }
-    if (type === "tool_use" || b.toolUse) {
-      const use = b.toolUse || b;
-      out.push(part("call", `tool call · ${use.name || "?"}`, el("pre", {}, pretty(use.input ?? {}))));
-    }
-    if (type === "tool_result" || b.toolResult) {
-      const result = b.toolResult || b;
-      out.push(part("result", "tool result", el("pre", {}, textOf(result.content ?? ""))));
-    }
-    if (type.endsWith("_call") && type !== "function_call_output") {
-      out.push(part("call", `tool call · ${b.name || type}`, el("pre", {}, pretty(b.arguments ?? ""))));
-    }
-    if (type.endsWith("_call_output")) out.push(part("result", "tool result", el("pre", {}, textOf(b.output ?? ""))));
-    if (type === "image" || type === "image_url" || type === "input_image" || b.image) out.push(part("image", "image", imageOf(b)));
-    if (type === "file" || type === "document" || type === "input_file" || b.document) {
-      out.push(part("file", "file", el("span", {}, b.name || b.filename || b.document?.name || "file")));
-    }
-  }
-  for (const call of m.tool_calls || []) {
-    const fn = call.function || {};
-    out.push(part("call", `tool call · ${fn.name || call.name || "?"}`, el("pre", {}, pretty(fn.arguments ?? call.arguments ?? ""))));
-  }
-  if (!out.length && content !== null && content !== undefined && content !== "") out.push(el("pre", { class: "json" }, pretty(content)));
   return out;
 }
+function rawOf(m) {
+  // what the writer stored, exactly (a framework's own payload), a click away
+  const raw = { role: m.role, content: m.content };
+  for (const key of ["name", "tool_call_id", "metadata"]) if (m[key] !== null && m[key] !== undefined) raw[key] = m[key];
+  return el("details", { class: "raw" }, el("summary", {}, `raw${m.canonical?.dialect && m.canonical.dialect !== "store" ? " · " + m.canonical.dialect : ""}`),
+    el("pre", { class: "json" }, pretty(raw)));
+}
 function messageNode(m) {
-  const role = m.role === "tool" ? "tool" : m.role;
-  return el("article", { class: `msg ${role}`, id: `m-${m.seq}`, "aria-label": `message ${m.seq}, ${m.role}` },
+  const view = m.canonical || { role: m.role, parts: [] };
+  const usage = view.usage || m.usage;
+  return el("article", { class: `msg ${view.role}`, id: `m-${m.seq}`, "aria-label": `message ${m.seq}, ${view.role}` },
     m.kind === "compaction" ? el("div", { class: "compaction" }, "compaction: the live context starts here") : null,
-    el("header", {}, el("span", { class: "role" }, m.role), el("span", {}, `#${m.seq}`), el("span", {}, when(m.created_at)),
-      m.usage ? el("span", { class: "usage" }, usageText(m.usage)) : null),
-    partsOf(m));
+    el("header", {}, el("span", { class: "role" }, view.role),
+      view.author && view.author !== view.role ? el("span", { class: "author" }, view.author) : null,
+      el("span", {}, `#${m.seq}`), el("span", {}, when(m.created_at)),
+      view.model ? el("span", { class: "model" }, view.model) : null,
+      usage ? el("span", { class: "usage" }, usageText(usage)) : null),
+    partsOf(m), rawOf(m));
 }
 
 async function sessionView(id, tab) {
