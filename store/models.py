@@ -111,6 +111,7 @@ class Session(BaseModel):
     retention: timedelta | None = None
     state_version: int = 0
     compaction_seq: int | None = None
+    preview: str | None = None  # the start of the first user message: what a session without a title shows
 
 
 class Page(BaseModel, Generic[T]):

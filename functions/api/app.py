@@ -193,9 +193,16 @@ def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
+ENCODED_COLON = re.compile("%3a", re.IGNORECASE)  # no id holds a "%"; an artifact name's "%" arrives as %25
+
+
 def _precheck(event: dict[str, Any]) -> Response[Any] | None:
-    """Refuse before routing: no verified identity on a protected route (401), an oversized body (413)."""
-    path = event.get("rawPath") or ""
+    """Refuse before routing: no verified identity on a protected route (401), an oversized body (413).
+    An encoded `:` in the path (`%3A`, as browsers and HTTP clients encode ids such as `chat:agent:x`)
+    is read as the `:` it stands for, so every id the store accepts reaches its route."""
+    path = ENCODED_COLON.sub(":", event.get("rawPath") or "")
+    if "rawPath" in event:
+        event["rawPath"] = path
     claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
     public = path in PUBLIC_ROUTES or console_routes.is_console(path)
     if not public and not claims.get("sub"):

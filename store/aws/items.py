@@ -97,6 +97,7 @@ def head_from_item(item: Item) -> Head:
         expires_at=from_epoch(int(ttl)) if ttl is not None else None,
         retention=timedelta(seconds=retention) if retention is not None else None,
         compaction_seq=int(cs) if (cs := get_n(item, "compaction_seq")) is not None else None,
+        preview=get_s(item, "preview"),
     )
     deleting = bool(item.get("deleting", {}).get("BOOL", False))
     return Head(session=session, deleting=deleting, ttl=int(ttl) if ttl is not None else None)

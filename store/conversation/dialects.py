@@ -17,7 +17,7 @@ from typing import Any
 
 from store.conversation.blocks import arguments, block_parts, obj, parts_of, text_of
 from store.conversation.model import CanonicalMessage, Part, Role, ViewedMessage
-from store.models import MessageRecord, TokenUsage
+from store.models import Message, MessageRecord, TokenUsage
 
 ROLES: dict[str, Role] = {
     "user": "user",
@@ -64,7 +64,7 @@ LANGCHAIN_TYPES = frozenset(
 LANGGRAPH_LOG = "lg."  # the saver's log roles: lg.c.<ns> checkpoints, lg.w.<ns> writes, lg.seal
 
 
-def canonical(record: MessageRecord) -> CanonicalMessage:
+def canonical(record: Message) -> CanonicalMessage:
     """`record` read as the canonical message (its dialect recognised by its shape; an unknown shape is
     read as the store's own, unknown parts kept as `data` parts)."""
     content = record.content
@@ -80,6 +80,16 @@ def canonical(record: MessageRecord) -> CanonicalMessage:
     return _store(record)
 
 
+def with_reported_usage(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` (a dict to append) with the token usage its framework payload reports (ADK's
+    `usage_metadata`, LangChain's `usage_metadata`) as its `usage`, so that the session's totals count it;
+    unchanged when it reports none or already has a usage."""
+    if message.get("usage") is not None:
+        return message
+    usage = canonical(Message.model_validate(message)).usage
+    return message if usage is None else {**message, "usage": usage.numbers()}
+
+
 def viewed(record: MessageRecord) -> ViewedMessage:
     """`record` with its canonical view beside it (what the HTTP API and exports give)."""
     return ViewedMessage.model_validate({**record.model_dump(), "canonical": canonical(record)})
@@ -88,7 +98,7 @@ def viewed(record: MessageRecord) -> ViewedMessage:
 # ---------------------------------------------------------------- the store's own, and Strands'
 
 
-def _store(record: MessageRecord) -> CanonicalMessage:
+def _store(record: Message) -> CanonicalMessage:
     extra = record.model_extra or {}
     parts = parts_of(record.content)
     for call in extra.get("tool_calls") or []:  # Chat Completions: the calls beside the content
@@ -111,13 +121,25 @@ def _store(record: MessageRecord) -> CanonicalMessage:
         role = "tool"  # Anthropic and Converse send tool results in a user turn
     meta = record.metadata or {}
     strands = meta.get("strands") if isinstance(meta.get("strands"), dict) else None
+    usage = record.usage
+    if usage is None and strands is not None:  # Strands keeps a model call's usage in the message's metadata
+        reported = obj(obj(obj(strands.get("message")).get("metadata")).get("usage"))
+        usage = usage_of(
+            {
+                "input_tokens": reported.get("inputTokens"),
+                "output_tokens": reported.get("outputTokens"),
+                "total_tokens": reported.get("totalTokens"),
+                "cache_read_tokens": reported.get("cacheReadInputTokens"),
+                "cache_write_tokens": reported.get("cacheWriteInputTokens"),
+            }
+        )
     model = extra.get("model") if isinstance(extra.get("model"), str) else meta.get("model")
     author = record.role if ROLES.get(record.role.lower()) is None else record.name
     return CanonicalMessage(
         role=role,
         parts=parts,
         model=model if isinstance(model, str) else None,
-        usage=record.usage,
+        usage=usage,
         author=author,
         dialect="strands" if strands is not None else "store",
     )
@@ -126,7 +148,7 @@ def _store(record: MessageRecord) -> CanonicalMessage:
 # ---------------------------------------------------------------- OpenAI Agents SDK (Responses API items)
 
 
-def _is_openai_item(record: MessageRecord, item: dict[str, Any]) -> bool:
+def _is_openai_item(record: Message, item: dict[str, Any]) -> bool:
     kind = item.get("type")
     if isinstance(kind, str) and kind in OPENAI_ITEM_TYPES:
         return True
@@ -135,7 +157,7 @@ def _is_openai_item(record: MessageRecord, item: dict[str, Any]) -> bool:
     return isinstance(item.get("role"), str) and item.get("role") == record.role and "content" in item
 
 
-def _openai_item(record: MessageRecord, item: dict[str, Any]) -> CanonicalMessage:
+def _openai_item(record: Message, item: dict[str, Any]) -> CanonicalMessage:
     kind = item.get("type")
     role: Role
     if kind == "function_call" or (isinstance(kind, str) and kind.endswith("_call")):
@@ -172,7 +194,7 @@ def _is_adk(event: dict[str, Any]) -> bool:
     return "author" in event and ("invocation_id" in event or "invocationId" in event)
 
 
-def _adk(record: MessageRecord, event: dict[str, Any]) -> CanonicalMessage:
+def _adk(record: Message, event: dict[str, Any]) -> CanonicalMessage:
     content = obj(event.get("content"))
     parts: list[Part] = []
     for part in content.get("parts") or []:
@@ -247,7 +269,7 @@ def _is_langchain(content: dict[str, Any]) -> bool:
     return content.get("type") in LANGCHAIN_TYPES and isinstance(content.get("data"), dict) and len(content) == 2
 
 
-def _langchain(record: MessageRecord, content: dict[str, Any]) -> CanonicalMessage:
+def _langchain(record: Message, content: dict[str, Any]) -> CanonicalMessage:
     data = content["data"]
     kind = str(content["type"]).removesuffix("MessageChunk").lower()
     kind = {"aimessage": "ai", "humanmessage": "human"}.get(kind, kind)

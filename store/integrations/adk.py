@@ -50,6 +50,7 @@ from google.adk.sessions.state import State
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
+from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, call, call_or, ensure_session
 from store.models import MessageRecord
@@ -186,7 +187,7 @@ class _Turn:
         self.user.update(user)
         self.session.update(session)
         content = event.model_dump(mode="json", exclude_none=True)
-        self.messages.append({"role": (event.author or "event")[:ROLE_MAX], "content": content})
+        self.messages.append(with_reported_usage({"role": (event.author or "event")[:ROLE_MAX], "content": content}))
         self.last = {"id": event.id, "timestamp": event.timestamp}
         return self
 

@@ -30,6 +30,7 @@ from typing import Any
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
+from store.conversation.dialects import with_reported_usage
 from store.errors import SessionExists, SessionNotFound
 from store.integrations._calls import AnyStore, Runner, SyncBridge, call, call_or, ensure_session
 from store.scoped_ids import scoped_id
@@ -41,7 +42,7 @@ PAGE = 1000
 
 
 def _stored(message: BaseMessage) -> dict[str, Any]:
-    return {"role": message.type[:64], "content": message_to_dict(message)}
+    return with_reported_usage({"role": message.type[:64], "content": message_to_dict(message)})
 
 
 def _messages(records: Sequence[Any]) -> list[BaseMessage]:

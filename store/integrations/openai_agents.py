@@ -18,16 +18,53 @@ Install with `pip install agent-session-store[openai-agents]`.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 from typing import Any
 
+from store.conversation.dialects import usage_of
 from store.errors import SessionNotFound
 from store.integrations._calls import AnyStore, call, call_or, ensure_session, settled
+from store.models import TokenUsage
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
 from store.validation import MAX_LIMIT
 
 ROLE_MAX = 64
+MODEL_OUTPUTS = frozenset({"assistant", "function_call", "reasoning", "message"})  # what a model call produced
+BILLED = "_agent_store_billed"  # on the SDK's run context: the run's usage already written to the session
+
+
+def _run_usage(wrapper: Any) -> TokenUsage | None:
+    """The run's usage so far (the SDK's `RunContextWrapper.usage`), or None outside a run."""
+    usage = getattr(wrapper, "usage", None)
+    if usage is None:
+        return None
+    cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
+    return usage_of(
+        {
+            "input_tokens": getattr(usage, "input_tokens", None),
+            "output_tokens": getattr(usage, "output_tokens", None),
+            "total_tokens": getattr(usage, "total_tokens", None),
+            "cache_read_tokens": cached,
+        }
+    )
+
+
+def _unbilled(wrapper: Any) -> TokenUsage | None:
+    """The run's usage not yet written to the session (None when there is none)."""
+    total = _run_usage(wrapper)
+    if total is None:
+        return None
+    billed = getattr(wrapper, BILLED, None)
+    delta = total.plus(None, minus=billed)
+    return delta if any(v for v in delta.numbers().values()) else None
+
+
+def _billed(wrapper: Any) -> None:
+    """Record that the run's usage so far is written."""
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(wrapper, BILLED, _run_usage(wrapper))
 
 
 def _role(item: dict[str, Any]) -> str:
@@ -68,7 +105,7 @@ class OpenAIAgentsSession:
             SessionSettings() if session_settings is None else coerce_session_settings(session_settings)
         )
 
-    async def get_items(self, limit: int | None = None) -> list[Any]:
+    async def get_items(self, limit: int | None = None, wrapper: Any = None) -> list[Any]:
         """The latest `limit` items in order, exactly that many as the SDK's `SQLiteSession` returns (all of
         them for None or a negative limit; none for 0): one Query. A window that starts at a tool call's
         output is returned as it is; the SDK drops such orphans itself before the model sees them."""
@@ -111,13 +148,20 @@ class OpenAIAgentsSession:
                 break
         return newest[::-1]
 
-    async def add_items(self, items: list[Any]) -> None:
+    async def add_items(self, items: list[Any], wrapper: Any = None) -> None:
         """Append `items` in order, each batch of up to 97 atomically; creates the session if needed. A
-        cancelled caller's write completes before the cancellation is raised."""
-        await settled(self._add(items))
+        cancelled caller's write completes before the cancellation is raised. Under the SDK's Runner
+        (`wrapper`: its run context), the tokens the run's model calls used since the last write land on
+        the last model output among `items`, so the session's totals are the runs' usage."""
+        await settled(self._add(items, wrapper))
 
-    async def _add(self, items: list[Any]) -> None:
-        messages = [{"role": _role(dict(item)), "content": dict(item)} for item in items]
+    async def _add(self, items: list[Any], wrapper: Any) -> None:
+        messages: list[dict[str, Any]] = [{"role": _role(dict(item)), "content": dict(item)} for item in items]
+        used = _unbilled(wrapper)
+        outputs = [m for m in messages if m["role"] in MODEL_OUTPUTS]
+        if used is not None and outputs:
+            outputs[-1]["usage"] = used.numbers()
+            _billed(wrapper)
         for start in range(0, len(messages), APPEND_MAX):
             batch = messages[start : start + APPEND_MAX]
             try:
@@ -126,14 +170,14 @@ class OpenAIAgentsSession:
                 await self._create()
                 await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
 
-    async def pop_item(self) -> Any | None:
+    async def pop_item(self, wrapper: Any = None) -> Any | None:
         """Remove and return the latest item (None when there is none); two concurrent pops never
         return the same item."""
         pop = call_or(None, self.store, "pop_message", self.store_session_id, owner=self.owner)
         record = await settled(pop)
         return None if record is None else record.content
 
-    async def clear_session(self) -> None:
+    async def clear_session(self, wrapper: Any = None) -> None:
         """Remove every item (the store session is deleted with everything it holds)."""
         await settled(call(self.store, "delete_session", self.store_session_id, owner=self.owner))
 

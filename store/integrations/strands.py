@@ -45,6 +45,7 @@ from strands.types.session import (
     encode_bytes_values,
 )
 
+from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
 from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_store_id, store_id
@@ -283,7 +284,8 @@ def stored_message(session_message: SessionMessage) -> dict[str, Any]:
     body = env.pop("message")
     env.pop("redact_message", None)
     extra = {k: v for k, v in body.items() if k not in ("role", "content")}
-    return {"role": body["role"], "content": body["content"], "metadata": {"strands": {**env, "message": extra}}}
+    stored = {"role": body["role"], "content": body["content"], "metadata": {"strands": {**env, "message": extra}}}
+    return with_reported_usage(stored)  # the usage Strands puts in an assistant message's metadata
 
 
 def with_updates(state: dict[str, Any], messages: list[SessionMessage]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from store import codec
 from store.artifact_reader import CHUNK
+from store.conversation.preview import preview_of
 from store.errors import SessionNotFound
 from store.models import ArtifactVersion, Checkpoint, Message, MessageRecord, Session, StateSnapshot
 from store.requests import Presign
@@ -148,6 +149,8 @@ class MemoryCore:
         for r in records:
             usage = usage.plus(r.usage)
         entry.messages.extend(records)
+        if entry.session.preview is None and (preview := preview_of(records)) is not None:
+            changes["preview"] = preview
         self._touch(entry, last_seq=entry.session.last_seq + len(records), usage=usage, **changes)
 
     def _find(self, entry: SessionEntry, message_id: str) -> MessageRecord | None:

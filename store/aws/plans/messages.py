@@ -44,6 +44,7 @@ from store.aws.plans.transactions import (
     contended,
     transact,
 )
+from store.conversation.preview import preview_of
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.paging import MAX_SEQ
@@ -122,6 +123,16 @@ def records(items: list[Item], first_seq: int) -> list[MessageRecord]:
     return [record_from_item({**item, keys.SEQ: n(first_seq + i)}) for i, item in enumerate(items)]
 
 
+def preview_sets(expr: Expr, messages: list[Message]) -> list[str]:
+    """The head's `preview` (the start of the first user message), set once: by the first write that has
+    one, in the same update (no request of its own)."""
+    text = preview_of(messages)
+    if text is None:
+        return []
+    name = expr.name("preview")
+    return [f"{name} = if_not_exists({name}, {expr.value(s(text))})"]
+
+
 def total_usage(messages: list[Message]) -> TokenUsage:
     """The sum of the messages' usages."""
     total = TokenUsage()
@@ -143,7 +154,7 @@ def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageR
 
     def build(pos: Position) -> Actions:
         expr = Expr()
-        sets = [f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}"]
+        sets = [f"{expr.name('last_seq')} = {expr.value(n(pos.last_seq + len(items)))}", *preview_sets(expr, messages)]
         actions = Actions(head=move_head(ctx, session_id, owner, pos, now, expr, sets, adds=usage_adds(expr, total)))
         if idempotency_key:
             first = items[0][keys.MID]["S"]

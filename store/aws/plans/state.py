@@ -24,6 +24,7 @@ from store.aws.plans.base import (
 from store.aws.plans.messages import (
     drafts,
     message_puts,
+    preview_sets,
     query_range,
     total_usage,
     usage_adds,
@@ -120,7 +121,16 @@ def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
         new_seq = pos.last_seq + len(items)
         seq_set = f"{expr.name('last_seq')} = {expr.value(n(new_seq))}"
         actions = _state_actions(
-            ctx, session_id, owner, pos, now, stored_state, new_seq, [seq_set], expr, usage_adds(expr, total)
+            ctx,
+            session_id,
+            owner,
+            pos,
+            now,
+            stored_state,
+            new_seq,
+            [seq_set, *preview_sets(expr, messages)],
+            expr,
+            usage_adds(expr, total),
         )
         return staged.release(ctx, actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1)))
 
