@@ -2,7 +2,9 @@
 import`). The format is documented in docs/export-format.md; every line is one JSON object with a `type`:
 
     {"type": "session", "format": "agent-session-store/export", "version": 1, "session": {...}}
-    {"type": "message", "message": {...}}                  one per message, in sequence order
+    {"type": "message", "message": {...}, "canonical": {...}}   one per message, in sequence order: as
+                                                           stored, and its canonical view (for readers;
+                                                           import restores `message` and ignores it)
     {"type": "state", "state": {...}}                      the current state, when one was saved
     {"type": "interrupt", "interrupt": {...}}              the pending interrupt, when there is one
     {"type": "records", "kind": "...", "records": [...]}   per kind asked for
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from store import codec
+from store.conversation import canonical
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound
 from store.models import ArtifactVersion, Message, MessageRecord, Session, StateSnapshot
 from store.session_store import SessionStore
@@ -75,7 +78,9 @@ def export_session(
         _line({"type": "session", "format": FORMAT, "version": VERSION, "session": session.model_dump(mode="json")})
     )
     for record in iter_messages(store, session_id):
-        out.write(_line({"type": "message", "message": record.model_dump(mode="json", exclude_none=True)}))
+        message = record.model_dump(mode="json", exclude_none=True)
+        view = canonical(record).model_dump(mode="json", exclude_none=True)
+        out.write(_line({"type": "message", "message": message, "canonical": view}))
         counts.messages += 1
         if progress and counts.messages % PAGE == 0:
             progress("messages", counts.messages)

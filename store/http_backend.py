@@ -213,6 +213,7 @@ def _list(http: HttpBackend, r: rq.ListSessions) -> Page[Session]:
         created_after=q.created_after,
         created_before=q.created_before,
         metadata=metadata,
+        conversations_only="true" if q.conversations_only else None,
     )
     return Page[Session].model_validate(http.call(r, "GET", "/sessions", query=query))
 

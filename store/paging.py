@@ -22,6 +22,7 @@ class SessionQuery:
     created_after: datetime | None = None
     created_before: datetime | None = None
     metadata: dict[str, str] = field(default_factory=dict)  # key -> canonical JSON of the wanted value
+    conversations_only: bool = False  # leave out the sessions adapters keep for themselves
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,12 @@ def list_sessions(
             description='a JSON object: only sessions whose metadata has these values, e.g. {"team": "a"}',
         ),
     ] = None,
+    conversations_only: Annotated[
+        bool,
+        Query(
+            description="leave out the sessions framework adapters keep for themselves (checkpoint logs, shared state)"
+        ),
+    ] = False,
 ) -> Page[Session]:
     me = caller(router.current_event)
     wanted = parse_metadata_filter(metadata)
@@ -78,6 +84,7 @@ def list_sessions(
         created_after=created_after,
         created_before=created_before,
         metadata=wanted,
+        conversations_only=conversations_only,
     )
     # sessions the library made for this owner under ids outside the namespace are not addressable here
     mine = [s for s in page.items if me.local(s.id) is not None]

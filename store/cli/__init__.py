@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, help="sessions per page (50)")
     p.add_argument("--cursor", help="continue from a previous page's cursor")
     p.add_argument("--all", action="store_true", help="every page, not only the first")
+    p.add_argument(
+        "--internal", action="store_true", help="also the sessions adapters keep for themselves (checkpoint logs, ...)"
+    )
     p = sub.add_parser("search", parents=[common], help="search titles and messages (bounded per call)")
     p.add_argument("query", help="the text to find")
     p.add_argument("--limit", type=int, default=20, help="hits to return (20)")

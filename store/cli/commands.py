@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from store.cli.show import Progress, as_json, message_lines, short, table
 from store.cli.target import Target
+from store.conversation import viewed
 from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound
 from store.export import export_session, import_session, iter_messages
 from store.trace_view import spans, waterfall
@@ -49,10 +50,11 @@ def _when(value: Any) -> str:
 
 
 def sessions_list(args: Any, t: Target, out: TextIO) -> int:
-    """A page of the owner's sessions, most recently updated first (--all: every page)."""
+    """A page of the owner's conversations, most recently updated first (--all: every page; --internal: with
+    the sessions adapters keep for themselves). An untitled session shows its first user message."""
     items, cursor = [], args.cursor
     while True:
-        page = t.store.list_sessions(t.owner, limit=args.limit, cursor=cursor)
+        page = t.store.list_sessions(t.owner, limit=args.limit, cursor=cursor, conversations_only=not args.internal)
         items += page.items
         cursor = page.next_cursor
         if not args.all or cursor is None:
@@ -61,7 +63,8 @@ def sessions_list(args: Any, t: Target, out: TextIO) -> int:
         out.write(as_json({"items": items, "next_cursor": cursor}) + "\n")
         return 0
     rows = [
-        (s.id, short(s.title or "", 40), s.last_seq, s.usage.total_tokens or "", _when(s.updated_at)) for s in items
+        (s.id, short(s.title or s.preview or "", 40), s.last_seq, s.usage.total_tokens or "", _when(s.updated_at))
+        for s in items
     ]
     table(("ID", "TITLE", "MESSAGES", "TOKENS", "UPDATED"), rows, out)
     if cursor is not None:
@@ -99,11 +102,12 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
     runs = t.store.list_trace_runs(args.session_id)
     interrupt = t.store.load_interrupt(args.session_id)
     if args.json:
-        document = {"full": full, "interrupt": interrupt, "artifacts": artifacts, "trace_runs": runs}
+        viewed_full = {"session": full.session, "messages": [viewed(m) for m in full.messages], "state": full.state}
+        document = {"full": viewed_full, "interrupt": interrupt, "artifacts": artifacts, "trace_runs": runs}
         out.write(as_json(document) + "\n")
         return 0
     s = full.session
-    out.write(f"session {s.id}  {s.title or ''}\n")
+    out.write(f"session {s.id}  {s.title or s.preview or ''}\n")
     out.write(f"  model {s.model or '-'}; {s.last_seq} messages; ")
     out.write(f"created {_when(s.created_at)}, updated {_when(s.updated_at)}\n")
     if s.usage.numbers():

@@ -58,15 +58,20 @@ class Sessions(Domain):
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         metadata: dict[str, Any] | None = None,
+        conversations_only: bool = False,
     ) -> Page[Session]:
         """An owner's sessions, most recently updated first, filtered by creation time (exclusive bounds)
-        and by metadata equality; resume with `cursor=page.next_cursor`."""
+        and by metadata equality; resume with `cursor=page.next_cursor`. With `conversations_only`, the
+        sessions framework adapters keep for their own bookkeeping (a LangGraph thread's checkpoint log,
+        Strands' shared storage, ADK's app and user state: `store.conversation.sessions.INTERNAL`) are
+        left out."""
         query = SessionQuery(
             limit=v.limit(limit) or 50,
             cursor=cursor,
             created_after=aware(created_after, "created_after"),
             created_before=aware(created_before, "created_before"),
             metadata=v.metadata_filter(metadata),
+            conversations_only=bool(conversations_only),
         )
         return self._backend.execute(ListSessions(owner=v.owner(owner), query=query))
 

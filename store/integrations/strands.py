@@ -45,6 +45,7 @@ from strands.types.session import (
     encode_bytes_values,
 )
 
+from store.aws.plans.base import Lru
 from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
@@ -52,6 +53,11 @@ from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_st
 from store.integrations.strands_storage import SessionStoreStorage  # the unified Storage contract
 from store.models import MessageRecord
 from store.session_store import SessionStore
+
+DEFAULT_AGENT = "default"  # Strands' agent id when an Agent is given none
+LAYOUT = "strands_layout"
+CONVERSATION_HERE = "conversation"  # the default agent's transcript is the Strands session's own store session
+LAYOUTS_KNOWN = 4096
 
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
@@ -65,6 +71,25 @@ class StrandsSessionRepository(SessionRepository):
         self.store = store
         self.owner = owner
         self.retention = retention
+        self._layouts: Lru[bool] = Lru(LAYOUTS_KNOWN)  # per Strands session: its default agent's messages in it
+
+    def agent_sid(self, session_id: str, agent_id: str) -> str:
+        """The store session holding an agent's record and transcript: for the session's default agent, the
+        Strands session's own store session (so the session the user named holds the conversation), unless
+        the session was written before that layout (then, as for every other agent, a session of its own,
+        `agent_store_id`)."""
+        if agent_id == DEFAULT_AGENT and self._conversation_here(session_id):
+            return session_store_id(self.owner, session_id)
+        return agent_store_id(self.owner, session_id, agent_id)
+
+    def _conversation_here(self, session_id: str) -> bool:
+        known = self._layouts.get(session_id)
+        if known is None:  # read_session or create_session usually told us already
+            found = self._read(None, self.store.get_session, session_store_id(self.owner, session_id), owner=self.owner)
+            known = found is not None and found.metadata.get(LAYOUT) == CONVERSATION_HERE
+            if found is not None:
+                self._layouts.put(session_id, known)
+        return known
 
     # -- sessions ---------------------------------------------------------------------------------
     def create_session(self, session: Session, **kwargs: Any) -> Session:
@@ -74,10 +99,12 @@ class StrandsSessionRepository(SessionRepository):
             meta = {
                 "session_type": session.session_type.value,
                 "strands_times": {"created_at": session.created_at, "updated_at": session.updated_at},
+                LAYOUT: CONVERSATION_HERE,
             }
             self._create(session_store_id(self.owner, session.session_id), session.session_id, meta)
         except SessionExists:
             raise SessionException(f"Session {session.session_id} already exists") from None
+        self._layouts.put(session.session_id, True)
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Session | None:
@@ -85,6 +112,7 @@ class StrandsSessionRepository(SessionRepository):
         found = self._call(self.store.get_session, session_store_id(self.owner, session_id), owner=self.owner)
         if found is None or found.metadata.get("framework") != FRAMEWORK:
             return None
+        self._layouts.put(session_id, found.metadata.get(LAYOUT) == CONVERSATION_HERE)
         times = found.metadata.get("strands_times") or {}
         return Session(
             session_id=session_id,
@@ -115,19 +143,20 @@ class StrandsSessionRepository(SessionRepository):
     # -- agents -----------------------------------------------------------------------------------
     def create_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
         """Create the agent's store session (if a crash left it, reuse it) and record the agent."""
-        child = agent_store_id(self.owner, session_id, session_agent.agent_id)
-        with contextlib.suppress(SessionExists):
-            self._create(
-                child,
-                f"{session_id} / {session_agent.agent_id}",
-                {"strands_session": session_store_id(self.owner, session_id), "agent_id": session_agent.agent_id},
-            )
+        child = self.agent_sid(session_id, session_agent.agent_id)
+        if child != session_store_id(self.owner, session_id):  # another agent of the session: a session of its own
+            with contextlib.suppress(SessionExists):
+                self._create(
+                    child,
+                    f"{session_id} / {session_agent.agent_id}",
+                    {"strands_session": session_store_id(self.owner, session_id), "agent_id": session_agent.agent_id},
+                )
         record = session_agent.to_dict()
         self._change_state(child, lambda state: {**state, "agent": record})
 
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> SessionAgent | None:
         """The agent's record, or None."""
-        state = self._state(agent_store_id(self.owner, session_id, agent_id))
+        state = self._state(self.agent_sid(session_id, agent_id))
         return None if state is None or "agent" not in state else SessionAgent.from_dict(state["agent"])
 
     def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
@@ -140,14 +169,14 @@ class StrandsSessionRepository(SessionRepository):
             session_agent.created_at = state["agent"].get("created_at", session_agent.created_at)
             return {**state, "agent": session_agent.to_dict()}
 
-        self._change_state(agent_store_id(self.owner, session_id, agent_id), change)
+        self._change_state(self.agent_sid(session_id, agent_id), change)
 
     # -- messages ---------------------------------------------------------------------------------
     def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Append message `message_id` as the transcript's next one (stored once even if retried), with
         everything Strands gave besides its role and content (its `tracking_id`, times, a redaction)."""
         index = session_message.message_id
-        child = agent_store_id(self.owner, session_id, agent_id)
+        child = self.agent_sid(session_id, agent_id)
         self._call(
             self.store.append_messages,
             child,
@@ -167,7 +196,7 @@ class StrandsSessionRepository(SessionRepository):
     def update_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Replace a stored message (Strands does so to redact it), keeping its creation time and taking its
         `updated_at` as given; SessionException if it does not exist."""
-        child = agent_store_id(self.owner, session_id, agent_id)
+        child = self.agent_sid(session_id, agent_id)
         index = session_message.message_id
         previous = self.read_message(session_id, agent_id, index)
         if previous is None:
@@ -179,7 +208,7 @@ class StrandsSessionRepository(SessionRepository):
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
     ) -> list[SessionMessage]:
         """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state)."""
-        child = agent_store_id(self.owner, session_id, agent_id)
+        child = self.agent_sid(session_id, agent_id)
         page = self._read(None, self.store.list_messages, child, after_seq=offset, limit=limit, owner=self.owner)
         if page is None:
             return []

@@ -25,7 +25,7 @@ from strands.types.exceptions import SessionException
 from strands.types.session import SessionAgent, SessionMessage
 
 from store.errors import Conflict, StoreError
-from store.integrations.strands import StrandsSessionRepository, agent_store_id, stored_message, with_updates
+from store.integrations.strands import StrandsSessionRepository, stored_message, with_updates
 from store.session_store import SAVE_FULL_MAX, SessionStore
 
 
@@ -62,11 +62,11 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
     def create_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
         """Record the agent at once (as the unbatched repository does)."""
         super().create_agent(session_id, session_agent)
-        self._known.pop(agent_store_id(self.owner, session_id, session_agent.agent_id), None)
+        self._known.pop(self.agent_sid(session_id, session_agent.agent_id), None)
 
     def create_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Hold message `message_id` (the agent's next one); written at the next flush."""
-        child = agent_store_id(self.owner, session_id, agent_id)
+        child = self.agent_sid(session_id, agent_id)
         held = self._held.get(child)
         expected = held.next_index if held is not None and held.messages else self._next.get(child)
         if expected is not None and session_message.message_id != expected:
@@ -80,7 +80,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
 
     def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
         """Hold the agent's new record (its creation time kept); SessionException if it does not exist."""
-        child = agent_store_id(self.owner, session_id, session_agent.agent_id)
+        child = self.agent_sid(session_id, session_agent.agent_id)
         held = self._held.get(child)
         current = held.agent if held is not None and held.agent is not None else self._current(child)[0].get("agent")
         if current is None:
@@ -90,18 +90,18 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
 
     def update_message(self, session_id: str, agent_id: str, session_message: SessionMessage, **kwargs: Any) -> None:
         """Replace a message (Strands redacts this way): a held one in place, a written one in the state."""
-        held = self._held.get(agent_store_id(self.owner, session_id, agent_id))
+        held = self._held.get(self.agent_sid(session_id, agent_id))
         if held is not None and held.messages and held.first <= session_message.message_id < held.next_index:
             previous = held.messages[session_message.message_id - held.first]
             session_message.created_at = previous.created_at
             held.messages[session_message.message_id - held.first] = SessionMessage.from_dict(session_message.to_dict())
             return
         super().update_message(session_id, agent_id, session_message)
-        self._known.pop(agent_store_id(self.owner, session_id, agent_id), None)
+        self._known.pop(self.agent_sid(session_id, agent_id), None)
 
     # -- reads that see held writes ---------------------------------------------------------------
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> SessionAgent | None:
-        child = agent_store_id(self.owner, session_id, agent_id)
+        child = self.agent_sid(session_id, agent_id)
         held = self._held.get(child)
         if held is not None and held.agent is not None:
             return SessionAgent.from_dict(held.agent)
@@ -112,7 +112,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
     ) -> list[SessionMessage]:
         """Written messages from `offset`, then held ones, `limit` in all."""
         found = super().list_messages(session_id, agent_id, limit=limit, offset=offset)
-        held = self._held.get(agent_store_id(self.owner, session_id, agent_id))
+        held = self._held.get(self.agent_sid(session_id, agent_id))
         if held is not None:
             found += [SessionMessage.from_dict(m.to_dict()) for m in held.messages if m.message_id >= offset]
         return found if limit is None else found[:limit]

@@ -6,6 +6,7 @@ from typing import Any
 
 from store import cursor as cursors
 from store.backend import UNSET
+from store.conversation.sessions import is_internal
 from store.errors import SessionExists
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import Page, Session
@@ -62,6 +63,7 @@ class MemorySessions(MemoryCore):
             if (query.created_after is None or s.created_at > query.created_after)
             and (query.created_before is None or s.created_at < query.created_before)
             and matches_metadata(s.metadata, query.metadata)
+            and not (query.conversations_only and is_internal(s.metadata))
         ]
         page = chosen[: query.limit]
         next_cursor = None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.conftest import Harness
 
-TOOL_TURN = [
+TOOL_TURN: list[dict[str, Any]] = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": [{"type": "text", "text": "What is the   weather\nin Lisbon?"}]},
     {
@@ -44,3 +46,20 @@ def test_search_matches_the_words_of_a_conversation_not_its_keys(harness: Harnes
     assert {h.seq for h in store.search("alice", "weather")} >= {2, 3}  # the tool's name
     for key in ("tool_use", "tool_use_id", "input", "city", "type"):
         assert store.search("alice", key) == [], key
+
+
+def test_conversations_only_leaves_out_what_adapters_keep_for_themselves(harness: Harness) -> None:
+    store = harness.store
+    chat = store.create_session("alice", metadata={"framework": "langgraph", "langgraph": "thread"}).id
+    log = store.create_session("alice", metadata={"framework": "langgraph", "langgraph": "log"}).id
+    shared = store.create_session("alice", metadata={"strands_storage": "strands-storage"}).id
+    app = store.create_session("alice", metadata={"adk_scope": "user", "n": 1}).id
+    plain = store.create_session("alice").id
+    everything = {s.id for s in store.list_sessions("alice").items}
+    assert everything == {chat, log, shared, app, plain}
+    conversations = store.list_sessions("alice", conversations_only=True, limit=2)
+    seen = [s.id for s in conversations.items]
+    while conversations.next_cursor:
+        conversations = store.list_sessions("alice", conversations_only=True, limit=2, cursor=conversations.next_cursor)
+        seen += [s.id for s in conversations.items]
+    assert sorted(seen) == sorted([chat, plain])

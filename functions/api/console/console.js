@@ -187,7 +187,7 @@ async function list(target, filters, cursor, fresh) {
   say("Loading sessions…");
   try {
     const page = await api("/sessions", {
-      limit: 50, cursor,
+      limit: 50, cursor, conversations_only: "true",
       created_after: filters.after ? new Date(filters.after).toISOString() : null,
       created_before: filters.before ? new Date(filters.before + "T23:59:59").toISOString() : null,
       metadata: metadataFilter(filters.meta),
@@ -203,7 +203,7 @@ async function list(target, filters, cursor, fresh) {
     const body = table.querySelector("tbody");
     for (const s of page.items) {
       body.append(el("tr", { "data-messages": s.last_seq, "data-tokens": s.usage?.total_tokens || 0 },
-        el("td", {}, el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || "(untitled)")),
+        el("td", {}, el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || s.preview || "(untitled)")),
         el("td", { class: "muted" }, s.id),
         el("td", { class: "num" }, s.last_seq),
         el("td", { class: "num" }, s.usage?.total_tokens ?? ""),
@@ -325,7 +325,7 @@ async function sessionView(id, tab) {
   const panel = el("section", { role: "tabpanel", "aria-label": current });
   main.replaceChildren(
     el("p", {}, el("a", { href: "#/" }, "← Sessions")),
-    el("h1", {}, session.title || "(untitled)"),
+    el("h1", {}, session.title || session.preview || "(untitled)"),
     el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
     bar, panel);

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from store import codec
 from store import cursor as cursors
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, boolean, n, s
@@ -29,6 +30,7 @@ from store.aws.plans.base import query as run_query
 from store.aws.plans.objects import delete_prefix
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.backend import UNSET
+from store.conversation.sessions import INTERNAL
 from store.errors import SessionExists
 from store.models import Page, Session
 from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
@@ -123,6 +125,9 @@ def list_sessions(ctx: Context, request: ListSessions) -> Plan[Page[Session]]:
         filters.append(f"{expr.name('created_at')} < {expr.value(s(iso(query.created_before)))}")
     for key, value in query.metadata.items():
         filters.append(f"{expr.path('metadata_index', key)} = {expr.value(s(value))}")
+    if query.conversations_only:
+        for key, value in INTERNAL:
+            filters.append(f"NOT ({expr.path('metadata_index', key)} = {expr.value(s(codec.canonical(value)))})")
     params: dict[str, Any] = {
         "TableName": ctx.sessions_table,
         "IndexName": keys.BY_OWNER,
