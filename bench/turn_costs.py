@@ -13,23 +13,21 @@ tests/integrations/test_turn_costs.py checks that docs/integrations.md states ex
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Any
 
 import boto3
 
+from bench.framework_turns import adk_turn, langchain_turn, langgraph_turn, openai_turn, strands_turn
 from bench.meter import Meter, Tally
 from infra.local.aws import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
 from store import SessionStore
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
-CITY = "Lisbon"
 
 
 @dataclass(frozen=True)
@@ -83,188 +81,6 @@ def _cost(adapter: str, mode: str, tally: Tally) -> TurnCost:
 
 
 # ---------------------------------------------------------------- Strands
-
-
-def strands_turn(store: SessionStore, *, batched: bool) -> Callable[[], Any]:
-    from strands import Agent, tool
-
-    from bench.strands_models import ScriptModel
-    from store.integrations.strands import session_manager
-
-    class ToolModel(ScriptModel):
-        """Asks for the weather tool, then answers from its result."""
-
-        async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            last = messages[-1]["content"][0]
-            yield {"messageStart": {"role": "assistant"}}
-            if "toolResult" in last:
-                yield {"contentBlockDelta": {"delta": {"text": f"It is {last['toolResult']['content'][0]['text']}."}}}
-                yield {"contentBlockStop": {}}
-                yield {"messageStop": {"stopReason": "end_turn"}}
-                return
-            use = {"toolUseId": f"t{len(messages)}", "name": "weather"}
-            yield {"contentBlockStart": {"start": {"toolUse": use}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"city": CITY})}}}}
-            yield {"contentBlockStop": {}}
-            yield {"messageStop": {"stopReason": "tool_use"}}
-
-    @tool(context=True)
-    def weather(city: str, tool_context: Any) -> str:
-        """The weather in a city."""
-        tool_context.agent.state.set("last_city", city)
-        return "sunny"
-
-    extra = {"flush_every": 16} if batched else {}
-    manager = session_manager("turns", store, owner="bench", **extra)
-    agent = Agent(model=ToolModel(), tools=[weather], session_manager=manager, callback_handler=None)
-    return lambda: agent(f"What is the weather in {CITY}?")
-
-
-# ---------------------------------------------------------------- OpenAI Agents
-
-
-def openai_turn(store: SessionStore) -> Callable[[], Any]:
-    from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-
-    from store.integrations.openai_agents import OpenAIAgentsSession
-
-    set_tracing_disabled(True)
-
-    class ToolModel(Model):
-        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
-            last = input[-1] if isinstance(input, list) else {}
-            if last.get("type") == "function_call_output":
-                text = ResponseOutputText(type="output_text", text=f"It is {last['output']}.", annotations=[])
-                out: Any = ResponseOutputMessage(
-                    id="msg", type="message", role="assistant", status="completed", content=[text]
-                )
-            else:
-                arguments = json.dumps({"city": CITY})
-                out = ResponseFunctionToolCall(type="function_call", call_id="c1", name="weather", arguments=arguments)
-            return ModelResponse(output=[out], usage=Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            raise NotImplementedError
-
-    @function_tool
-    def weather(city: str) -> str:
-        """The weather in a city."""
-        return "sunny"
-
-    agent = Agent(name="assistant", model=ToolModel(), tools=[weather])
-    session: Any = OpenAIAgentsSession("turns", store, owner="bench")
-    return lambda: asyncio.run(Runner.run(agent, f"What is the weather in {CITY}?", session=session))
-
-
-# ---------------------------------------------------------------- Google ADK
-
-
-def adk_turn(store: SessionStore, *, batched: bool) -> Callable[[], Any]:
-    from google.adk.agents import LlmAgent
-    from google.adk.models.base_llm import BaseLlm
-    from google.adk.models.llm_request import LlmRequest
-    from google.adk.models.llm_response import LlmResponse
-    from google.adk.runners import Runner
-    from google.adk.tools.tool_context import ToolContext
-    from google.genai import types
-
-    from store.integrations.adk import StoreSessionService
-
-    class ToolLlm(BaseLlm):
-        async def generate_content_async(
-            self, llm_request: LlmRequest, stream: bool = False
-        ) -> AsyncGenerator[LlmResponse, None]:
-            last = (llm_request.contents[-1].parts or [types.Part()])[0]
-            if last.function_response is not None:
-                text = f"It is {(last.function_response.response or {}).get('result')}."
-                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
-                return
-            call = types.FunctionCall(name="weather", args={"city": CITY})
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
-
-    async def weather(city: str, tool_context: ToolContext) -> str:
-        """The weather in a city."""
-        tool_context.state["last_city"] = city
-        return "sunny"
-
-    agent = LlmAgent(name="assistant", model=ToolLlm(model="scripted"), tools=[weather])
-    service = StoreSessionService(store, flush_every=16) if batched else StoreSessionService(store)
-    runner = Runner(app_name="bench", agent=agent, session_service=service)
-
-    asyncio.run(service.create_session(app_name="bench", user_id="bench", session_id="turns"))
-
-    async def turn() -> None:
-        message = types.Content(role="user", parts=[types.Part(text=f"What is the weather in {CITY}?")])
-        async for _ in runner.run_async(user_id="bench", session_id="turns", new_message=message):
-            pass
-
-    return lambda: asyncio.run(turn())
-
-
-# ---------------------------------------------------------------- LangGraph
-
-
-def langgraph_turn(store: SessionStore, *, durability: Literal["sync", "async", "exit"] = "sync") -> Callable[[], Any]:
-    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
-    from langgraph.graph import START, StateGraph
-    from langgraph.graph.message import add_messages
-    from langgraph.prebuilt import ToolNode, tools_condition
-
-    from store.integrations.langgraph import SessionStoreSaver
-
-    State = TypedDict("State", {"messages": Annotated[list[AnyMessage], add_messages]})  # noqa: UP013
-
-    @tool
-    def weather(city: str) -> str:
-        """The weather in a city."""
-        return "sunny"
-
-    def model(state: State) -> dict[str, Any]:
-        last = state["messages"][-1]
-        if isinstance(last, ToolMessage):
-            return {"messages": [AIMessage(content=f"It is {last.content}.")]}
-        call = {"id": f"c{len(state['messages'])}", "name": "weather", "args": {"city": CITY}}
-        return {"messages": [AIMessage(content="", tool_calls=[call])]}
-
-    builder: StateGraph[Any] = StateGraph(State)
-    builder.add_node("model", model)
-    builder.add_node("tools", ToolNode([weather]))
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", tools_condition)
-    builder.add_edge("tools", "model")
-    graph = builder.compile(checkpointer=SessionStoreSaver(store, owner="bench"))
-    config: Any = {"configurable": {"thread_id": "turns"}}
-    question = {"messages": [HumanMessage(f"What is the weather in {CITY}?")]}
-    return lambda: graph.invoke(question, config, durability=durability)
-
-
-# ---------------------------------------------------------------- LangChain
-
-
-def langchain_turn(store: SessionStore) -> Callable[[], Any]:
-    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-    from langchain_core.runnables import RunnableLambda
-    from langchain_core.runnables.history import RunnableWithMessageHistory
-
-    from store.integrations.langchain import SessionStoreChatMessageHistory
-
-    def agent(_: Any) -> list[BaseMessage]:
-        """An agent step whose output is the turn's messages after the user's (tool call, result, answer)."""
-        call = {"id": "c1", "name": "weather", "args": {"city": CITY}}
-        return [
-            AIMessage(content="", tool_calls=[call]),
-            ToolMessage(content="sunny", tool_call_id="c1"),
-            AIMessage(content="It is sunny."),
-        ]
-
-    chain = RunnableWithMessageHistory(
-        RunnableLambda(agent),
-        lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner="bench"),
-    )
-    config: Any = {"configurable": {"session_id": "turns"}}
-    return lambda: chain.invoke(f"What is the weather in {CITY}?", config)
 
 
 # ---------------------------------------------------------------- all of them
