@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from langchain_core.messages import BaseMessage, message_to_dict
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -56,6 +57,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from store.async_session_store import AsyncSessionStore
+from store.aws.plans.base import Lru
+from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge
 from store.models import MessageRecord
@@ -68,6 +71,8 @@ AnyStore = SessionStore | AsyncSessionStore
 FRAMEWORK = "langgraph"
 DEFAULT_OWNER = "langgraph"
 SEAL = "lg.seal"
+MESSAGES_CHANNEL = "messages"  # LangGraph's MessagesState channel: the conversation
+CONVERSATION_LOOKBACK = 100
 PAGE = 200
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 LOCK_STALE = timedelta(minutes=15)
@@ -105,6 +110,13 @@ def _digest(*parts: str, size: int = 40) -> str:
 
 def checkpoint_role(ns: str) -> str:
     return f"lg.c.{_digest(ns, size=16)}"
+
+
+def _conversation_id(record: MessageRecord) -> str:
+    """The LangChain message id of a conversation message of a thread ("" when it has none)."""
+    content = record.content if isinstance(record.content, dict) else {}
+    data = content.get("data")
+    return str(data.get("id") or "") if isinstance(data, dict) else ""
 
 
 def writes_role(ns: str) -> str:
@@ -167,6 +179,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._generations: dict[str, int] = {}  # thread -> generation of its log
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
+        self._conversation_tail: Lru[str] = Lru(4096)  # thread -> id of the last message its conversation holds
         self._locks: dict[str, threading.Lock] = {}
         self._async_locks: dict[tuple[int, str], asyncio.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -534,7 +547,43 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         }
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
         yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
+        if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
+            yield from self._converse(thread_id, checkpoint)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _converse(self, thread_id: str, checkpoint: Checkpoint) -> Flow[None]:
+        """Append the messages of the checkpoint's `messages` channel that the thread's conversation does not
+        hold yet to the thread's own session, as LangChain messages (`message_to_dict`, with the usage they
+        report), so the thread the user named reads as its conversation. New messages are those after the
+        last one the conversation holds; when that one is no longer in the channel (a time-travel fork, a
+        removed message), those the conversation's latest CONVERSATION_LOOKBACK do not hold."""
+        channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
+        if not isinstance(channel, list):
+            return
+        messages = [m for m in channel if isinstance(m, BaseMessage)]
+        if not messages:
+            return
+        sid = self.thread_session_id(thread_id)
+        last = self._conversation_tail.get(thread_id)
+        if last is None:
+            tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+            last = _conversation_id(tail[-1]) if tail else ""
+        ids = [m.id for m in messages]
+        if not last:
+            new = messages
+        elif last in ids:
+            new = messages[ids.index(last) + 1 :]
+        else:
+            held = yield from ask("last_messages", sid, CONVERSATION_LOOKBACK, owner=self.owner)
+            known = {_conversation_id(r) for r in held}
+            new = [m for m in messages if m.id not in known]
+        if new:
+            stored = [with_reported_usage({"role": m.type[:64], "content": message_to_dict(m)}) for m in new]
+            key = _digest("m", checkpoint["id"])
+            for start in range(0, len(stored), APPEND_MAX):
+                part = stored[start : start + APPEND_MAX]
+                yield from ask("append_messages", sid, part, idempotency_key=f"{key}.{start}", owner=self.owner)
+        self._conversation_tail.put(thread_id, str(messages[-1].id or ""))
 
     def _put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str

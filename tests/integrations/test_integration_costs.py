@@ -22,7 +22,7 @@ def test_openai_session_costs(dyn: Harness) -> None:
     assert dyn.requests.names == ["TransactWriteItems", "TransactWriteItems"]  # 97 + 23
     dyn.requests.clear()
     asyncio.run(session.get_items(limit=5))
-    assert dyn.requests.names == ["TransactGetItems", "Query"]
+    assert dyn.requests.names == ["GetItem", "Query"]  # last_messages: the head, then the latest page
     dyn.requests.clear()
     asyncio.run(session.pop_item())
     assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems"]
