@@ -79,7 +79,7 @@ bench-contention: $(STAMP)
 
 # the README's console screenshots (docs/screenshots/), from the browser tests
 screenshots: $(STAMP)
-	AGENT_STORE_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/api/test_console.py -q -k "transcript or timeline"
+	AGENT_STORE_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/api/test_console.py tests/api/test_framework_conversations.py -q -k "transcript or timeline or console_renders"
 
 # cold start alone: import times measured again, bench/results.md and bench/scale.md re-rendered
 bench-startup: $(STAMP) $(LLAMA_STAMP)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +18,9 @@ from functions.api import console_routes
 from infra.local.stack import LocalStack, local_stack
 from store import SessionStore
 from store.http_backend import HttpBackend
+from tests.api.browser import open_console, shots
 from tests.api_client import call
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
 TURN: list[dict[str, Any]] = [
     {"role": "user", "content": "What is the weather in Paris? Also, here is my itinerary."},
     {
@@ -81,43 +77,6 @@ def stack() -> Iterator[LocalStack]:
         bob = SessionStore(backend=HttpBackend(running.api_url, running.token("bob")))
         bob.create_session("bob", session_id="bobs-secret", title="Bob's plans")
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "the browser tests need Chromium: apt-get install -y chromium (.ci/run does)"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == [], errors  # no script error on any page
-
-
-def shots(tmp_path: Path) -> Path:
-    where = Path(os.environ.get("AGENT_STORE_SCREENSHOTS") or tmp_path)
-    where.mkdir(parents=True, exist_ok=True)
-    return where
-
-
-def open_console(page: Any, stack: LocalStack, owner: str, fragment: str = "/") -> None:
-    """The console, freshly loaded with a sign-in link for `owner` (a link is used at load only)."""
-    page.goto("about:blank")
-    page.goto(stack.sign_in_link(stack.token(owner)))
-    page.wait_for_selector("table[aria-label=Sessions] tbody tr")
-    if fragment != "/":
-        page.evaluate(f"location.hash = {json.dumps('#' + fragment)}")
 
 
 def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: LocalStack, tmp_path: Path) -> None:
