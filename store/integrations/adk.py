@@ -50,6 +50,7 @@ from google.adk.sessions.state import State
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
+from store.aws.plans.base import Lru
 from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, call, call_or, ensure_session
@@ -59,6 +60,7 @@ from store.session_store import SAVE_FULL_MAX
 from store.validation import new_id
 
 FRAMEWORK = "adk"
+KNOWN_PLACES = 4096
 ROLE_MAX = 64
 PAGE = 100
 TEXT_TYPE = "text/plain; charset=utf-8"
@@ -80,9 +82,44 @@ def _local(*parts: str) -> str:
 
 
 def session_store_id(app_name: str, user_id: str, session_id: str) -> str:
-    """The store session of an ADK session (ADK ids are unique per app and user): `adk.<app>.<session>` in
-    the user's namespace (`store.scoped_ids`), so the user's front end reads it over HTTP under that id."""
+    """The store session an ADK session has when its own id is taken by another app of the user's, or was
+    written before sessions took their own names: `adk.<app>.<session>` in the user's namespace."""
     return scoped_id(user_id, _local("adk", app_name, session_id))
+
+
+def named_store_id(user_id: str, session_id: str) -> str:
+    """The store session an ADK session has in the user's namespace under its own id: the session the user
+    finds under the name they chose (`sessions show <session id>`, the console)."""
+    return scoped_id(user_id, session_id)
+
+
+class _Names:
+    """Where each ADK session lives: under its own id in the user's namespace (`named_store_id`) unless that
+    id is another app's, or the session was written before that layout (`session_store_id`). Learned with
+    one read of the session's head, then kept (the place of a session never changes)."""
+
+    def __init__(self, store: AnyStore) -> None:
+        self.store = store
+        self._known: Lru[str] = Lru(KNOWN_PLACES)
+
+    async def sid(self, app_name: str, user_id: str, session_id: str) -> str:
+        key = "\x00".join((app_name, user_id, session_id))
+        known = self._known.get(key)
+        if known is not None:
+            return known
+        named, fallback = named_store_id(user_id, session_id), session_store_id(app_name, user_id, session_id)
+        head = await call_or(None, self.store, "get_session", named, owner=user_id)
+        if head is not None and head.metadata.get("adk_app") == app_name:
+            place = named
+        elif head is not None:  # another app's session (or the user's own) has that name
+            place = fallback
+        else:
+            old = await call_or(None, self.store, "get_session", fallback, owner=user_id)
+            if old is None:
+                return named  # nothing yet: a new session takes its own name (not kept until it exists)
+            place = fallback
+        self._known.put(key, place)
+        return place
 
 
 def user_store_id(app_name: str, user_id: str) -> str:
@@ -210,6 +247,7 @@ class StoreSessionService(BaseSessionService):
         self.flush_every = flush_every
         self._held: dict[str, _Turn] = {}
         self._scoped = _Scoped(store)
+        self._names = _Names(store)
         self._sessions = _Scoped(store, retention)
 
     async def create_session(
@@ -222,7 +260,7 @@ class StoreSessionService(BaseSessionService):
     ) -> Session:
         session_id = (session_id or "").strip() or new_id()
         app_delta, user_delta, session_state = _split(_json(state or {}))
-        sid = session_store_id(app_name, user_id, session_id)
+        sid = await self._names.sid(app_name, user_id, session_id)
         await self._remember_user(app_name, user_id)
         metadata = {"framework": FRAMEWORK, "adk_app": app_name, "adk_user": user_id, "adk_session": session_id}
         created = await self._claim(sid, user_id, session_id, metadata)
@@ -250,7 +288,7 @@ class StoreSessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
-        sid = session_store_id(app_name, user_id, session_id.strip())
+        sid = await self._names.sid(app_name, user_id, session_id.strip())
         await self._flush(sid)  # this service's own held events are read back
         try:
             head, snapshot = await asyncio.gather(
@@ -330,7 +368,7 @@ class StoreSessionService(BaseSessionService):
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session with its events, state and session-scoped artifacts (idempotent)."""
-        sid = session_store_id(app_name, user_id, session_id.strip())
+        sid = await self._names.sid(app_name, user_id, session_id.strip())
         self._held.pop(sid, None)
         await call(self.store, "delete_session", sid, owner=user_id)
 
@@ -353,7 +391,7 @@ class StoreSessionService(BaseSessionService):
             delta = dict(event.actions.state_delta)
             session.state.update({k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)})
             event.actions.state_delta = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
-        sid = session_store_id(session.app_name, session.user_id, session.id)
+        sid = await self._names.sid(session.app_name, session.user_id, session.id)
         if self.flush_every is None:
             await self._write(sid, _Turn(session.app_name, session.user_id, session.id).add(event))
         else:
@@ -481,13 +519,14 @@ class StoreArtifactService(BaseArtifactService):
     def __init__(self, store: AnyStore) -> None:
         self.store = store
         self._scoped = _Scoped(store)
+        self._names = _Names(store)
 
-    def _where(self, app_name: str, user_id: str, filename: str, session_id: str | None) -> str:
+    async def _where(self, app_name: str, user_id: str, filename: str, session_id: str | None) -> str:
         if filename.startswith(State.USER_PREFIX):
             return user_store_id(app_name, user_id)
         if session_id is None:
             raise InputValidationError("Session ID must be provided for session-scoped artifacts.")
-        return session_store_id(app_name, user_id, session_id)
+        return await self._names.sid(app_name, user_id, session_id)
 
     async def save_artifact(
         self,
@@ -500,7 +539,7 @@ class StoreArtifactService(BaseArtifactService):
         custom_metadata: dict[str, Any] | None = None,
     ) -> int:
         part = ensure_part(artifact)
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         if part.inline_data is not None:
             data, content_type, kind = part.inline_data.data or b"", part.inline_data.mime_type, "inline"
         elif part.text is not None:
@@ -551,7 +590,7 @@ class StoreArtifactService(BaseArtifactService):
     async def _load(
         self, app_name: str, user_id: str, filename: str, session_id: str | None, version: int | None, depth: int
     ) -> types.Part | None:
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         located = await self._version(sid, user_id, filename, version)
         if located is None:
             return None
@@ -581,7 +620,7 @@ class StoreArtifactService(BaseArtifactService):
     async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str | None = None) -> list[str]:
         scopes = [user_store_id(app_name, user_id)]
         if session_id is not None:
-            scopes.append(session_store_id(app_name, user_id, session_id))
+            scopes.append(await self._names.sid(app_name, user_id, session_id))
         names: set[str] = set()
         for sid in scopes:
             names.update(a.name for a in await call_or([], self.store, "list_artifacts", sid, owner=user_id))
@@ -590,19 +629,19 @@ class StoreArtifactService(BaseArtifactService):
     async def delete_artifact(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> None:
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         await call_or(None, self.store, "delete_artifact", sid, filename, owner=user_id)
 
     async def list_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[int]:
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         return list(range(len(await self._live(sid, user_id, filename))))
 
     async def list_artifact_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[ArtifactVersion]:
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         live = await self._live(sid, user_id, filename)
         return [self._describe(sid, filename, i, v) for i, v in enumerate(live)]
 
@@ -615,7 +654,7 @@ class StoreArtifactService(BaseArtifactService):
         session_id: str | None = None,
         version: int | None = None,
     ) -> ArtifactVersion | None:
-        sid = self._where(app_name, user_id, filename, session_id)
+        sid = await self._where(app_name, user_id, filename, session_id)
         found = await self._version(sid, user_id, filename, version)
         return None if found is None else self._describe(sid, filename, *found)
 

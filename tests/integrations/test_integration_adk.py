@@ -24,7 +24,7 @@ from google.genai import types
 
 from infra.local.aws import create_tables, local_client
 from store import SessionStore, StoreUnavailable
-from store.integrations.adk import StoreArtifactService, StoreSessionService, session_store_id
+from store.integrations.adk import StoreArtifactService, StoreSessionService, named_store_id, session_store_id
 from store.session_store import retry_config
 from store.validation import new_id
 from tests.conftest import Harness
@@ -109,8 +109,8 @@ def test_adk_runner_resumes_from_the_store(harness: Harness) -> None:
     bob = asyncio.run(runner2.session_service.create_session(app_name=APP, user_id="bob"))
     assert "user:name" not in bob.state and bob.state["app:greeted"] == 1
     assert asyncio.run(runner2.session_service.get_user_state(app_name=APP, user_id="ada")) == {"name": "Ada"}
-    # the ADK session is a store session of its user
-    assert harness.store.get_session(session_store_id(APP, "ada", session.id)).owner == "ada"
+    # the ADK session is a store session of its user, under the id the user chose
+    assert harness.store.get_session(named_store_id("ada", session.id)).owner == "ada"
 
 
 def test_session_service_operations(harness: Harness) -> None:
@@ -458,7 +458,7 @@ def test_a_batched_turn_is_written_at_its_final_response(harness: Harness) -> No
         assert done.state == {"step": 2, "user:seen": 2} and done.last_update_time == 2_002.0
 
     asyncio.run(scenario())
-    assert harness.store.list_messages(session_store_id(APP, "u1", "b"), owner="u1").items[-1].role == "planner"
+    assert harness.store.list_messages(named_store_id("u1", "b"), owner="u1").items[-1].role == "planner"
 
 
 def test_held_events_flush_every_n_on_reads_and_when_the_runner_closes(harness: Harness) -> None:
@@ -496,3 +496,33 @@ def test_held_events_flush_every_n_on_reads_and_when_the_runner_closes(harness: 
     for bad in (0, 98, True, 2.0):
         with pytest.raises(InputValidationError):
             StoreSessionService(harness.store, flush_every=bad)  # type: ignore[arg-type]
+
+
+def test_a_session_takes_the_name_the_user_chose_unless_another_app_has_it(harness: Harness) -> None:
+    """A new ADK session is the store session of its own id in the user's namespace; the same id in a second
+    app of the user's goes to `adk.<app>.<id>`; a session written before that layout (under
+    `adk.<app>.<id>`) is read, appended to and deleted where it is."""
+
+    async def scenario() -> None:
+        first, second = StoreSessionService(harness.store), StoreSessionService(harness.store)
+        await first.create_session(app_name="travel", user_id="ada", session_id="chat", state={"n": 1})
+        await second.create_session(app_name="notes", user_id="ada", session_id="chat", state={"n": 2})
+        travel = await first.get_session(app_name="travel", user_id="ada", session_id="chat")
+        notes = await second.get_session(app_name="notes", user_id="ada", session_id="chat")
+        assert travel is not None and notes is not None and (travel.state, notes.state) == ({"n": 1}, {"n": 2})
+        assert harness.store.get_session(named_store_id("ada", "chat")).metadata["adk_app"] == "travel"
+        assert harness.store.get_session(session_store_id("notes", "ada", "chat")).metadata["adk_app"] == "notes"
+        # as an earlier release wrote it: under adk.<app>.<id>, nothing under the plain id
+        old = session_store_id("travel", "ada", "old")
+        meta = {"framework": "adk", "adk_app": "travel", "adk_user": "ada", "adk_session": "old"}
+        harness.store.create_session("ada", session_id=old, metadata=meta)
+        fresh = StoreSessionService(harness.store)
+        found = await fresh.get_session(app_name="travel", user_id="ada", session_id="old")
+        assert found is not None
+        await fresh.append_event(found, Event(author="user", invocation_id="i1"))
+        assert len(harness.store.list_messages(old, owner="ada").items) == 1
+        assert harness.store.get_session(named_store_id("ada", "old")) is None
+        await fresh.delete_session(app_name="travel", user_id="ada", session_id="old")
+        assert harness.store.get_session(old) is None
+
+    asyncio.run(scenario())
