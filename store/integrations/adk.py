@@ -50,10 +50,10 @@ from google.adk.sessions.state import State
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
-from store.aws.plans.base import Lru
 from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, call, call_or, ensure_session
+from store.lru import Lru
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import SAVE_FULL_MAX

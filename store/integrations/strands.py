@@ -45,12 +45,12 @@ from strands.types.session import (
     encode_bytes_values,
 )
 
-from store.aws.plans.base import Lru
 from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
 from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_store_id, store_id
 from store.integrations.strands_storage import SessionStoreStorage  # the unified Storage contract
+from store.lru import Lru
 from store.models import MessageRecord
 from store.session_store import SessionStore
 

@@ -427,3 +427,26 @@ def test_the_storage_module_imports_first() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)  # nosec B603
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_default_agent_is_the_session_the_user_named_and_older_layouts_still_read(harness: Harness) -> None:
+    """A new Strands session keeps its default agent's conversation in the session the user named; a session
+    written before that layout (no `strands_layout`: the agent in `<session>:agent:default`) still resumes."""
+    store = harness.store
+    agent = Agent(model=ScriptedModel(["Hello."]), session_manager=session_manager("named", store, owner="ada"))
+    agent("Hi")
+    named = session_store_id("ada", "named")
+    assert [m.role for m in store.list_messages(named, owner="ada").items] == ["user", "assistant"]
+    assert store.get_session(agent_store_id("ada", "named", "default"), owner="ada") is None
+    # as an earlier release wrote it: the main session without the layout, the agent in a session of its own
+    old = session_store_id("ada", "old")
+    store.create_session("ada", session_id=old, title="old", metadata={"framework": "strands", "session_type": "AGENT"})
+    Agent(model=ScriptedModel(["Noted."]), session_manager=session_manager("old", store, owner="ada"))("earlier")
+    child = agent_store_id("ada", "old", "default")
+    assert len(store.list_messages(child, owner="ada").items) == 2
+    model = ScriptedModel(["Welcome back."])
+    resumed = Agent(model=model, session_manager=session_manager("old", store, owner="ada"))
+    resumed("Again")
+    assert texts(model.seen[0])[0] == ("user", "earlier")
+    assert [m.role for m in store.list_messages(child, owner="ada").items] == ["user", "assistant"] * 2
+    assert store.list_messages(old, owner="ada").items == []

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import random
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
@@ -41,6 +39,7 @@ from store.aws.plans.transactions import (
 from store.aws.plans.turns import Pace, Queue, Turn
 from store.deadlines import current_deadline
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
+from store.lru import Lru
 from store.settings import Settings
 from store.timeutil import epoch, expiry, iso, now_epoch
 
@@ -74,37 +73,6 @@ class Position:
             head.session.owner,
             head.session.compaction_seq,
         )
-
-
-class Lru(Generic[V]):
-    """A bounded map, least recently used dropped first. Safe to share between threads (a long-lived
-    Lambda container may touch many sessions)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[str, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-    def drop(self, key: str) -> None:
-        with self._lock:
-            self._items.pop(key, None)
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class Positions(Lru[Position]):
