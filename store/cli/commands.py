@@ -114,6 +114,9 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
         out.write("  usage: " + ", ".join(f"{k} {v}" for k, v in s.usage.numbers().items()) + "\n")
     if s.metadata:
         out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
+    agents = t.store.list_sessions(t.owner, metadata={"strands_parent": args.session_id}, limit=50).items
+    if agents:
+        out.write("  other agents: " + ", ".join(f"{a.metadata.get('agent_id', '?')} ({a.id})" for a in agents) + "\n")
     shown = len(full.messages)
     out.write(f"\ntranscript ({shown} of {s.last_seq} messages)\n" if shown < s.last_seq else "\ntranscript\n")
     for message in full.messages:

@@ -36,24 +36,12 @@ def block_parts(block: Any) -> list[Part]:
     if kind == "refusal":
         return [Part(type="text", text=str(block.get("refusal") or ""))]
     if kind in ("tool_call", "tool_use", "function_call", "server_tool_use"):
-        return [
-            Part(
-                type="tool_call",
-                id=_str(block.get("id") or block.get("call_id")),
-                name=_str(block.get("name")),
-                arguments=arguments(block.get("arguments", block.get("input", block.get("args")))),
-            )
-        ]
+        given = block.get("arguments", block.get("input", block.get("args")))
+        return [tool_call(block.get("id") or block.get("call_id"), block.get("name"), arguments(given))]
     if kind in ("tool_result", "function_call_output"):
-        return [
-            Part(
-                type="tool_result",
-                call_id=_str(block.get("tool_use_id") or block.get("call_id") or block.get("tool_call_id")),
-                name=_str(block.get("name")),
-                content=text_of(block.get("content", block.get("output"))),
-                is_error=bool(block.get("is_error")) or block.get("status") == "error",
-            )
-        ]
+        call_id = block.get("tool_use_id") or block.get("call_id") or block.get("tool_call_id")
+        failed = bool(block.get("is_error")) or block.get("status") == "error"
+        return [tool_result(call_id, block.get("content", block.get("output")), failed, block.get("name"))]
     if kind in ("thinking", "reasoning", "redacted_thinking"):
         return [Part(type="reasoning", text=_str(block.get("thinking") or block.get("text")) or "")]
     if kind in ("image", "image_url", "input_image"):
@@ -62,24 +50,10 @@ def block_parts(block: Any) -> list[Part]:
         return [_media("file", block)]
     if "toolUse" in block and isinstance(block["toolUse"], dict):
         use = block["toolUse"]
-        return [
-            Part(
-                type="tool_call",
-                id=_str(use.get("toolUseId")),
-                name=_str(use.get("name")),
-                arguments=arguments(use.get("input")),
-            )
-        ]
+        return [tool_call(use.get("toolUseId"), use.get("name"), arguments(use.get("input")))]
     if "toolResult" in block and isinstance(block["toolResult"], dict):
         result = block["toolResult"]
-        return [
-            Part(
-                type="tool_result",
-                call_id=_str(result.get("toolUseId")),
-                content=text_of(result.get("content")),
-                is_error=result.get("status") == "error",
-            )
-        ]
+        return [tool_result(result.get("toolUseId"), result.get("content"), result.get("status") == "error")]
     if "reasoningContent" in block and isinstance(block["reasoningContent"], dict):
         reasoning = block["reasoningContent"].get("reasoningText") or {}
         return [Part(type="reasoning", text=_str(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")]
@@ -91,6 +65,16 @@ def block_parts(block: Any) -> list[Part]:
     if "cachePoint" in block or "guardContent" in block:
         return []
     return [Part(type="data", data=block)]
+
+
+def tool_call(call_id: Any, name: Any, args: Any) -> Part:
+    """A tool call part."""
+    return Part(type="tool_call", id=_str(call_id), name=_str(name), arguments=args)
+
+
+def tool_result(call_id: Any, content: Any, is_error: bool, name: Any = None) -> Part:
+    """A tool result part, its content as text (`text_of`)."""
+    return Part(type="tool_result", call_id=_str(call_id), name=_str(name), content=text_of(content), is_error=is_error)
 
 
 def arguments(value: Any) -> Any:

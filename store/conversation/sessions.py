@@ -15,6 +15,12 @@ INTERNAL: tuple[tuple[str, str], ...] = (
 )
 
 
+UNDER: tuple[str, ...] = (
+    "strands_parent",  # another agent of a Strands session: shown under that session (its value), not beside it
+)
+
+
 def is_internal(metadata: Mapping[str, Any]) -> bool:
-    """True for a session an adapter keeps for itself (not a conversation of its own)."""
-    return any(metadata.get(key) == value for key, value in INTERNAL)
+    """True for a session an adapter keeps for itself or shows under another one (not a conversation of its
+    own in a listing)."""
+    return any(metadata.get(key) == value for key, value in INTERNAL) or any(key in metadata for key in UNDER)

@@ -13,9 +13,11 @@ How Strands' records map onto the store:
 - the Strands session is a store session whose id is the Strands id in the owner's namespace
   (`store.scoped_ids.scoped_id(owner, session_id)`: two owners' "chat-42" are two sessions, and the
   HTTP API serves it to its owner as "chat-42"; metadata `framework: strands`);
-- each agent of it has its own store session, `<session>:agent:<agent id>` in the same namespace
-  (metadata names the Strands session and the agent), whose transcript holds the agent's messages, one
-  item each, message `i` at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so
+- its default agent (Strands' "default") keeps its record and transcript in that session, so the session
+  the user named holds the conversation (metadata `strands_layout: conversation`; sessions written before
+  keep every agent apart); each other agent has its own store session, `<session>:agent:<agent id>` in the
+  same namespace (metadata names the Strands session, `strands_parent`, and the agent: listed under the
+  session, not beside it); a transcript holds the agent's messages, one item each, message `i` at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so
   a retried append is stored once and two writers cannot interleave one agent's messages);
 - the agent record (`SessionAgent`) and the messages Strands redacts later live in that session's
   state, changed with optimistic versioning (`expected_version`), so concurrent updates never lose one;
@@ -58,6 +60,7 @@ DEFAULT_AGENT = "default"  # Strands' agent id when an Agent is given none
 LAYOUT = "strands_layout"
 CONVERSATION_HERE = "conversation"  # the default agent's transcript is the Strands session's own store session
 LAYOUTS_KNOWN = 4096
+PARENT = "strands_parent"  # on another agent's session: the Strands session it belongs to, as the user named it
 
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
@@ -149,7 +152,11 @@ class StrandsSessionRepository(SessionRepository):
                 self._create(
                     child,
                     f"{session_id} / {session_agent.agent_id}",
-                    {"strands_session": session_store_id(self.owner, session_id), "agent_id": session_agent.agent_id},
+                    {
+                        "strands_session": session_store_id(self.owner, session_id),
+                        PARENT: session_id,  # listed under the session the user named, not beside it
+                        "agent_id": session_agent.agent_id,
+                    },
                 )
         record = session_agent.to_dict()
         self._change_state(child, lambda state: {**state, "agent": record})

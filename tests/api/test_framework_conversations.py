@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
+from playwright.sync_api import expect
 
 from bench import framework_turns as turns
 from infra.local.stack import LocalStack, local_stack
@@ -39,6 +40,28 @@ def run_turn(turn: Callable[[SessionStore, str], Callable[[], Any]], store: Sess
     turn(store, name)()
 
 
+def two_agents(store: SessionStore) -> None:
+    """A Strands session of two agents: the default one and a critic, each with its own turn."""
+    from strands import Agent
+
+    from bench.strands_models import ScriptModel
+    from store.integrations.strands import session_manager
+
+    class Says(ScriptModel):
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockDelta": {"delta": {"text": self.text}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+
+    for agent_id, text in ((None, "A plan."), ("critic", "A critique.")):
+        manager = session_manager("team-chat", store, owner=OWNER)
+        Agent(agent_id=agent_id, model=Says(text), session_manager=manager, callback_handler=None)("Plan a trip")
+
+
 def chosen(framework: str) -> str:
     """The session name the user gives their framework."""
     return f"{framework}-chat"
@@ -52,6 +75,7 @@ def stack() -> Iterator[LocalStack]:
         with ThreadPoolExecutor(1) as worker:  # a thread of its own: no event loop (Playwright's) runs in it
             for framework, turn in FRAMEWORKS.items():
                 worker.submit(run_turn, turn, library, chosen(framework)).result()
+            worker.submit(two_agents, library).result()
         yield running
 
 
@@ -145,3 +169,24 @@ def test_the_console_renders_each_framework_as_a_conversation(
     if framework == "strands":
         messages.nth(1).locator("details.raw summary").click()
         page.screenshot(path=str(shots(tmp_path) / "framework-transcript.png"), full_page=True)
+
+
+def test_another_agent_of_a_session_is_shown_under_it(stack: LocalStack, page: Any) -> None:
+    listed = [s["id"] for s in api(stack, "/sessions", conversations_only="true", limit=100)["items"]]
+    assert "team-chat" in listed and not any(i.startswith("team-chat:") for i in listed), listed
+    critic = api(stack, "/sessions", metadata=json.dumps({"strands_parent": "team-chat"}))["items"]
+    assert [s["metadata"]["agent_id"] for s in critic] == ["critic"]
+    said = [m["canonical"]["parts"][0]["text"] for m in api(stack, f"/sessions/{critic[0]['id']}/messages")["items"]]
+    assert said == ["Plan a trip", "A critique."]
+    out = io.StringIO()
+    argv = ["sessions", "show", "team-chat", "--api", stack.api_url, "--token", stack.token(OWNER)]
+    assert main(argv, out=out) == 0
+    assert f"other agents: critic ({critic[0]['id']})" in out.getvalue()
+    assert "A plan." in out.getvalue()
+    open_console(page, stack, OWNER, "/s/team-chat")
+    page.wait_for_selector("p.agents a")
+    link = page.locator("p.agents a")
+    assert link.inner_text() == "critic"
+    link.click()
+    expect(page.locator("h1")).to_have_text("team-chat / critic")
+    expect(page.locator("article.msg .text")).to_have_text(["Plan a trip", "A critique."])

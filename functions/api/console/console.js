@@ -328,12 +328,26 @@ async function sessionView(id, tab) {
     el("h1", {}, session.title || session.preview || "(untitled)"),
     el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
-    bar, panel);
+    agentsOf(id), bar, panel);
   say("");
   if (current === "transcript") await transcriptTab(id, panel);
   if (current === "state") await stateTab(id, panel);
   if (current === "artifacts") await artifactsTab(id, panel);
   if (current === "traces") await tracesTab(id, panel);
+}
+
+function agentsOf(id) {
+  // the other agents of a multi-agent session (Strands: each a session of its own), listed under it
+  const line = el("p", { class: "meta agents", "aria-label": "Agents" });
+  api("/sessions", { metadata: JSON.stringify({ strands_parent: id }), limit: 50 }).then((page) => {
+    if (!page.items.length) return;
+    line.append("Other agents of this session: ");
+    page.items.forEach((s, i) => {
+      if (i) line.append(" · ");
+      line.append(el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.metadata?.agent_id || s.id));
+    });
+  }).catch(() => {});
+  return line;
 }
 
 async function transcriptTab(id, panel) {

@@ -30,7 +30,7 @@ from store.aws.plans.base import query as run_query
 from store.aws.plans.objects import delete_prefix
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.backend import UNSET
-from store.conversation.sessions import INTERNAL
+from store.conversation.sessions import INTERNAL, UNDER
 from store.errors import SessionExists
 from store.models import Page, Session
 from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
@@ -128,6 +128,8 @@ def list_sessions(ctx: Context, request: ListSessions) -> Plan[Page[Session]]:
     if query.conversations_only:
         for key, value in INTERNAL:
             filters.append(f"NOT ({expr.path('metadata_index', key)} = {expr.value(s(codec.canonical(value)))})")
+        for key in UNDER:
+            filters.append(f"attribute_not_exists({expr.path('metadata_index', key)})")
     params: dict[str, Any] = {
         "TableName": ctx.sessions_table,
         "IndexName": keys.BY_OWNER,
