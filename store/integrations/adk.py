@@ -15,7 +15,8 @@ API see the same user's sessions):
 - an ADK session is a store session whose id is the ADK session id in the user's namespace (the session
   the user finds under the name they chose), or `adk.<app>.<session id>` when another app of the user's
   has that id and for sessions written before (`store.scoped_ids.scoped_id`; hashed when the ids do not
-  make a store id), with the three ids in its metadata; each event is one message (author as role, the event as JSON content);
+  make a store id), with the three ids in its metadata; each event is one message (author as role, the
+  event as JSON content);
   session-scoped state is the session's state, saved with the event in one transaction (`save_full`,
   conditioned on the transcript not having moved, retried from a fresh read when it has): concurrent
   appends never lose a state change or an event;
