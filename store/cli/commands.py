@@ -117,6 +117,9 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
     agents = t.store.list_sessions(t.owner, metadata={"strands_parent": args.session_id}, limit=50).items
     if agents:
         out.write("  other agents: " + ", ".join(f"{a.metadata.get('agent_id', '?')} ({a.id})" for a in agents) + "\n")
+    if s.metadata.get("langgraph") == "thread":  # its state names its log's generation once it was rewritten
+        saved = full.state.state if full.state is not None and isinstance(full.state.state, dict) else {}
+        out.write(f"  checkpoints: the thread's log, {args.session_id}.g{saved.get('generation', 0)}\n")
     shown = len(full.messages)
     out.write(f"\ntranscript ({shown} of {s.last_seq} messages)\n" if shown < s.last_seq else "\ntranscript\n")
     for message in full.messages:

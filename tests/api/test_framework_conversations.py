@@ -190,3 +190,16 @@ def test_another_agent_of_a_session_is_shown_under_it(stack: LocalStack, page: A
     link.click()
     expect(page.locator("h1")).to_have_text("team-chat / critic")
     expect(page.locator("article.msg .text")).to_have_text(["Plan a trip", "A critique."])
+
+
+def test_a_langgraph_threads_checkpoints_are_a_step_away(stack: LocalStack, page: Any) -> None:
+    out = io.StringIO()
+    argv = ["sessions", "show", "langgraph-chat", "--api", stack.api_url, "--token", stack.token(OWNER)]
+    assert main(argv, out=out) == 0
+    assert "checkpoints: the thread's log, langgraph-chat.g0" in out.getvalue()
+    log = api(stack, "/sessions/langgraph-chat.g0/messages")["items"]
+    assert log and all(m["canonical"]["dialect"] == "langgraph" and m["canonical"]["parts"] == [] for m in log)
+    open_console(page, stack, OWNER, "/s/langgraph-chat")
+    page.locator("p.checkpoints a").click()
+    expect(page.locator("h1")).to_have_text("langgraph-chat.g0")
+    expect(page.locator("article.msg").first).to_be_visible()

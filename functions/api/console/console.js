@@ -325,10 +325,10 @@ async function sessionView(id, tab) {
   const panel = el("section", { role: "tabpanel", "aria-label": current });
   main.replaceChildren(
     el("p", {}, el("a", { href: "#/" }, "← Sessions")),
-    el("h1", {}, session.title || session.preview || "(untitled)"),
+    el("h1", {}, session.title || session.preview || session.id),
     el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
-    agentsOf(id), bar, panel);
+    agentsOf(id), checkpointsOf(id, session), bar, panel);
   say("");
   if (current === "transcript") await transcriptTab(id, panel);
   if (current === "state") await stateTab(id, panel);
@@ -336,6 +336,17 @@ async function sessionView(id, tab) {
   if (current === "traces") await tracesTab(id, panel);
 }
 
+function checkpointsOf(id, session) {
+  // a LangGraph thread holds its conversation; its checkpoints are in its log, a session the thread's state names
+  const line = el("p", { class: "meta checkpoints", "aria-label": "Checkpoints" });
+  if (session.metadata?.langgraph !== "thread") return line;
+  optional(`/sessions/${encodeURIComponent(id)}/state`).then((state) => {
+    const generation = Number(state?.state?.generation ?? 0);
+    line.append("LangGraph checkpoints: ", el("a", { href: `#/s/${encodeURIComponent(`${id}.g${generation}`)}` },
+      `the thread's log (generation ${generation})`));
+  }).catch(() => {});
+  return line;
+}
 function agentsOf(id) {
   // the other agents of a multi-agent session (Strands: each a session of its own), listed under it
   const line = el("p", { class: "meta agents", "aria-label": "Agents" });
