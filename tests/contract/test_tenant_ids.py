@@ -148,7 +148,7 @@ def test_an_adk_session_is_its_users_http_session(api: Harness) -> None:
 
     service = StoreSessionService(api.store)
     asyncio.run(service.create_session(app_name="travel", user_id="alice", session_id="trip-1", state={"k": 1}))
-    got = call("GET", "/sessions/adk.travel.trip-1", owner="alice")
+    got = call("GET", "/sessions/trip-1", owner="alice")  # under the id the user chose
     assert got.status == 200 and got.json()["metadata"]["adk_session"] == "trip-1", got.body
-    assert call("GET", "/sessions/adk.travel.trip-1/state", owner="alice").json()["state"] == {"k": 1}
-    assert call("GET", "/sessions/adk.travel.trip-1", owner="bob").status == 404
+    assert call("GET", "/sessions/trip-1/state", owner="alice").json()["state"] == {"k": 1}
+    assert call("GET", "/sessions/trip-1", owner="bob").status == 404
