@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from store.conversation import canonical
+from store.conversation import CanonicalMessage, canonical
 from store.models import MessageRecord
 
 PREVIEW = 160  # characters of a text or an argument list shown in a table
@@ -83,12 +83,12 @@ def _args(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def parts(message: MessageRecord) -> list[tuple[str, str]]:
+def parts(message: MessageRecord, view: CanonicalMessage | None = None) -> list[tuple[str, str]]:
     """What a message holds, as (label, text) pairs, read from its canonical view (`store.conversation`):
     text, reasoning, each tool call (name and arguments), each tool result, images and files, whatever
     framework wrote it."""
     out: list[tuple[str, str]] = []
-    for part in canonical(message).parts:
+    for part in (view or canonical(message)).parts:
         if part.type == "text":
             out.append(("text", part.text or ""))
         elif part.type == "reasoning":
@@ -122,7 +122,7 @@ def message_lines(message: MessageRecord, *, full: bool = False) -> list[str]:
     if view.usage is not None and view.usage.numbers():
         head += "  (" + ", ".join(f"{k} {v}" for k, v in view.usage.numbers().items()) + ")"
     lines = [head]
-    for label, text in parts(message):
+    for label, text in parts(message, view):
         shown = text if full else short(text)
         lines.append(f"    {label}: {shown}" if label != "text" else f"    {shown}")
     return lines

@@ -43,7 +43,7 @@ def block_parts(block: Any) -> list[Part]:
         failed = bool(block.get("is_error")) or block.get("status") == "error"
         return [tool_result(call_id, block.get("content", block.get("output")), failed, block.get("name"))]
     if kind in ("thinking", "reasoning", "redacted_thinking"):
-        return [Part(type="reasoning", text=_str(block.get("thinking") or block.get("text")) or "")]
+        return [Part(type="reasoning", text=string(block.get("thinking") or block.get("text")) or "")]
     if kind in ("image", "image_url", "input_image"):
         return [_media("image", block)]
     if kind in ("file", "document", "input_file", "audio", "input_audio", "video"):
@@ -56,7 +56,9 @@ def block_parts(block: Any) -> list[Part]:
         return [tool_result(result.get("toolUseId"), result.get("content"), result.get("status") == "error")]
     if "reasoningContent" in block and isinstance(block["reasoningContent"], dict):
         reasoning = block["reasoningContent"].get("reasoningText") or {}
-        return [Part(type="reasoning", text=_str(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")]
+        return [
+            Part(type="reasoning", text=string(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")
+        ]
     for key, part_type in (("image", "image"), ("document", "file"), ("video", "file")):
         if isinstance(block.get(key), dict):
             return [_media(part_type, block[key], fmt=block[key].get("format"))]
@@ -69,12 +71,14 @@ def block_parts(block: Any) -> list[Part]:
 
 def tool_call(call_id: Any, name: Any, args: Any) -> Part:
     """A tool call part."""
-    return Part(type="tool_call", id=_str(call_id), name=_str(name), arguments=args)
+    return Part(type="tool_call", id=string(call_id), name=string(name), arguments=args)
 
 
-def tool_result(call_id: Any, content: Any, is_error: bool, name: Any = None) -> Part:
+def tool_result(call_id: Any, content: Any, is_error: bool | None, name: Any = None) -> Part:
     """A tool result part, its content as text (`text_of`)."""
-    return Part(type="tool_result", call_id=_str(call_id), name=_str(name), content=text_of(content), is_error=is_error)
+    return Part(
+        type="tool_result", call_id=string(call_id), name=string(name), content=text_of(content), is_error=is_error
+    )
 
 
 def arguments(value: Any) -> Any:
@@ -124,8 +128,8 @@ def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
         media = f"{part_type if part_type == 'image' else 'application'}/{fmt}"
     return Part(
         type=part_type,
-        name=_str(block.get("name") or block.get("filename") or block.get("display_name")),
-        media_type=_str(media),
+        name=string(block.get("name") or block.get("filename") or block.get("display_name")),
+        media_type=string(media),
         url=reference,
         inline=inline or None,
     )
@@ -136,7 +140,8 @@ def obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _str(value: Any) -> str | None:
+def string(value: Any) -> str | None:
+    """`value` as a string (None stays None)."""
     return value if isinstance(value, str) else None if value is None else str(value)
 
 

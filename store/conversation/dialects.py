@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.conversation.blocks import arguments, block_parts, obj, parts_of, text_of
+from store.conversation.blocks import arguments, block_parts, obj, parts_of, string, tool_call, tool_result
 from store.conversation.model import CanonicalMessage, Part, Role, ViewedMessage
 from store.models import Message, MessageRecord, TokenUsage
 
@@ -104,19 +104,10 @@ def _store(record: Message) -> CanonicalMessage:
     for call in extra.get("tool_calls") or []:  # Chat Completions: the calls beside the content
         if isinstance(call, dict):
             function = obj(call.get("function")) or call
-            parts.append(
-                Part(
-                    type="tool_call",
-                    id=_s(call.get("id")),
-                    name=_s(function.get("name")),
-                    arguments=arguments(function.get("arguments")),
-                )
-            )
+            parts.append(tool_call(call.get("id"), function.get("name"), arguments(function.get("arguments"))))
     role = ROLES.get(record.role.lower(), "assistant")
     if record.tool_call_id and role == "tool":
-        parts = [
-            Part(type="tool_result", call_id=record.tool_call_id, name=record.name, content=text_of(record.content))
-        ]
+        parts = [tool_result(record.tool_call_id, record.content, None, record.name)]
     elif parts and role == "user" and all(p.type == "tool_result" for p in parts):
         role = "tool"  # Anthropic and Converse send tool results in a user turn
     meta = record.metadata or {}
@@ -161,18 +152,12 @@ def _openai_item(record: Message, item: dict[str, Any]) -> CanonicalMessage:
     kind = item.get("type")
     role: Role
     if kind == "function_call" or (isinstance(kind, str) and kind.endswith("_call")):
-        parts = [
-            Part(
-                type="tool_call",
-                id=_s(item.get("call_id") or item.get("id")),
-                name=_s(item.get("name")) or kind,
-                arguments=arguments(item.get("arguments", item.get("input", item.get("action")))),
-            )
-        ]
+        given = item.get("arguments", item.get("input", item.get("action")))
+        parts = [tool_call(item.get("call_id") or item.get("id"), item.get("name") or kind, arguments(given))]
         role = "assistant"
     elif isinstance(kind, str) and kind.endswith("_output"):
         output = item.get("output")
-        parts = [Part(type="tool_result", call_id=_s(item.get("call_id")), content=text_of(output), is_error=None)]
+        parts = [tool_result(item.get("call_id"), output, None)]
         role = "tool"
     elif kind == "reasoning":
         texts = [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict)]
@@ -200,51 +185,43 @@ def _adk(record: Message, event: dict[str, Any]) -> CanonicalMessage:
     for part in content.get("parts") or []:
         if isinstance(part, dict):
             parts += _adk_part(part)
-    author = _s(event.get("author"))
+    author = string(event.get("author"))
     role: Role = "user" if content.get("role") == "user" or author == "user" else "assistant"
     if parts and all(p.type == "tool_result" for p in parts):
         role = "tool"
     meta = event.get("usage_metadata") or event.get("usageMetadata")
     usage = record.usage or _adk_usage(meta)
     model = event.get("model_version") or event.get("modelVersion")
-    return CanonicalMessage(role=role, parts=parts, model=_s(model), usage=usage, author=author, dialect="adk")
+    return CanonicalMessage(role=role, parts=parts, model=string(model), usage=usage, author=author, dialect="adk")
 
 
 def _adk_part(part: dict[str, Any]) -> list[Part]:
     call = part.get("function_call") or part.get("functionCall")
     if isinstance(call, dict):
-        return [Part(type="tool_call", id=_s(call.get("id")), name=_s(call.get("name")), arguments=call.get("args"))]
+        return [tool_call(call.get("id"), call.get("name"), call.get("args"))]
     response = part.get("function_response") or part.get("functionResponse")
     if isinstance(response, dict):
         body = response.get("response")
         error = isinstance(body, dict) and "error" in body and len(body) == 1
-        return [
-            Part(
-                type="tool_result",
-                call_id=_s(response.get("id")),
-                name=_s(response.get("name")),
-                content=text_of(body),
-                is_error=error,
-            )
-        ]
+        return [tool_result(response.get("id"), body, error, response.get("name"))]
     if isinstance(part.get("text"), str):
         kind = "reasoning" if part.get("thought") else "text"
         return [Part(type=kind, text=part["text"])]
     inline = part.get("inline_data") or part.get("inlineData")
     if isinstance(inline, dict):
-        media = _s(inline.get("mime_type") or inline.get("mimeType"))
+        media = string(inline.get("mime_type") or inline.get("mimeType"))
         kind = "image" if (media or "").startswith("image/") else "file"
-        return [Part(type=kind, media_type=media, name=_s(inline.get("display_name")), inline=True)]
+        return [Part(type=kind, media_type=media, name=string(inline.get("display_name")), inline=True)]
     file = part.get("file_data") or part.get("fileData")
     if isinstance(file, dict):
-        media = _s(file.get("mime_type") or file.get("mimeType"))
+        media = string(file.get("mime_type") or file.get("mimeType"))
         kind = "image" if (media or "").startswith("image/") else "file"
         return [
             Part(
                 type=kind,
                 media_type=media,
-                name=_s(file.get("display_name")),
-                url=_s(file.get("file_uri") or file.get("fileUri")),
+                name=string(file.get("display_name")),
+                url=string(file.get("file_uri") or file.get("fileUri")),
             )
         ]
     return block_parts(part)
@@ -278,27 +255,17 @@ def _langchain(record: Message, content: dict[str, Any]) -> CanonicalMessage:
         role = ROLES.get(str(data.get("role", "")).lower(), "assistant")
     if role == "tool":
         is_error = data.get("status") == "error"
-        parts = [
-            Part(
-                type="tool_result",
-                call_id=_s(data.get("tool_call_id")),
-                name=_s(data.get("name")),
-                content=text_of(data.get("content")),
-                is_error=is_error,
-            )
-        ]
+        parts = [tool_result(data.get("tool_call_id"), data.get("content"), is_error, data.get("name"))]
     else:
         parts = [p for p in parts_of(data.get("content")) if not (p.type == "tool_call" and data.get("tool_calls"))]
         for call in data.get("tool_calls") or []:
             if isinstance(call, dict):
-                parts.append(
-                    Part(type="tool_call", id=_s(call.get("id")), name=_s(call.get("name")), arguments=call.get("args"))
-                )
+                parts.append(tool_call(call.get("id"), call.get("name"), call.get("args")))
     meta = obj(data.get("response_metadata"))
     model = meta.get("model_name") or meta.get("model") or meta.get("model_id")
     usage = record.usage or _langchain_usage(data.get("usage_metadata"))
     return CanonicalMessage(
-        role=role, parts=parts, model=_s(model), usage=usage, author=_s(data.get("name")), dialect="langchain"
+        role=role, parts=parts, model=string(model), usage=usage, author=string(data.get("name")), dialect="langchain"
     )
 
 
@@ -324,7 +291,3 @@ def usage_of(values: dict[str, Any]) -> TokenUsage | None:
     """A TokenUsage of the whole non-negative integer values given (None when there is none)."""
     kept = {k: int(v) for k, v in values.items() if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0}
     return TokenUsage.model_validate(kept) if kept else None
-
-
-def _s(value: Any) -> str | None:
-    return value if isinstance(value, str) else None if value is None else str(value)
