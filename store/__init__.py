@@ -5,6 +5,7 @@ from store.async_session_store import AsyncSessionStore
 from store.checkpointer import Checkpointer
 from store.deadlines import deadline
 from store.errors import (
+    AccessDenied,
     ArtifactNotFound,
     Conflict,
     InvalidInput,
@@ -33,6 +34,7 @@ from store.session_store import SessionStore
 from store.settings import Settings
 
 __all__ = [
+    "AccessDenied",
     "ArtifactNotFound",
     "ArtifactReader",
     "ArtifactVersion",

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
-from store.requests import UNSET, Presign, PutArtifact, Request, Unset
+from store.errors import InvalidInput
+from store.requests import UNSET, Presign, PutArtifact, Request, Unset, operations
 from store.streams import adrain, is_async_source
 
 R = TypeVar("R")
+
+EVERY_OPERATION: frozenset[str] = frozenset(operations())
 
 INTERRUPT_SLOT = "interrupt"
 
@@ -25,9 +28,11 @@ def records_slot(kind: str) -> str:
 
 class Backend(ABC):
     """Storage semantics of the public API: `execute(request)` carries out the request's operation and
-    returns its result (each promise is stated on the `SessionStore` method it serves)."""
+    returns its result (each promise is stated on the `SessionStore` method it serves). `supports` names
+    the operations it carries out: any other is refused with InvalidInput, at once and writing nothing."""
 
     name: str
+    supports: frozenset[str] = EVERY_OPERATION
 
     @abstractmethod
     def execute(self, request: Request[R]) -> R:
@@ -41,6 +46,7 @@ class AsyncBackend(ABC):
     """`Backend`, awaitable: `await execute(request)` is the result of the request's operation."""
 
     name: str
+    supports: frozenset[str] = EVERY_OPERATION
 
     @abstractmethod
     async def execute(self, request: Request[R]) -> R:
@@ -63,6 +69,7 @@ class Awaited(AsyncBackend):
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.name = backend.name
+        self.supports = backend.supports
 
     async def execute(self, request: Request[R]) -> R:
         return self.backend.execute(await drained(request))
@@ -89,4 +96,22 @@ class Echo(Backend):
         return cast(R, request)
 
 
-__all__ = ["UNSET", "AsyncBackend", "Awaited", "Backend", "Echo", "Methods", "Presign", "Unset", "records_slot"]
+def refuse_unsupported(backend: Backend | AsyncBackend, request: Request[Any]) -> None:
+    """InvalidInput when `backend` does not carry out `request`'s operation (its declared gap)."""
+    if request.operation not in backend.supports:
+        raise InvalidInput(f"{request.operation} is not offered by the {backend.name} backend")
+
+
+__all__ = [
+    "EVERY_OPERATION",
+    "UNSET",
+    "AsyncBackend",
+    "Awaited",
+    "Backend",
+    "Echo",
+    "Methods",
+    "Presign",
+    "Unset",
+    "records_slot",
+    "refuse_unsupported",
+]

@@ -36,6 +36,11 @@ class PayloadTooLarge(StoreError):
     """A payload exceeds what the backend can store in one item or one transaction. Nothing was written."""
 
 
+class AccessDenied(StoreError):
+    """The HTTP API refused the caller's credentials: no token, an expired or unverifiable one, or one
+    without a scope the deployment requires. Nothing was written."""
+
+
 class StoreUnavailable(StoreError):
     """AWS could not be reached or refused the request after retries; the message names what failed."""
 

@@ -146,6 +146,12 @@ class StoreFront(Generic[B]):
         `SessionStore(backend=ScopedBackend(store.backend, owner))`, an owner's namespace)."""
         return self._backend
 
+    def supports(self, operation: str) -> bool:
+        """Whether this store's backend carries out `operation` (a method's name, such as "pop_message"):
+        the HTTP API's backend, for one, offers no `pop_message` or `reclaim`. Anything but an operation's
+        name is simply not one (False)."""
+        return isinstance(operation, str) and operation in self._backend.supports
+
     @property
     def backend_name(self) -> str:
         """ "memory" or "dynamodb"."""

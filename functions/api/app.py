@@ -29,18 +29,7 @@ from functions.api import artifacts, console_routes, messages, sessions, state, 
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
 from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
-from store import (
-    ArtifactNotFound,
-    Conflict,
-    InvalidInput,
-    MessageNotFound,
-    PayloadTooLarge,
-    SessionExists,
-    SessionNotFound,
-    StoreError,
-    StoreUnavailable,
-    deadline,
-)
+from store import deadline, http_errors
 
 API_TITLE = "agent-session-store"
 API_VERSION = "1.0.0"
@@ -56,20 +45,10 @@ app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=pars
 for module in (sessions, messages, state, artifacts, traces, console_routes):
     app.include_router(module.router)
 
-# exception class -> (HTTP status, stable code)
-ERRORS: dict[type[Exception], tuple[int, str]] = {
-    InvalidInput: (400, "invalid_input"),
-    Unauthorized: (401, "unauthorized"),
-    SessionNotFound: (404, "session_not_found"),
-    MessageNotFound: (404, "message_not_found"),
-    ArtifactNotFound: (404, "artifact_not_found"),
-    Absent: (404, "not_found"),
-    SessionExists: (409, "session_exists"),
-    Conflict: (409, "conflict"),
-    PayloadTooLarge: (413, "payload_too_large"),
-    StoreUnavailable: (503, "unavailable"),
-    StoreError: (500, "store_error"),
-}
+# exception class -> (HTTP status, stable code): the store's one table (HttpBackend reads it the other way)
+ERRORS: dict[type[Exception], tuple[int, str]] = {Absent: (404, "not_found")}
+for _kind, _answer in http_errors.ERRORS.items():
+    ERRORS[_kind] = _answer
 
 
 def error_body(status: int, code: str, message: str) -> Response[Any]:
@@ -166,7 +145,8 @@ def openapi_document() -> str:
     download = doc.get("paths", {}).get("/sessions/{session_id}/artifacts/{name}", {}).get("get")
     if download is not None:
         download["responses"]["302"] = {
-            "description": "a redirect to a presigned URL of the version (5 minutes); `inline=true` answers 200",
+            "description": "a redirect to a presigned URL of the version (valid `expires_in` seconds, 300 unless "
+            "given); `inline=true` answers 200",
             "headers": {"Location": {"schema": {"type": "string"}}},
         }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

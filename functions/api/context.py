@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from functions.runtime import store, use_store
-from store import validation
 from store.codec import MAX_DEPTH, loads
-from store.errors import InvalidInput
+from store.errors import AccessDenied
 from store.scoped_backend import localized, scrubbed
-from store.scoped_ids import MAX_LOCAL_ID, scoped_id, unscoped_id
+from store.scoped_ids import local_id, scoped_id, unscoped_id
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -43,8 +42,8 @@ class Absent(Exception):
     """The thing asked for does not exist (or is not the caller's): 404 `not_found`."""
 
 
-class Unauthorized(Exception):
-    """The request carries no verified identity."""
+class Unauthorized(AccessDenied):
+    """The request carries no verified identity (401 `unauthorized`)."""
 
 
 def owner_of(event: Any) -> str:
@@ -70,10 +69,7 @@ class Caller:
 
     def sid(self, local: Any) -> str:
         """The store id of the caller's session `local` (InvalidInput for an id the API does not take)."""
-        validation.ident(local, "session_id")
-        if len(local) > MAX_LOCAL_ID:
-            raise InvalidInput(f"session ids are at most {MAX_LOCAL_ID} characters")
-        return scoped_id(self.owner, local)
+        return scoped_id(self.owner, local_id(local))
 
     def local(self, session_id: str) -> str | None:
         """The caller's name for the store session `session_id`, or None when it is outside the namespace
