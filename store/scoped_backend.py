@@ -11,10 +11,11 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from store import requests as rq
+from store.artifact_reader import ArtifactReader
 from store.backend import Backend
 from store.errors import InvalidInput, StoreError
 from store.models import Checkpoint, Page, SearchHits, Session
-from store.scoped_ids import VERBATIM, owner_tag, scoped_id, unscoped_id
+from store.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 
 M = TypeVar("M")
 CHECKPOINTS = (rq.SaveCheckpoint, rq.LoadCheckpoint, rq.DeleteCheckpoint)
@@ -33,6 +34,9 @@ def scrubbed(owner: str, message: str) -> str:
 
 
 def _localized(owner: str, value: Any) -> Any:
+    if isinstance(value, ArtifactReader):  # the reader stays; the version it reports is the owner's
+        value.version = _localized(owner, value.version)
+        return value
     if isinstance(value, list):
         return [_localized(owner, v) for v in value]
     if not isinstance(value, BaseModel):
@@ -64,6 +68,7 @@ class ScopedBackend(Backend):
         self.owner = owner
         self.scope_ids = scope_ids
         self.name = f"{inner.name} as {owner}" + ("" if scope_ids else " (ids as stored)")
+        self.supports = inner.supports
 
     def execute(self, request: rq.Request[R]) -> R:
         names = {f.name for f in fields(request)}
@@ -73,9 +78,9 @@ class ScopedBackend(Backend):
         if not self.scope_ids:
             return self.inner.execute(replace(request, **changes))
         if isinstance(request, rq.InSession | rq.CreateSession):
-            changes["session_id"] = scoped_id(self.owner, request.session_id)
+            changes["session_id"] = scoped_id(self.owner, local_id(request.session_id))
         if isinstance(request, CHECKPOINTS) and request.scope == "session":
-            changes["key"] = scoped_id(self.owner, request.key)
+            changes["key"] = scoped_id(self.owner, local_id(request.key, "key"))
         try:
             result = self.inner.execute(replace(request, **changes))
         except StoreError as exc:  # ids in the message as the owner names them

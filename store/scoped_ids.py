@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 
-from store.validation import ID_PATTERN, owner
+from store.errors import InvalidInput
+from store.validation import ID_PATTERN, ident, owner
 
 TAG_CHARS = 24  # 96 bits of the owner's SHA-256: owners are verified subjects, not chosen to collide
 MAX_LOCAL_ID = 100  # the tag, its separator and the id stay within the store's 128 characters
@@ -34,6 +35,15 @@ def scoped_id(owner_: str, local_id: str) -> str:
         return f"{tag}{VERBATIM}{local_id}"
     digest = hashlib.sha256(local_id.encode("utf-8", "surrogatepass")).hexdigest()[:64]
     return f"{tag}{HASHED}{digest}"
+
+
+def local_id(value: object, what: str = "session_id") -> str:
+    """`value` as an owner's own session id: a store id of at most MAX_LOCAL_ID characters (the rest of the
+    store's 128 hold the owner's tag), else InvalidInput, so that the id stays reversible and listed."""
+    checked = ident(value, what)
+    if len(checked) > MAX_LOCAL_ID:
+        raise InvalidInput(f"{what}: an owner's session ids are at most {MAX_LOCAL_ID} characters")
+    return checked
 
 
 def unscoped_id(owner_: str, session_id: str) -> str | None:
