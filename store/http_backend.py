@@ -3,39 +3,35 @@ HttpBackend(url, token))` is a store whose every call is one or two HTTPS reques
 with the same results and typed errors as a store on the tables. The owner is the token's subject:
 session ids are the caller's own names (the API scopes them), and an `owner=` given to a call is not sent.
 
-Operations the API does not offer (`pop_message`, `open_artifact`, `reclaim`) raise InvalidInput, naming
-the operation. Standard library only (urllib): no extra."""
+Operations the API does not offer (`pop_message`, `reclaim`: `supports` lists what it does) raise
+InvalidInput, naming the operation. Standard library only (urllib): no extra."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import urllib.error
-import urllib.request
+import random
+import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import IO, Any, TypeVar, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from store import codec
 from store import requests as rq
-from store.backend import Backend
+from store.artifact_reader import CHUNK, ArtifactReader
+from store.backend import EVERY_OPERATION, Backend, refuse_unsupported
 from store.conversation.model import VIEW_FIELD
-from store.errors import (
-    ArtifactNotFound,
-    Conflict,
-    InvalidInput,
-    MessageNotFound,
-    PayloadTooLarge,
-    SessionExists,
-    SessionNotFound,
-    StoreError,
-    StoreUnavailable,
-)
+from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound, StoreError, StoreUnavailable
+from store.http_errors import ERRORS, error_for
+from store.http_transport import Answer, Body, Outgoing, Transport, UrllibTransport
 from store.models import (
     ArtifactVersion,
     Checkpoint,
     FullSession,
+    Message,
     MessageRecord,
     Page,
     PresignedUpload,
@@ -44,11 +40,14 @@ from store.models import (
     SessionHit,
     StateSnapshot,
 )
-from store.streams import drain
+from store.streams import read_chunk
 
 R = TypeVar("R")
 INLINE_ARTIFACT_BYTES = 4 * 1024 * 1024  # the API's inline upload limit; larger ones go through a presigned PUT
 DEFAULT_TIMEOUT = 30.0
+CONNECTION_ATTEMPTS = 3  # a reset or refused connection is tried again, as the SDK's clients do
+BACKOFF_SECONDS = 0.05
+SPOOL_BYTES = CHUNK  # an upload larger than this waits on disk, not in memory, while it is hashed
 
 
 @dataclass(frozen=True)
@@ -59,13 +58,6 @@ class Reply:
 
     def json(self) -> Any:
         return codec.parse(self.body, "the API's answer", max_depth=codec.MAX_DEPTH + 8) if self.body else None
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Redirects are answers here (a download's presigned URL), never followed with the bearer token."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def _path(*parts: str) -> str:
@@ -86,65 +78,94 @@ def _query(**params: Any) -> str:
     return urlencode(pairs)
 
 
+def _retryable(method: str, headers: dict[str, str]) -> bool:
+    """A request that may be sent again when its connection broke: one whose repetition changes nothing
+    (GET, PUT, DELETE, PATCH of fields to values) or that carries an idempotency key."""
+    return method in ("GET", "HEAD", "PUT", "DELETE", "PATCH") or "Idempotency-Key" in headers
+
+
 class HttpBackend(Backend):
-    """Requests to the API at `url` with `token` (a bearer JWT whose `sub` is the owner)."""
+    """Requests to the API at `url` with `token` (a bearer JWT whose `sub` is the owner), sent by
+    `transport` (the standard library's HTTP client unless another is given)."""
 
     name = "http"
 
-    def __init__(self, url: str, token: str | None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, url: str, token: str | None, *, timeout: float = DEFAULT_TIMEOUT, transport: Transport | None = None
+    ) -> None:
         split = urlsplit(url)
         if split.scheme not in ("http", "https") or not split.netloc:
             raise InvalidInput(f"the API's URL must be http(s)://host[:port][/stage], not {url!r}")
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        self.transport: Transport = transport or UrllibTransport()
 
     # -- transport -------------------------------------------------------------------------------
-    def send(
+    def open(
         self,
         method: str,
         path: str,
         *,
         query: str = "",
         body: Any = None,
-        raw: bytes | None = None,
+        raw: Body = None,
         headers: dict[str, str] | None = None,
         authorized: bool = True,
-    ) -> Reply:
-        """One request; the reply whatever its status (errors are read by `check`). StoreUnavailable when
-        the API cannot be reached or does not answer in time."""
+    ) -> Answer:
+        """One request, its answer unread whatever its status (errors are read by `check`). A connection
+        that breaks before an answer is tried again (CONNECTION_ATTEMPTS in all, with a short backoff)
+        when repeating the request changes nothing; StoreUnavailable when the API cannot be reached or does
+        not answer in time. A JSON `body` is checked as the store checks what it keeps (InvalidInput)."""
         url = (self.url + path if authorized else path) + (f"?{query}" if query else "")
         sent = dict(headers or {})
         data = raw
         if body is not None:
-            data = json.dumps(body).encode()
+            data = codec.dumps(body, "the request").encode("utf-8")
             sent["Content-Type"] = "application/json"
         if authorized and self.token:
             sent["Authorization"] = f"Bearer {self.token}"
-        request = urllib.request.Request(url, data=data, method=method, headers=sent)
+        start = data.tell() if data is not None and not isinstance(data, bytes) else 0
+        attempts = CONNECTION_ATTEMPTS if _retryable(method, sent) else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self.transport(Outgoing(method, url, sent, data), self.timeout)
+            except ConnectionError as exc:
+                if attempt == attempts:
+                    raise StoreUnavailable(f"the API at {self.url} did not answer: {exc}") from None
+            except TimeoutError as exc:
+                raise StoreUnavailable(f"the API at {self.url} did not answer in time: {exc}") from None
+            if data is not None and not isinstance(data, bytes):
+                data.seek(start)
+            time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def send(self, method: str, path: str, **kwargs: Any) -> Reply:
+        """`open`, its body read whole (an answer of the API: JSON, bounded)."""
+        answer = self.open(method, path, **kwargs)
         try:
-            with self._opener.open(request, timeout=self.timeout) as answer:
-                return Reply(answer.status, dict(answer.headers.items()), answer.read())
-        except urllib.error.HTTPError as exc:
-            return Reply(exc.code, dict(exc.headers.items()), exc.read())
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise StoreUnavailable(f"the API at {self.url} did not answer: {reason}") from None
+            body = answer.read()
+        except ConnectionError as exc:
+            raise StoreUnavailable(f"the API at {self.url} broke off its answer: {exc}") from None
+        finally:
+            answer.close()
+        return Reply(answer.status, answer.headers, body)
 
     def check(self, reply: Reply, request: rq.Request[Any], *, absent: bool = False) -> Reply | None:
-        """The reply when it succeeded; None for a 404 where absence is an answer (`absent`); otherwise the
+        """The reply when it succeeded; None for a 404 where absence is an answer (`absent`: the thing
+        asked for is missing, not its session, unless the session is what was asked for); otherwise the
         typed error the API's code stands for, with the API's message."""
         if reply.status < 400:
             return reply
         try:
             error = reply.json() or {}
             code, message = str(error.get("code", "")), str(error.get("message", ""))
-        except (ValueError, AttributeError):
+        except (StoreError, AttributeError):
             code, message = "", reply.body[:200].decode("utf-8", "replace")
-        if absent and reply.status == 404:
+        session_missing = code == ERRORS[SessionNotFound][1] and not isinstance(request, rq.GetSession)
+        if absent and reply.status == 404 and not session_missing:
             return None
-        raise _error(request, reply.status, code, message or f"HTTP {reply.status}")
+        raise error_for(reply.status, code, message or f"HTTP {reply.status}", request)
 
     def call(self, request: rq.Request[Any], method: str, path: str, **kwargs: Any) -> Any:
         """A request whose success is JSON: the parsed body."""
@@ -158,34 +179,8 @@ class HttpBackend(Backend):
 
     # -- the interface ---------------------------------------------------------------------------
     def execute(self, request: rq.Request[R]) -> R:
-        route = ROUTES.get(type(request))
-        if route is None:
-            raise InvalidInput(f"{request.operation} is not offered by the HTTP API; use the store on its tables")
-        return cast(R, route(self, request))
-
-
-def _error(request: rq.Request[Any], status: int, code: str, message: str) -> StoreError:
-    """The store's exception for the API's error `code` (the reverse of the API's table)."""
-    sid = str(getattr(request, "session_id", ""))
-    if code == "session_not_found":
-        return SessionNotFound(sid)
-    if code == "session_exists":
-        return SessionExists(sid)
-    if code == "message_not_found":
-        return MessageNotFound(sid, str(getattr(request, "message_id", "")))
-    if code == "artifact_not_found":
-        return ArtifactNotFound(sid, str(getattr(request, "name", "")), getattr(request, "version", None))
-    if code == "conflict" or status == 409:
-        return Conflict(message)
-    if code == "payload_too_large" or status == 413:
-        return PayloadTooLarge(message)
-    if status in (400, 404, 415, 422) or code in ("invalid_input", "invalid_request"):
-        return InvalidInput(message)
-    if status in (401, 403):
-        return InvalidInput(f"the API refused the token: {message}")
-    if status >= 500:
-        return StoreUnavailable(f"the API answered {status}: {message}")
-    return StoreError(message)
+        refuse_unsupported(self, request)
+        return cast(R, ROUTES[type(request)](self, request))
 
 
 def _in(request: rq.InSession[Any], *rest: str) -> str:
@@ -242,6 +237,17 @@ def _health(http: HttpBackend, r: rq.HealthCheck) -> None:
 
 
 # -- messages ---------------------------------------------------------------------------------------
+def _wire(message: Message) -> dict[str, Any]:
+    """A message as the API takes it: its body as given (checked as JSON when the request is encoded, so
+    what no store keeps is InvalidInput here too), its role, id and usage."""
+    out: dict[str, Any] = {"role": message.role, **message.body()}
+    if message.id is not None:
+        out["id"] = message.id
+    if message.usage is not None:
+        out["usage"] = message.usage.model_dump(mode="json", exclude_none=True)
+    return out
+
+
 def _record(item: Any) -> MessageRecord:
     """A message as the API sent it, without the canonical view the API adds (no stored message has one)."""
     if isinstance(item, dict):
@@ -254,7 +260,7 @@ def _records(items: list[Any]) -> list[MessageRecord]:
 
 
 def _append(http: HttpBackend, r: rq.AppendMessages) -> list[MessageRecord]:
-    body: dict[str, Any] = {"messages": [m.model_dump(mode="json", exclude_none=True) for m in r.messages]}
+    body: dict[str, Any] = {"messages": [_wire(m) for m in r.messages]}
     if r.expected_seq is not None:
         body["expected_seq"] = r.expected_seq
     headers = {"Idempotency-Key": r.idempotency_key} if r.idempotency_key else None
@@ -312,7 +318,7 @@ def _load_state(http: HttpBackend, r: rq.LoadState) -> StateSnapshot | None:
 
 def _save_full(http: HttpBackend, r: rq.SaveFull) -> StateSnapshot:
     body = {
-        "messages": [m.model_dump(mode="json", exclude_none=True) for m in r.messages],
+        "messages": [_wire(m) for m in r.messages],
         "state": r.state,
         "expected_seq": r.expected_seq,
     }
@@ -373,23 +379,48 @@ def _versions(items: list[Any]) -> list[ArtifactVersion]:
     return [ArtifactVersion.model_validate(v) for v in items]
 
 
+def _spooled(data: Any) -> tuple[IO[bytes], int, str]:
+    """Artifact data (bytes, a stream, chunks) in a temporary file read back from its start, with its size
+    and SHA-256: at most SPOOL_BYTES of it in memory at any time."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 (closed by the caller)
+    digest, size = hashlib.sha256(), 0
+    if isinstance(data, bytes):
+        spool.write(data)
+        digest.update(data)
+        size = len(data)
+    else:
+        while chunk := read_chunk(data, CHUNK):
+            spool.write(chunk)
+            digest.update(chunk)
+            size += len(chunk)
+    spool.seek(0)
+    return cast(IO[bytes], spool), size, digest.hexdigest()
+
+
 def _put_artifact(http: HttpBackend, r: rq.PutArtifact) -> ArtifactVersion:
-    data = drain(r.data)
-    if len(data) <= INLINE_ARTIFACT_BYTES and not r.metadata:
-        headers = {"Content-Type": r.content_type}
-        stored = http.call(r, "PUT", _in(r, "artifacts", r.name), raw=data, headers=headers)
-        return ArtifactVersion.model_validate(stored)
-    body = {"name": r.name, "content_type": r.content_type, "metadata": r.metadata, "size": len(data)}
-    upload = PresignedUpload.model_validate(http.call(r, "POST", _in(r, "artifact-uploads"), body=body))
-    put = http.send("PUT", upload.url, raw=data, headers=upload.headers, authorized=False)
+    """Small data without metadata in one request; anything else through a presigned upload pinned to its
+    size and SHA-256 (S3 refuses other bytes), streamed from a spool file, then confirmed."""
+    spool, size, sha256 = _spooled(r.data)
+    with spool:
+        if size <= INLINE_ARTIFACT_BYTES and not r.metadata:
+            headers = {"Content-Type": r.content_type}
+            stored = http.call(r, "PUT", _in(r, "artifacts", r.name), raw=spool.read(), headers=headers)
+            return ArtifactVersion.model_validate(stored)
+        body = {"name": r.name, "content_type": r.content_type, "metadata": r.metadata, "size": size, "sha256": sha256}
+        upload = PresignedUpload.model_validate(http.call(r, "POST", _in(r, "artifact-uploads"), body=body))
+        headers = {**upload.headers, "Content-Length": str(size)}
+        put = http.send("PUT", upload.url, raw=spool, headers=headers, authorized=False)
     if put.status >= 300:
         raise StoreUnavailable(f"the artifact upload of {r.name!r} was refused by storage (HTTP {put.status})")
     confirmed = http.call(r, "POST", _in(r, "artifact-uploads", upload.upload_id, "confirm"), body={"name": r.name})
     return ArtifactVersion.model_validate(confirmed)
 
 
-def _download_url(http: HttpBackend, r: rq.InSession[Any], name: str, version: int | None) -> str | None:
-    reply = http.check(http.send("GET", _in(r, "artifacts", name), query=_query(version=version)), r, absent=True)
+def _download_url(
+    http: HttpBackend, r: rq.InSession[Any], name: str, version: int | None, expires_in: int | None = None
+) -> str | None:
+    query = _query(version=version, expires_in=expires_in)
+    reply = http.check(http.send("GET", _in(r, "artifacts", name), query=query), r, absent=True)
     if reply is None:
         return None
     location = {k.lower(): v for k, v in reply.headers.items()}.get("location")
@@ -408,10 +439,34 @@ def _get_artifact(http: HttpBackend, r: rq.GetArtifact) -> bytes | None:
     return got.body
 
 
-def _presign(http: HttpBackend, r: rq.PresignArtifact) -> str:
-    url = _download_url(http, r, r.presign.name, r.presign.version)
+def _open_artifact(http: HttpBackend, r: rq.OpenArtifact) -> ArtifactReader | None:
+    """The version's record (its size and SHA-256, which the reader checks), then its bytes as they
+    arrive from storage: the version is named in the download, so a newer one cannot slip in between."""
+    found = http.maybe(r, "GET", _in(r, "artifacts", r.name, "versions"))
+    versions = _versions(found["items"]) if found else []
+    chosen = [v for v in versions if r.version is None or v.version == r.version]
+    if not chosen:
+        return None
+    version = chosen[-1]
+    url = _download_url(http, r, r.name, version.version)
     if url is None:
-        raise ArtifactNotFound(r.session_id, r.presign.name, r.presign.version)
+        return None
+    answer = http.open("GET", url, authorized=False)
+    if answer.status != 200:
+        answer.close()
+        raise StoreUnavailable(f"storage answered the download of {r.name!r} with HTTP {answer.status}")
+    return ArtifactReader(version, answer.read, answer.close)
+
+
+def _presign(http: HttpBackend, r: rq.PresignArtifact) -> str:
+    """GET: the download's presigned URL for `expires_in`; PUT: a presigned upload's URL (confirm it with
+    `confirm_artifact_upload`, as on every backend)."""
+    p = r.presign
+    if p.method == "PUT":
+        return _presign_upload(http, rq.PresignArtifactUpload(session_id=r.session_id, owner=r.owner, presign=p)).url
+    url = _download_url(http, r, p.name, p.version, p.expires_in)
+    if url is None:
+        raise ArtifactNotFound(r.session_id, p.name, p.version)
     return url
 
 
@@ -499,6 +554,7 @@ ROUTES: dict[type[rq.Request[Any]], Callable[[HttpBackend, Any], Any]] = {
     rq.DeleteCheckpoint: _delete_checkpoint,
     rq.PutArtifact: _put_artifact,
     rq.GetArtifact: _get_artifact,
+    rq.OpenArtifact: _open_artifact,
     rq.PresignArtifact: _presign,
     rq.PresignArtifactUpload: _presign_upload,
     rq.ConfirmArtifactUpload: _confirm,
@@ -510,3 +566,4 @@ ROUTES: dict[type[rq.Request[Any]], Callable[[HttpBackend, Any], Any]] = {
     rq.LoadTraceEvents: _load_traces,
     rq.ListTraceRuns: _runs,
 }
+HttpBackend.supports = EVERY_OPERATION & {r.operation for r in ROUTES}

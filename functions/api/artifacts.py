@@ -15,6 +15,7 @@ from functions.api.schemas import ConfirmUpload, UploadRequest, Versions
 from store import ArtifactNotFound, PayloadTooLarge
 from store.http_headers import attachment
 from store.models import ArtifactVersion, PresignedUpload
+from store.validation import MAX_PRESIGN_SECONDS
 
 router = APIGatewayHttpRouter()
 DOWNLOAD_URL_SECONDS = 300
@@ -78,22 +79,22 @@ def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
 @router.get(
     "/sessions/<session_id>/artifacts/<name>",
     tags=["artifacts"],
-    summary="Download a version: a redirect to a presigned URL, or the bytes inline (at most 4 MB)",
+    summary="Download a version: a redirect to a presigned URL (valid expires_in seconds), or the bytes inline "
+    "(at most 4 MB)",
 )
 def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools must not re-serialize the bytes
     session_id: str,
     name: str,
     version: Annotated[int | None, Query(ge=1)] = None,
     inline: Annotated[bool, Query()] = False,
+    expires_in: Annotated[int, Query(ge=1, le=MAX_PRESIGN_SECONDS)] = DOWNLOAD_URL_SECONDS,
 ):
 
     me, artifact = caller(router.current_event), unquote(name)
     sid = me.sid(session_id)
     if not inline:
         try:
-            url = store().presign_artifact(
-                sid, artifact, version=version, expires_in=DOWNLOAD_URL_SECONDS, owner=me.owner
-            )
+            url = store().presign_artifact(sid, artifact, version=version, expires_in=expires_in, owner=me.owner)
         except ArtifactNotFound:
             raise Absent("no such artifact version") from None
         return Response(302, headers={"Location": url})

@@ -23,15 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from functions.api.console_routes import is_console
-from infra.local import devtoken, persist
-from infra.local.apigw import LambdaContext, http_event, response_body
+from infra.local import devtoken, gateway, persist
+from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
 from store import InvalidInput, codec
 from store.cli.show import visible
 from store.cli.target import OPERATOR_ENV
 
-PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 TOKEN_ROUTE = "/_local/token"  # the local adapter's own route: mint a development token for another owner
 OPERATOR_HEADER = "X-Agent-Store-Operator"  # carries the stack's operator key to TOKEN_ROUTE
@@ -84,10 +82,6 @@ class ApiAdapter(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-
-    def _unauthorized(self, why: str) -> None:
-        body = json.dumps({"code": "unauthorized", "message": why}).encode()
-        self._reply(401, {"Content-Type": "application/json", "WWW-Authenticate": "Bearer"}, body)
 
     def _refuse(self, status: int, code: str, message: str) -> None:
         """An error in the API's shape; the connection is closed (what is left of the request is unread)."""
@@ -154,8 +148,6 @@ class ApiAdapter(BaseHTTPRequestHandler):
         self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
 
     def _route(self) -> None:
-        from functions.api.app import lambda_handler
-
         url = urlsplit(self.path)
         length = self._body_length()
         if length is None:
@@ -170,26 +162,11 @@ class ApiAdapter(BaseHTTPRequestHandler):
         if url.path == SIGN_IN_ROUTE and self.command == "POST":
             self._sign_in(body)
             return
-        claims = None
-        if url.path not in PUBLIC_ROUTES and not is_console(url.path):
-            auth = self.headers.get("Authorization") or ""
-            scheme, _, token = auth.partition(" ")
-            if scheme.lower() != "bearer" or not token:
-                self._unauthorized("a bearer token is required")
-                return
-            try:
-                claims = devtoken.verify(self.server.secret, token.strip())
-            except devtoken.TokenError as exc:
-                self._unauthorized(str(exc))
-                return
-        headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
-        event = http_event(self.command, url.path, query=url.query, headers=headers, body=body, claims=claims)
         with self.server.invoke:
-            response = lambda_handler(event, LambdaContext())
-        out_headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
-        for name, values in (response.get("multiValueHeaders") or {}).items():
-            out_headers[name] = ", ".join(values)
-        self._reply(int(response["statusCode"]), out_headers, response_body(response))
+            got = gateway.answer(
+                self.server.secret, self.command, url.path, url.query, dict(self.headers.items()), body
+            )
+        self._reply(got.status, got.headers, got.body)
 
 
 class SignInCodes:
@@ -223,6 +200,7 @@ class ApiServer(ThreadingHTTPServer):
     container does (the Powertools resolver keeps the current event on the app object)."""
 
     daemon_threads = True
+    request_queue_size = 128  # connections waiting to be accepted (the default, 5, resets bursts of clients)
 
     def __init__(self, address: tuple[str, int], secret: bytes) -> None:
         super().__init__(address, ApiAdapter)
