@@ -24,6 +24,7 @@ from infra.local.aws import (
 )
 from store import AsyncSessionStore, SessionStore, Settings
 from store.memory import MemoryBackend
+from tests.leftovers import memory_leftovers, of_kind, table_leftovers
 
 os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
 for _name, _value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
@@ -92,14 +93,36 @@ class Harness:
         twin: Callable[[], SessionStore],
         tables: LocalTables | None = None,
         s3: Any = None,
+        kind: str = "",
+        held: Callable[[], list[str]] | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.snapshot = snapshot
         self.requests = requests
-        self.twin = twin  # another store over the same data (another process, in effect)
-        self.tables = tables  # the DynamoDB tables and bucket (None for the memory backend)
-        self.s3 = s3  # an S3 client for looking into the bucket (None for the memory backend)
+        self.twin = twin  # another store object over the same data (another process, in effect)
+        self.tables = tables  # the DynamoDB tables and bucket (None for the memory backends)
+        self.s3 = s3  # an S3 client for looking into the bucket (None for the memory backends)
+        self.kind = kind
+        self._held = held
+        self.memory: MemoryBackend | None = None  # the memory backend behind the store, if it is one
+        self.operator: Callable[[], SessionStore] = lambda: self.store  # what the stack's own functions run on
+        self.request_bytes: int | None = None  # the most one request to the store carries (the HTTP API's)
+        self.ids_per_owner = False  # each owner names sessions in a space of its own (the API, ScopedBackend)
+
+    def leftovers(self, kind: str | None = None) -> list[str]:
+        """Everything the store holds (tests/leftovers.py names it alike on every backend), of `kind` only
+        when given: what deleting everything must bring to []."""
+        if self._held is not None:
+            found = self._held()
+        else:
+            assert self.tables is not None, "a harness says what it holds"
+            items = self.snapshot()
+            found = table_leftovers({"sessions": items[0], "messages": items[1]}, self.objects())
+        return found if kind is None else of_kind(found, kind)
+
+    def supports(self, operation: str) -> bool:
+        return bool(self.store.supports(operation))
 
     def objects(self, prefix: str = "") -> list[str]:
         """Keys of every object in the bucket under `prefix` (empty for the memory backend)."""
@@ -177,7 +200,14 @@ def make_harness(
         def memory_snapshot() -> Any:
             return repr((backend._sessions, backend._checkpoints, backend._uploads))
 
-        return Harness(store, clock, memory_snapshot, None, lambda: store)
+        def other() -> SessionStore:
+            return SessionStore(backend=backend, settings=cfg)
+
+        harness = Harness(
+            store, clock, memory_snapshot, None, other, kind="memory", held=lambda: memory_leftovers(backend)
+        )
+        harness.memory = backend
+        return harness
     tables = create_tables(client, prefix=f"t{next(_table_prefixes)}", s3=s3)
 
     def twin() -> SessionStore:
@@ -187,7 +217,7 @@ def make_harness(
 
     store = twin()
     requests = Requests().attach(client, s3)
-    harness = Harness(store, clock, lambda: None, requests, twin, tables, inspector_s3 or s3)
+    harness = Harness(store, clock, lambda: None, requests, twin, tables, inspector_s3 or s3, kind=kind)
 
     def snapshot() -> Any:
         return (_scan_all(inspector, tables.sessions), _scan_all(inspector, tables.messages), harness.objects())
@@ -254,7 +284,7 @@ def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **setti
         return SyncOverAsync(made, loop)  # type: ignore[return-value]
 
     requests = Requests().attach(dynamodb, s3)
-    harness = Harness(twin(), clock, lambda: None, requests, twin, tables, inspect_s3)
+    harness = Harness(twin(), clock, lambda: None, requests, twin, tables, inspect_s3, kind="async")
 
     def snapshot() -> Any:
         return (

@@ -77,7 +77,7 @@ def test_absent_and_refused_are_the_stores_own_errors(stack: LocalStack) -> None
     with pytest.raises(SessionNotFound) as exc:
         bob.append_messages("mine", [{"role": "user", "content": "x"}])
     assert exc.value.session_id == "mine"
-    with pytest.raises(InvalidInput, match="pop_message is not offered by the HTTP API"):
+    with pytest.raises(InvalidInput, match="pop_message is not offered by the http backend"):
         alice.pop_message("mine")
     with pytest.raises(InvalidInput, match="refused the token"):
         SessionStore(backend=HttpBackend(stack.api_url, "not-a-token")).list_sessions("x")

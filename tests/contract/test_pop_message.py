@@ -9,6 +9,8 @@ import pytest
 from store import Conflict, InvalidInput, SessionNotFound, SessionStore, TokenUsage
 from tests.conftest import Harness
 
+pytestmark = pytest.mark.needs("pop_message")
+
 
 def contents(store: SessionStore, session_id: str) -> list[object]:
     return [m.content for m in store.list_messages(session_id).items]

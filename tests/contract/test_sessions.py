@@ -22,11 +22,21 @@ def test_create_and_get_round_trip(store: SessionStore) -> None:
     assert type(s).model_validate_json(s.model_dump_json()) == s
 
 
-def test_create_with_explicit_id_and_duplicate(store: SessionStore) -> None:
+def test_create_with_explicit_id_and_duplicate(harness: Harness) -> None:
+    """One id space for every owner (the library's tables), or one per owner (the HTTP API, ScopedBackend):
+    either way an id is taken once in its space, and its session stays its owner's."""
+    store = harness.store
     store.create_session("alice", session_id="chat-1")
     with pytest.raises(SessionExists):
-        store.create_session("bob", session_id="chat-1")
-    assert store.get_session("chat-1").owner == "alice"
+        store.create_session("alice", session_id="chat-1")
+    if harness.ids_per_owner:
+        assert store.create_session("bob", session_id="chat-1").id == "chat-1"
+        assert store.get_session("chat-1", owner="bob").owner == "bob"
+    else:
+        with pytest.raises(SessionExists):
+            store.create_session("bob", session_id="chat-1")
+        assert store.get_session("chat-1", owner="bob") is None
+    assert store.get_session("chat-1", owner="alice").owner == "alice"
 
 
 def test_get_missing_is_none(store: SessionStore) -> None:

@@ -15,6 +15,9 @@ from store.validation import ID_PATTERN
 from tests.api_client import call
 from tests.conftest import Harness
 
+# the API's handlers (and the adapters) over the store under test: library stores, each id space shared
+pytestmark = pytest.mark.backends("memory", "async-memory", "dynamodb", "async")
+
 
 @pytest.fixture
 def api(harness: Harness) -> Iterator[Harness]:

@@ -138,7 +138,7 @@ def test_an_import_cut_short_is_finished_by_running_it_again(h: Harness, tmp_pat
     cut.write_text("".join(lines[:131]))  # the session line and 130 messages: two batches of 50, 30 pending
     target = SessionStore.memory()
     assert run(target, "sessions", "import", str(cut), "-q", owner="alice")[0] == 0
-    assert target.backend is not None
+    assert len(as_owner(target, "alice").list_messages("long", limit=1000).items) == 130  # what the cut file held
     code, out = run(target, "sessions", "import", str(full), "-q", "--json", owner="alice")
     assert code == 0 and json.loads(out)["written"] == {"messages": 50}
     texts = [m.content for m in as_owner(target, "alice").list_messages("long", limit=1000).items]
