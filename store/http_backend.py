@@ -137,7 +137,7 @@ class HttpBackend(Backend):
                 raise StoreUnavailable(f"the API at {self.url} did not answer in time: {exc}") from None
             if data is not None and not isinstance(data, bytes):
                 data.seek(start)
-            time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))
+            time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))  # nosec B311: jitter
         raise AssertionError("unreachable")  # pragma: no cover
 
     def send(self, method: str, path: str, **kwargs: Any) -> Reply:

@@ -12,7 +12,7 @@ import pytest
 
 from infra.local.aws import free_port, local_client
 from infra.local.stack import LocalStack, local_stack
-from store import Conflict, InvalidInput, SessionNotFound, SessionStore, StoreUnavailable
+from store import AccessDenied, Conflict, InvalidInput, SessionNotFound, SessionStore, StoreUnavailable
 from store.cli import main
 from store.http_backend import HttpBackend
 from store.session_store import s3_config
@@ -79,7 +79,7 @@ def test_absent_and_refused_are_the_stores_own_errors(stack: LocalStack) -> None
     assert exc.value.session_id == "mine"
     with pytest.raises(InvalidInput, match="pop_message is not offered by the http backend"):
         alice.pop_message("mine")
-    with pytest.raises(InvalidInput, match="refused the token"):
+    with pytest.raises(AccessDenied, match="refused the token"):  # 401: the credentials, not an argument
         SessionStore(backend=HttpBackend(stack.api_url, "not-a-token")).list_sessions("x")
     closed = SessionStore(backend=HttpBackend(f"http://127.0.0.1:{free_port()}", "t", timeout=2))
     with pytest.raises(StoreUnavailable, match="did not answer"):

@@ -19,7 +19,7 @@ from store import AsyncArtifactReader, AsyncSessionStore, SessionNotFound, Sessi
 from store.aws.async_driver import AsyncClients
 from store.aws.backend import AsyncDynamoBackend
 
-SYNC_ONLY = {"close", "from_env", "memory"}
+SYNC_ONLY = {"close", "from_env", "memory", "supports"}  # supports reads a declaration: no I/O to await
 
 
 def test_every_public_method_is_there_awaitable_with_the_same_signature() -> None:

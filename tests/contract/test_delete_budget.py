@@ -4,14 +4,8 @@ sessions table's stream); outside a budget the call finishes the job itself (run
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from infra.local.aws import local_client
 from store import SessionStore, deadline
-from store.aws.keys import head_key
-from store.aws.plans import sessions
 from tests.conftest import Harness
 from tests.contract.test_reclaim import stream_records
 
@@ -56,23 +50,3 @@ def test_a_delete_with_time_finishes_before_it_returns(harness: Harness) -> None
     with deadline(60):
         harness.store.delete_session(sid)
     assert harness.leftovers() == []  # nothing was left for the cascade
-
-
-def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
-    dyn: Harness, inspector_client: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sid = big(dyn.store, "cy", 300)
-    monkeypatch.setattr(sessions, "PURGE_PAGE", 50)
-    checks = iter([False, False, True])  # time for two pages of 50 messages, then the deadline is near
-    monkeypatch.setattr(sessions, "out_of_time", lambda reserve: next(checks))
-    dyn.requests.clear()
-    with deadline(30):
-        dyn.store.delete_session(sid)
-    assert dyn.requests.count("UpdateItem") == 2  # marked deleting, then handed off
-    assert dyn.tables is not None
-    head = inspector_client.get_item(TableName=dyn.tables.sessions, Key=head_key(sid), ConsistentRead=True)
-    assert head["Item"]["handoff"] == {"BOOL": True} and head["Item"]["deleting"] == {"BOOL": True}
-    _, messages, _ = dyn.snapshot()
-    assert len(messages) == 200 and dyn.store.get_session(sid) is None
-    cascade(dyn)
-    assert dyn.snapshot() == ([], [], []) and dyn.objects() == []

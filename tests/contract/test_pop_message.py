@@ -125,15 +125,3 @@ def test_pop_checks_session_owner_and_input(harness: Harness, session_id: str) -
     with pytest.raises(InvalidInput):
         store.pop_message(session_id, expected_seq=-1)
     assert contents(store, session_id) == ["a"]
-
-
-def test_pop_deletes_the_spilled_body_it_pointed_to(dyn: Harness) -> None:
-    store = dyn.store
-    sid = store.create_session("alice").id
-    store.append_messages(sid, [{"role": "user", "content": "small"}])
-    before = set(dyn.objects())
-    store.append_messages(sid, [{"role": "tool", "content": secrets.token_urlsafe(450_000)}])
-    spilled = set(dyn.objects()) - before
-    assert len(spilled) == 1
-    store.pop_message(sid)
-    assert set(dyn.objects()) == before

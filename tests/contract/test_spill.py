@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
 
 import pytest
 
-from store import PayloadTooLarge, SessionStore
+from store import PayloadTooLarge
 from tests.conftest import Harness
 
 MB = 1024 * 1024
@@ -69,73 +68,12 @@ def test_many_medium_messages_fit_one_call(harness: Harness, session_id: str) ->
     assert [m.content for m in store.list_messages(session_id).items] == [m["content"] for m in many]
 
 
-def test_small_bodies_stay_inline(dyn: Harness) -> None:
-    store = dyn.store
-    sid = store.create_session("alice").id
-    dyn.requests.clear()
-    store.append_messages(sid, [{"role": "user", "content": "x" * 200_000}])  # compresses well
-    assert dyn.requests.names == ["TransactWriteItems"] and dyn.objects() == []
-
-
-def test_spilled_append_costs_and_layout(dyn: Harness) -> None:
-    """Intent + upload + commit; the object is named by its SHA-256 under the session's prefix."""
-    store = dyn.store
-    sid = store.create_session("alice").id
-    dyn.requests.clear()
-    rec = store.append_messages(sid, [{"role": "tool", "content": blob(MB)}])[0]
-    assert dyn.requests.names == ["TransactWriteItems", "PutObject", "TransactWriteItems"]
-    (key,) = dyn.objects()
-    from store.aws.object_keys import digest
-
-    assert key.startswith(f"sessions/{digest('alice')}/{sid}/payloads/")
-    stored = dyn.s3.get_object(Bucket=dyn.tables.bucket, Key=key)["Body"].read()
-    import hashlib
-
-    assert key.rsplit("/", 1)[1] == hashlib.sha256(stored).hexdigest()
-    sessions, messages, _ = dyn.snapshot()
-    assert "ref" in messages[0] and "b" not in messages[0]
-    assert not any(i["pk"]["S"].startswith("U#") for i in sessions), "a committed upload leaves no intent"
-    dyn.requests.clear()
-    assert store.get_message(sid, rec.id).content == rec.content
-    assert dyn.requests.count("GetObject") == 1
-
-
-def test_page_of_spilled_messages_is_fetched_concurrently(dyn: Harness, s3_client: Any) -> None:
-    store = dyn.store
-    sid = store.create_session("alice").id
-    bodies = [blob(600 * 1024) for _ in range(4)]
-    store.append_messages(sid, [{"role": "tool", "content": b} for b in bodies])
-    threads: set[int] = set()
-    import threading
-
-    def seen(**_: Any) -> None:
-        threads.add(threading.get_ident())
-
-    s3_client.meta.events.register("before-call.s3.GetObject", seen)
-    try:
-        assert [m.content for m in store.list_messages(sid).items] == bodies
-    finally:
-        s3_client.meta.events.unregister("before-call.s3.GetObject", seen)
-    assert len(threads) > 1
-
-
 @pytest.mark.settings(spill_item_bytes=10_000)
 def test_spill_threshold_is_a_setting(harness: Harness, session_id: str) -> None:
     store = harness.store
     body = blob(20_000)
     store.append_messages(session_id, [{"role": "user", "content": body}])
     assert store.last_messages(session_id, 1)[0].content == body
-
-
-def test_store_without_bucket_keeps_the_item_limit(dynamodb_client: Any, clock: Any) -> None:
-    from infra.local.aws import create_tables
-
-    tables = create_tables(dynamodb_client, prefix="nobucket")
-    store = SessionStore(tables.sessions, tables.messages, client=dynamodb_client)
-    sid = store.create_session("alice").id
-    with pytest.raises(PayloadTooLarge):
-        store.append_messages(sid, [{"role": "user", "content": blob(600_000)}])
-    assert store.get_session(sid).last_seq == 0
 
 
 def test_failed_commit_removes_its_objects(harness: Harness, session_id: str) -> None:

@@ -6,15 +6,12 @@ in. The uploads themselves are put in place without HTTP (tests/api/test_presign
 from __future__ import annotations
 
 import hashlib
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from botocore.exceptions import ClientError
 
 from store import InvalidInput, PayloadTooLarge, SessionNotFound
 from store.aws import object_keys
-from tests.api.test_cascade import handle, remove_like_ttl, ttl_removal
 from tests.conftest import Harness
 from tests.contract.test_artifacts import put_through_url
 
@@ -117,48 +114,6 @@ def test_a_declared_sha256_pins_the_bytes(harness: Harness, session_id: str) -> 
     assert store.confirm_artifact_upload(session_id, "pinned.bin", up.upload_id).sha256 == digest
 
 
-def test_the_signed_headers_are_what_the_client_must_send(dyn: Harness) -> None:
-    """S3 refuses a presigned request that lacks a signed header: these are the promises S3 enforces."""
-    sid = dyn.store.create_session("alice").id
-    up = dyn.store.presign_artifact_upload(sid, "a.bin", size=3, sha256=hashlib.sha256(b"abc").hexdigest())
-    signed = parse_qs(urlsplit(up.url).query)["X-Amz-SignedHeaders"][0].split(";")
-    assert {"content-type", "if-none-match", "content-length", "x-amz-checksum-sha256", "host"} <= set(signed)
-    assert {h.lower() for h in up.headers} <= set(signed)
-
-
-def test_with_s3s_checksum_confirm_reads_nothing(dyn: Harness, s3_client: Any) -> None:
-    """Where S3 keeps the declared checksum (moto does not), confirm takes the SHA-256 from HeadObject."""
-    sid = dyn.store.create_session("alice").id
-    data = b"checked by S3 on arrival"
-    up = dyn.store.presign_artifact_upload(sid, "a.bin", sha256=hashlib.sha256(data).hexdigest())
-    put(dyn, up.url, data, up.headers)
-
-    def with_checksum(parsed: dict[str, Any], **_: Any) -> None:
-        parsed.setdefault("ChecksumSHA256", up.headers["x-amz-checksum-sha256"])
-
-    s3_client.meta.events.register("after-call.s3.HeadObject", with_checksum)
-    try:
-        dyn.requests.clear()
-        v = dyn.store.confirm_artifact_upload(sid, "a.bin", up.upload_id)
-    finally:
-        s3_client.meta.events.unregister("after-call.s3.HeadObject", with_checksum)
-    assert v.sha256 == hashlib.sha256(data).hexdigest()
-    assert dyn.requests.count("GetObject") == 0 and dyn.requests.count("CopyObject") == 1
-
-
-@pytest.mark.settings(copy_part_bytes=5 * MB)
-def test_a_large_upload_is_copied_in_parts(dyn: Harness) -> None:
-    sid = dyn.store.create_session("alice").id
-    data = bytes(range(256)) * (11 * MB // 256) + b"tail"
-    up = dyn.store.presign_artifact_upload(sid, "big.bin", max_size=20 * MB)
-    put(dyn, up.url, data, up.headers)
-    dyn.requests.clear()
-    v = dyn.store.confirm_artifact_upload(sid, "big.bin", up.upload_id)
-    assert dyn.requests.count("UploadPartCopy") == 3 and dyn.requests.count("CopyObject") == 0
-    assert (v.size, v.sha256) == (len(data), hashlib.sha256(data).hexdigest())
-    assert dyn.store.get_artifact(sid, "big.bin") == data
-
-
 def test_an_upload_belongs_to_its_owner_and_its_session_life(harness: Harness) -> None:
     """Owner A presigns, deletes the session, and PUTs late; owner B takes the id and confirms A's upload:
     refused, nothing of A's becomes B's, and A's bytes are discarded. So too when A itself re-creates it."""
@@ -187,26 +142,3 @@ def test_an_upload_belongs_to_its_owner_and_its_session_life(harness: Harness) -
     put(harness, again.url, b"late", again.headers)
     with pytest.raises(InvalidInput, match="earlier session"):
         store.confirm_artifact_upload(sid, "private.txt", again.upload_id, owner="alice")
-
-
-def test_a_late_put_after_confirm_is_reclaimed_with_the_intent(dyn: Harness, inspector_client: Any) -> None:
-    """The intent outlives the URL: when it expires, whatever a late PUT left at the upload's key goes,
-    and the version stays."""
-    from functions import runtime
-
-    store = dyn.store
-    sid = store.create_session("alice").id
-    up = store.presign_artifact_upload(sid, "a.txt")
-    put(dyn, up.url, b"kept", up.headers)
-    store.confirm_artifact_upload(sid, "a.txt", up.upload_id)
-    prefix = object_keys.session_prefix("alice", sid)
-    assert put(dyn, up.url, b"late", up.headers)  # the upload's key was emptied at confirm
-    assert object_keys.incoming_key(prefix, up.upload_id) in dyn.objects()
-    intent = remove_like_ttl(dyn, inspector_client, f"U#{up.upload_id}", "UPLOAD")
-    runtime.use_store(store)
-    try:
-        assert handle([ttl_removal(intent, 1)]) == {"batchItemFailures": []}
-    finally:
-        runtime.use_store(None)
-    assert dyn.objects(prefix) == [object_keys.artifact_key(prefix, "a.txt", up.upload_id)]
-    assert store.get_artifact(sid, "a.txt") == b"kept"
