@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import codec
-from store.errors import Conflict, MessageNotFound
+from store import codec, rules
+from store.errors import MessageNotFound
 from store.memory.core import IdempotencyClaim, MemoryCore
 from store.models import MessageRecord, Page
 from store.requests import (
@@ -34,18 +34,11 @@ class MemoryMessages(MemoryCore):
             now = self._now()
             claim = entry.claims.get(idempotency_key) if idempotency_key else None
             if claim is not None and not is_expired(claim.expires_at, now):
-                if claim.digest != digest:
-                    raise Conflict(f"idempotency key {idempotency_key!r} was already used for different messages")
                 found = entry.messages[claim.first_seq - 1 : claim.first_seq - 1 + claim.count]
-                if len(found) != claim.count or found[0].id != claim.first_id:
-                    raise Conflict(
-                        f"idempotency key {idempotency_key!r}: the messages it appended were removed by pop_message"
-                    )
+                intact = len(found) == claim.count and found[0].id == claim.first_id
+                rules.check_replay(idempotency_key or "", same_messages=claim.digest == digest, intact=intact)
                 return [m.model_copy(deep=True) for m in found]
-            if expected_seq is not None and expected_seq != entry.session.last_seq:
-                raise Conflict(
-                    f"append_messages: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
-                )
+            rules.expect(rules.stale_seq("append_messages", expected_seq, entry.session.last_seq))
             first = entry.session.last_seq + 1
             records = [r.model_copy(update={"seq": first + i}) for i, r in enumerate(records)]
             if idempotency_key:
@@ -83,15 +76,14 @@ class MemoryMessages(MemoryCore):
         with self._lock:
             entry = self._need(session_id, owner)
             last = entry.session.last_seq
-            if expected_seq is not None and expected_seq != last:
-                raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
+            rules.expect(rules.stale_seq("pop_message", expected_seq, last))
             if last == 0:
                 return None
-            if entry.state is not None and entry.state.seq >= last:
-                raise Conflict(f"pop_message: the saved state has seen message {last}; pop before saving the state")
+            if not rules.may_pop(last, None if entry.state is None else entry.state.seq):
+                raise rules.state_has_seen(last)
             popped = entry.messages.pop()
             changes: dict[str, Any] = {}
-            if entry.session.compaction_seq == last:
+            if rules.marker_moves_back(entry.session.compaction_seq, last):
                 earlier = (m.seq for m in reversed(entry.messages) if m.kind == "compaction")
                 changes["compaction_seq"] = next(earlier, None)
             usage = entry.session.usage.plus(None, minus=popped.usage)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import codec
+from store import codec, rules
 from store.backend import INTERRUPT_SLOT, records_slot
-from store.errors import Conflict
 from store.memory.core import MemoryCore
 from store.models import FullSession, StateSnapshot
 from store.requests import (
@@ -33,8 +32,7 @@ class MemoryState(MemoryCore):
             entry = self._need(session_id, owner)
             stored = self._copy(state)
             version = entry.session.state_version
-            if expected_version is not None and expected_version != version:
-                raise Conflict(f"save_state: expected_version {expected_version} is stale; the state is at {version}")
+            rules.expect(rules.stale_version("save_state", expected_version, version))
             entry.state = StateSnapshot(
                 version=version + 1, state=stored, seq=entry.session.last_seq, saved_at=self._now()
             )
@@ -53,10 +51,7 @@ class MemoryState(MemoryCore):
         with self._lock:
             entry = self._need(session_id, owner)
             encoded = self._encode_all([*(m.body() for m in messages), state], "save_full")
-            if expected_seq is not None and expected_seq != entry.session.last_seq:
-                raise Conflict(
-                    f"save_full: expected_seq {expected_seq} is stale; the session is at {entry.session.last_seq}"
-                )
+            rules.expect(rules.stale_seq("save_full", expected_seq, entry.session.last_seq))
             records = self._as_records(session_id, messages, encoded[:-1], entry.session.last_seq + 1)
             version = entry.session.state_version + 1
             entry.state = StateSnapshot(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from store import rules
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
@@ -407,12 +408,9 @@ class Expectation:
 
     def stale(self, head: Head) -> str | None:
         """Why the head no longer is as expected, or None."""
-        if self.seq is not None and head.session.last_seq != self.seq:
-            return f"{self.what}: expected_seq {self.seq} is stale; the session is at {head.session.last_seq}"
-        if self.version is not None and head.session.state_version != self.version:
-            version = head.session.state_version
-            return f"{self.what}: expected_version {self.version} is stale; the state is at {version}"
-        return None
+        return rules.stale_seq(self.what, self.seq, head.session.last_seq) or rules.stale_version(
+            self.what, self.version, head.session.state_version
+        )
 
     def apply(self, pos: Position) -> Position:
         """`pos` where the caller expects the head to be."""

@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from store import codec
+from store import codec, rules
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Plan
@@ -214,13 +214,12 @@ def replay(ctx: Context, session_id: str, key: str, digest: str, claim: Item | N
         claim = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.idempotency_sk(key)))
         if claim is None:
             raise Conflict("append_messages: idempotency key changed state during the call; retry")
-    if claim["fingerprint"]["S"] != digest:
-        raise Conflict(f"idempotency key {key!r} was already used for different messages")
+    rules.check_replay(key, same_messages=claim["fingerprint"]["S"] == digest, intact=True)
     first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
     found = yield from query_range(ctx, session_id, first, first + count - 1, newest_first=False, limit=None)
     first_id = claim.get("first_mid", {}).get("S")
-    if len(found) != count or (first_id is not None and found[0][keys.MID]["S"] != first_id):
-        raise Conflict(f"idempotency key {key!r}: the messages it appended were removed by pop_message")
+    intact = len(found) == count and (first_id is None or found[0][keys.MID]["S"] == first_id)
+    rules.check_replay(key, same_messages=True, intact=intact)
     return [record_from_item(i) for i in (yield from resolve(ctx, found))]
 
 
@@ -457,7 +456,9 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
         tail.record = None if item is None else record_from_item(item)
         cseq = pos.compaction_seq
         tail.compaction_seq = (
-            (yield from previous_compaction(ctx, session_id, pos.last_seq)) if cseq == pos.last_seq else cseq
+            (yield from previous_compaction(ctx, session_id, pos.last_seq))
+            if rules.marker_moves_back(cseq, pos.last_seq)
+            else cseq
         )
 
     def build(pos: Position) -> Actions:
@@ -510,8 +511,7 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
 
     head = yield from read_head(ctx, session_id, owner)  # the position to start from, as it is now
     last = head.session.last_seq
-    if expected_seq is not None and expected_seq != last:
-        raise Conflict(f"pop_message: expected_seq {expected_seq} is stale; the session is at {last}")
+    rules.expect(rules.stale_seq("pop_message", expected_seq, last))
     if last == 0:
         return None
     try:
@@ -529,9 +529,7 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
     except EmptyTranscript:
         return None
     except StateSeen:
-        raise Conflict(
-            f"pop_message: the saved state has seen message {tail.seq}; pop before saving the state"
-        ) from None
+        raise rules.state_has_seen(tail.seq) from None
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
     if tail.stored is not None and REF in tail.stored:
         # the messages table has no stream, so the popped body's object goes now; best effort: the
