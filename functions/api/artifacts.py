@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, caller, store
+from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, caller
 from functions.api.schemas import ConfirmUpload, UploadRequest, Versions
 from store import ArtifactNotFound, PayloadTooLarge
 from store.http_headers import attachment
@@ -24,7 +24,7 @@ DOWNLOAD_URL_SECONDS = 300
 @router.get("/sessions/<session_id>/artifacts", tags=["artifacts"], summary="The latest version of each artifact")
 def list_artifacts(session_id: str) -> Versions:
     me = caller(router.current_event)
-    return Versions(items=me.out(store().list_artifacts(me.sid(session_id), owner=me.owner)))
+    return Versions(items=me.store.list_artifacts(session_id))
 
 
 @router.post(
@@ -35,8 +35,8 @@ def list_artifacts(session_id: str) -> Versions:
 )
 def presign_artifact_upload(session_id: str, body: UploadRequest) -> Response[PresignedUpload]:
     me = caller(router.current_event)
-    upload = store().presign_artifact_upload(
-        me.sid(session_id),
+    upload = me.store.presign_artifact_upload(
+        session_id,
         body.name,
         expires_in=body.expires_in,
         content_type=body.content_type,
@@ -44,9 +44,8 @@ def presign_artifact_upload(session_id: str, body: UploadRequest) -> Response[Pr
         size=body.size,
         max_size=body.max_size,
         sha256=body.sha256,
-        owner=me.owner,
     )
-    return Response(201, body=me.out(upload), content_type="application/json")
+    return Response(201, body=upload, content_type="application/json")
 
 
 @router.post(
@@ -57,8 +56,8 @@ def presign_artifact_upload(session_id: str, body: UploadRequest) -> Response[Pr
 )
 def confirm_artifact_upload(session_id: str, upload_id: str, body: ConfirmUpload) -> Response[ArtifactVersion]:
     me = caller(router.current_event)
-    version = store().confirm_artifact_upload(me.sid(session_id), body.name, upload_id, owner=me.owner)
-    return Response(201, body=me.out(version), content_type="application/json")
+    version = me.store.confirm_artifact_upload(session_id, body.name, upload_id)
+    return Response(201, body=version, content_type="application/json")
 
 
 @router.put(
@@ -72,8 +71,8 @@ def put_artifact(session_id: str, name: str) -> Response[ArtifactVersion]:
     if len(data) > INLINE_ARTIFACT_BYTES:
         raise PayloadTooLarge(f"inline uploads are at most {INLINE_ARTIFACT_BYTES} bytes; use artifact-uploads")
     content_type, me = router.current_event.headers.get("content-type"), caller(router.current_event)
-    version = store().put_artifact(me.sid(session_id), unquote(name), data, content_type=content_type, owner=me.owner)
-    return Response(201, body=me.out(version), content_type="application/json")
+    version = me.store.put_artifact(session_id, unquote(name), data, content_type=content_type)
+    return Response(201, body=version, content_type="application/json")
 
 
 @router.get(
@@ -91,14 +90,14 @@ def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools mus
 ):
 
     me, artifact = caller(router.current_event), unquote(name)
-    sid = me.sid(session_id)
+    sid = session_id
     if not inline:
         try:
-            url = store().presign_artifact(sid, artifact, version=version, expires_in=expires_in, owner=me.owner)
+            url = me.store.presign_artifact(sid, artifact, version=version, expires_in=expires_in)
         except ArtifactNotFound:
             raise Absent("no such artifact version") from None
         return Response(302, headers={"Location": url})
-    reader = store().open_artifact(sid, artifact, version=version, owner=me.owner)
+    reader = me.store.open_artifact(sid, artifact, version=version)
     if reader is None:
         raise Absent("no such artifact version")
     with reader:
@@ -115,7 +114,7 @@ def get_artifact(  # type: ignore[no-untyped-def]  # unannotated: Powertools mus
 )
 def list_artifact_versions(session_id: str, name: str) -> Versions:
     me = caller(router.current_event)
-    return Versions(items=me.out(store().list_artifact_versions(me.sid(session_id), unquote(name), owner=me.owner)))
+    return Versions(items=me.store.list_artifact_versions(session_id, unquote(name)))
 
 
 @router.delete(
@@ -123,5 +122,5 @@ def list_artifact_versions(session_id: str, name: str) -> Versions:
 )
 def delete_artifact(session_id: str, name: str) -> Response[None]:
     me = caller(router.current_event)
-    store().delete_artifact(me.sid(session_id), unquote(name), owner=me.owner)
+    me.store.delete_artifact(session_id, unquote(name))
     return Response(204)

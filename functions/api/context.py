@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from functions.runtime import store, use_store
+from store import SessionStore
 from store.codec import MAX_DEPTH, loads
 from store.errors import AccessDenied
-from store.scoped_backend import localized, scrubbed
-from store.scoped_ids import local_id, scoped_id, unscoped_id
+from store.scoped_backend import ScopedBackend, scrubbed
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -60,34 +60,25 @@ M = TypeVar("M")
 
 @dataclass(frozen=True)
 class Caller:
-    """The verified owner of a request, and the translation of session ids at the HTTP boundary: a session
-    id in a path or body is the caller's own name for it, scoped to the caller's namespace before it
-    reaches the store (`sid`), so two owners can use the same id and neither learns of the other's; ids
-    in answers and error messages are the caller's names again (`out`, `scrub`)."""
+    """The verified owner of a request, and the store as that owner sees it: `ScopedBackend` over the
+    shared store's backend, so every request is the owner's, a session id in a path or body is the owner's
+    own name for it (scoped to its namespace on the way in; two owners can use the same id and neither
+    learns of the other's), ids in answers and error messages are the owner's names again, and sessions
+    outside the namespace (made by the library under unscoped ids) are not listed."""
 
     owner: str
-
-    def sid(self, local: Any) -> str:
-        """The store id of the caller's session `local` (InvalidInput for an id the API does not take)."""
-        return scoped_id(self.owner, local_id(local))
-
-    def local(self, session_id: str) -> str | None:
-        """The caller's name for the store session `session_id`, or None when it is outside the namespace
-        (a session the library made for this owner under an unscoped id: not addressable over HTTP)."""
-        return unscoped_id(self.owner, session_id)
-
-    def out(self, value: M) -> M:
-        """`value` (a model, or a list of them, nested) with every session id as the caller names it."""
-        return localized(self.owner, value)
+    store: SessionStore
 
     def scrub(self, message: str) -> str:
-        """An error message with the caller's namespace taken off the ids it names."""
+        """An error message with the caller's namespace taken off the ids it names (for errors raised
+        outside the store, which `ScopedBackend` already scrubs)."""
         return scrubbed(self.owner, message)
 
 
 def caller(event: Any) -> Caller:
-    """The request's verified caller (Unauthorized without one)."""
-    return Caller(owner_of(event))
+    """The request's verified caller and its view of the store (Unauthorized without a verified caller)."""
+    owner, shared = owner_of(event), store()
+    return Caller(owner, SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings))
 
 
 def body_bytes(event: Any) -> bytes:

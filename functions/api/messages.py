@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import caller, store
+from functions.api.context import caller
 from functions.api.schemas import AppendMessages, Items, UpdateUsage
 from store import MessageNotFound
 from store.conversation import ViewedMessage, viewed
@@ -28,14 +28,13 @@ def append_messages(
     ] = None,
 ) -> Response[Items]:
     me = caller(router.current_event)
-    records = store().append_messages(
-        me.sid(session_id),
+    records = me.store.append_messages(
+        session_id,
         body.messages,
         expected_seq=body.expected_seq,
         idempotency_key=idempotency_key,
-        owner=me.owner,
     )
-    return Response(201, body=Items(items=me.out([viewed(r) for r in records])), content_type="application/json")
+    return Response(201, body=Items(items=[viewed(r) for r in records]), content_type="application/json")
 
 
 @router.get("/sessions/<session_id>/messages", tags=["messages"], summary="A page of the transcript")
@@ -50,8 +49,8 @@ def list_messages(
     cursor: Annotated[str | None, Query()] = None,
 ) -> Page[ViewedMessage]:
     me = caller(router.current_event)
-    page = store().list_messages(
-        me.sid(session_id),
+    page = me.store.list_messages(
+        session_id,
         after_seq=after_seq,
         before_seq=before_seq,
         limit=limit,
@@ -59,30 +58,29 @@ def list_messages(
         since_compaction=since_compaction,
         roles=roles,
         cursor=cursor,
-        owner=me.owner,
     )
-    return me.out(Page[ViewedMessage](items=[viewed(r) for r in page.items], next_cursor=page.next_cursor))
+    return Page[ViewedMessage](items=[viewed(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 @router.get("/sessions/<session_id>/last-messages", tags=["messages"], summary="The latest n messages, oldest first")
 def last_messages(session_id: str, n: Annotated[int, Query(ge=1, le=1000)] = 20) -> Items:
     me = caller(router.current_event)
-    return Items(items=me.out([viewed(r) for r in store().last_messages(me.sid(session_id), n, owner=me.owner)]))
+    return Items(items=[viewed(r) for r in me.store.last_messages(session_id, n)])
 
 
 @router.get("/sessions/<session_id>/messages/<message_id>", tags=["messages"], summary="One message by id")
 def get_message(session_id: str, message_id: str) -> ViewedMessage:
     me = caller(router.current_event)
-    found = store().get_message(me.sid(session_id), message_id, owner=me.owner)
+    found = me.store.get_message(session_id, message_id)
     if found is None:
         raise MessageNotFound(session_id, message_id)
-    return me.out(viewed(found))
+    return viewed(found)
 
 
 @router.put("/sessions/<session_id>/messages/<message_id>/usage", tags=["messages"], summary="Set a message's usage")
 def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> ViewedMessage:
     me = caller(router.current_event)
-    return me.out(viewed(store().update_usage(me.sid(session_id), message_id, body.usage, owner=me.owner)))
+    return viewed(me.store.update_usage(session_id, message_id, body.usage))
 
 
 @router.post(
@@ -92,13 +90,13 @@ def update_usage(session_id: str, message_id: str, body: UpdateUsage) -> ViewedM
 )
 def mark_compaction(session_id: str, message_id: str) -> ViewedMessage:
     me = caller(router.current_event)
-    return me.out(viewed(store().mark_compaction(me.sid(session_id), message_id, owner=me.owner)))
+    return viewed(me.store.mark_compaction(session_id, message_id))
 
 
 @router.get("/sessions/<session_id>/compaction", tags=["messages"], summary="The latest compaction message")
 def get_latest_compaction(session_id: str) -> ViewedMessage:
     me = caller(router.current_event)
-    found = store().get_latest_compaction(me.sid(session_id), owner=me.owner)
+    found = me.store.get_latest_compaction(session_id)
     if found is None:
         raise MessageNotFound(session_id, "latest compaction")
-    return me.out(viewed(found))
+    return viewed(found)

@@ -44,15 +44,15 @@ def retention(requested: int | None) -> int | None:
 @router.post("/sessions", tags=["sessions"], status_code=201, summary="Create a session")
 def create_session(body: CreateSession) -> Response[Session]:
     me = caller(router.current_event)
-    session = store().create_session(
+    session = me.store.create_session(
         me.owner,
-        session_id=me.sid(body.session_id if body.session_id is not None else new_id()),
+        session_id=body.session_id if body.session_id is not None else new_id(),
         title=body.title,
         model=body.model,
         metadata=body.metadata,
         retention=retention(body.retention_seconds),
     )
-    return Response(201, body=me.out(session), content_type="application/json")
+    return Response(201, body=session, content_type="application/json")
 
 
 @router.get("/sessions", tags=["sessions"], summary="List my sessions, most recently updated first")
@@ -77,7 +77,7 @@ def list_sessions(
 ) -> Page[Session]:
     me = caller(router.current_event)
     wanted = parse_metadata_filter(metadata)
-    page = store().list_sessions(
+    page = me.store.list_sessions(
         me.owner,
         limit=limit,
         cursor=cursor,
@@ -86,31 +86,28 @@ def list_sessions(
         metadata=wanted,
         conversations_only=conversations_only,
     )
-    # sessions the library made for this owner under ids outside the namespace are not addressable here
-    mine = [s for s in page.items if me.local(s.id) is not None]
-    return Page[Session](items=me.out(mine), next_cursor=page.next_cursor)
+    return page  # without the sessions the library made for this owner outside the namespace (ScopedBackend)
 
 
 @router.get("/sessions/<session_id>", tags=["sessions"], summary="Get a session")
 def get_session(session_id: str) -> Session:
     me = caller(router.current_event)
-    found = store().get_session(me.sid(session_id), owner=me.owner)
+    found = me.store.get_session(session_id)
     if found is None:
         raise SessionNotFound(session_id)
-    return me.out(found)
+    return found
 
 
 @router.patch("/sessions/<session_id>", tags=["sessions"], summary="Change title, model or metadata")
 def update_session(session_id: str, body: UpdateSession) -> Session:
     given, me = body.model_fields_set, caller(router.current_event)
-    updated = store().update_session(
-        me.sid(session_id),
+    updated = me.store.update_session(
+        session_id,
         title=body.title if "title" in given else UNSET,
         model=body.model if "model" in given else UNSET,
         metadata=body.metadata if "metadata" in given else UNSET,
-        owner=me.owner,
     )
-    return me.out(updated)
+    return updated
 
 
 @router.delete(
@@ -118,7 +115,7 @@ def update_session(session_id: str, body: UpdateSession) -> Session:
 )
 def delete_session(session_id: str) -> Response[None]:
     me = caller(router.current_event)
-    store().delete_session(me.sid(session_id), owner=me.owner)
+    me.store.delete_session(session_id)
     return Response(204)
 
 
@@ -130,10 +127,9 @@ def search(
 ) -> Hits:
     """Bounded per call (newest sessions first); pass `next_cursor` back as `cursor` to go on."""
     me = caller(router.current_event)
-    found = store().search(me.owner, q, limit=limit, cursor=cursor)
-    hits = [h for h in found if me.local(h.session_id) is not None]
-    return Hits(
-        items=me.out(hits),
+    found = me.store.search(me.owner, q, limit=limit, cursor=cursor)
+    return Hits(  # hits in sessions outside the caller's namespace are left out (ScopedBackend)
+        items=list(found),
         next_cursor=found.next_cursor,
         sessions_searched=found.sessions_searched,
         messages_searched=found.messages_searched,

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from functions.api.context import Absent, Caller, caller, store
+from functions.api.context import Absent, caller
 from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState, ViewedFull
 from store.conversation import viewed
 from store.models import Checkpoint, StateSnapshot
@@ -19,7 +19,7 @@ router = APIGatewayHttpRouter()
 @router.get("/sessions/<session_id>/state", tags=["state"], summary="The current state")
 def load_state(session_id: str) -> StateSnapshot:
     me = caller(router.current_event)
-    found = store().load_state(me.sid(session_id), owner=me.owner)
+    found = me.store.load_state(session_id)
     if found is None:
         raise Absent("no state has been saved")
     return found
@@ -28,7 +28,7 @@ def load_state(session_id: str) -> StateSnapshot:
 @router.put("/sessions/<session_id>/state", tags=["state"], summary="Save a new version of the state")
 def save_state(session_id: str, body: SaveState) -> Saved:
     me = caller(router.current_event)
-    version = store().save_state(me.sid(session_id), body.state, expected_version=body.expected_version, owner=me.owner)
+    version = me.store.save_state(session_id, body.state, expected_version=body.expected_version)
     return Saved(version=version)
 
 
@@ -41,22 +41,20 @@ def load_full(
     """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
     so that every tool result has its call."""
     me = caller(router.current_event)
-    full = store().load_full(me.sid(session_id), since_compaction=since_compaction, last=last, owner=me.owner)
-    return me.out(ViewedFull(session=full.session, messages=[viewed(m) for m in full.messages], state=full.state))
+    full = me.store.load_full(session_id, since_compaction=since_compaction, last=last)
+    return ViewedFull(session=full.session, messages=[viewed(m) for m in full.messages], state=full.state)
 
 
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")
 def save_full(session_id: str, body: SaveFull) -> StateSnapshot:
     me = caller(router.current_event)
-    return store().save_full(
-        me.sid(session_id), body.messages, body.state, expected_seq=body.expected_seq, owner=me.owner
-    )
+    return me.store.save_full(session_id, body.messages, body.state, expected_seq=body.expected_seq)
 
 
 @router.get("/sessions/<session_id>/interrupt", tags=["state"], summary="The pending interrupt")
 def load_interrupt(session_id: str) -> Interrupt:
     me = caller(router.current_event)
-    found = store().load_interrupt(me.sid(session_id), owner=me.owner)
+    found = me.store.load_interrupt(session_id)
     if found is None:
         raise Absent("no interrupt is pending")
     return Interrupt(interrupt=found)
@@ -65,7 +63,7 @@ def load_interrupt(session_id: str) -> Interrupt:
 @router.put("/sessions/<session_id>/interrupt", tags=["state"], status_code=204, summary="Record a pending interrupt")
 def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
     me = caller(router.current_event)
-    store().save_interrupt(me.sid(session_id), body.interrupt, owner=me.owner)
+    me.store.save_interrupt(session_id, body.interrupt)
     return Response(204)
 
 
@@ -74,14 +72,14 @@ def save_interrupt(session_id: str, body: Interrupt) -> Response[None]:
 )
 def clear_interrupt(session_id: str) -> Response[None]:
     me = caller(router.current_event)
-    store().clear_interrupt(me.sid(session_id), owner=me.owner)
+    me.store.clear_interrupt(session_id)
     return Response(204)
 
 
 @router.get("/sessions/<session_id>/records/<kind>", tags=["state"], summary="The session's records of a kind")
 def load_records(session_id: str, kind: str) -> SaveRecords:
     me = caller(router.current_event)
-    return SaveRecords(records=store().load_records(me.sid(session_id), kind, owner=me.owner))
+    return SaveRecords(records=me.store.load_records(session_id, kind))
 
 
 @router.put(
@@ -92,38 +90,32 @@ def load_records(session_id: str, kind: str) -> SaveRecords:
 )
 def save_records(session_id: str, kind: str, body: SaveRecords) -> Response[None]:
     me = caller(router.current_event)
-    store().save_records(me.sid(session_id), kind, body.records, owner=me.owner)
+    me.store.save_records(session_id, kind, body.records)
     return Response(204)
 
 
 Scope = Literal["session", "run", "workflow"]
 
 
-def checkpoint_key(me: Caller, scope: str, key: str) -> str:
-    """A session checkpoint's key is a session id (scoped like every other); run and workflow checkpoints
-    are kept apart per owner by the store itself."""
-    return me.sid(key) if scope == "session" else key
-
-
 @router.get("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="A checkpoint (absent once expired)")
 def load_checkpoint(scope: Scope, key: str) -> Checkpoint:
     me = caller(router.current_event)
-    found = store().load_checkpoint(scope, checkpoint_key(me, scope, key), owner=me.owner)
+    found = me.store.load_checkpoint(scope, key)
     if found is None:
         raise Absent("no such checkpoint")
-    return me.out(found)
+    return found
 
 
 @router.put("/checkpoints/<scope>/<key>", tags=["checkpoints"], summary="Save or renew a checkpoint")
 def save_checkpoint(scope: Scope, key: str, body: SaveCheckpoint) -> Checkpoint:
     data: Any = body.data
     me = caller(router.current_event)
-    saved = store().save_checkpoint(scope, checkpoint_key(me, scope, key), data, ttl=body.ttl_seconds, owner=me.owner)
-    return me.out(saved)
+    saved = me.store.save_checkpoint(scope, key, data, ttl=body.ttl_seconds)
+    return saved
 
 
 @router.delete("/checkpoints/<scope>/<key>", tags=["checkpoints"], status_code=204, summary="Delete a checkpoint")
 def delete_checkpoint(scope: Scope, key: str) -> Response[None]:
     me = caller(router.current_event)
-    store().delete_checkpoint(scope, checkpoint_key(me, scope, key), owner=me.owner)
+    me.store.delete_checkpoint(scope, key)
     return Response(204)

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api import otlp_proto
-from functions.api.context import body_bytes, caller, store
+from functions.api.context import body_bytes, caller
 from functions.api.schemas import Batch, Events, Runs, TraceBatch
 from store import InvalidInput, PayloadTooLarge, SessionNotFound, codec
 from store.otlp import otlp_events
@@ -35,20 +35,20 @@ router = APIGatewayHttpRouter()
 )
 def append_trace_events(session_id: str, run_id: str, body: TraceBatch) -> Response[Batch]:
     me = caller(router.current_event)
-    batch = store().append_trace_events(me.sid(session_id), run_id, body.events, owner=me.owner)
+    batch = me.store.append_trace_events(session_id, run_id, body.events)
     return Response(201, body=Batch(batch=batch), content_type="application/json")
 
 
 @router.get("/sessions/<session_id>/traces", tags=["traces"], summary="Events of one run, or of every run, in order")
 def load_trace_events(session_id: str, run_id: Annotated[str | None, Query()] = None) -> Events:
     me = caller(router.current_event)
-    return Events(items=store().load_trace_events(me.sid(session_id), run_id, owner=me.owner))
+    return Events(items=me.store.load_trace_events(session_id, run_id))
 
 
 @router.get("/sessions/<session_id>/trace-runs", tags=["traces"], summary="Run ids in the order they started")
 def list_trace_runs(session_id: str) -> Runs:
     me = caller(router.current_event)
-    return Runs(items=store().list_trace_runs(me.sid(session_id), owner=me.owner))
+    return Runs(items=me.store.list_trace_runs(session_id))
 
 
 @router.post(
@@ -91,7 +91,7 @@ def otlp_traces():  # type: ignore[no-untyped-def]  # unannotated: the body is O
         by_session.setdefault(session, {})[run] = events
     for session, session_runs in by_session.items():
         try:
-            store().append_trace_runs(me.sid(session), session_runs, owner=me.owner)
+            me.store.append_trace_runs(session, session_runs)
         except (SessionNotFound, InvalidInput) as exc:
             rejected += sum(len(events) for events in session_runs.values())
             problems.append(f"session {session!r}: {type(exc).__name__}")

@@ -190,7 +190,10 @@ def test_no_user_content_in_traces_logs_or_metrics(
     def explode(*_: Any, **__: Any) -> Any:
         raise RuntimeError(f"bug while handling {MARKER}")
 
-    monkeypatch.setattr(routes, "store", lambda: type("Broken", (), {"get_session": explode})())
+    from functions.api.context import Caller
+
+    broken: Any = type("Broken", (), {"get_session": explode})()
+    monkeypatch.setattr(routes, "caller", lambda event: Caller("alice", broken))
     assert call("GET", "/sessions/s2").status == 500
 
     # the cascade, fed records that carry the marker (a session's items as the stream shows them)
