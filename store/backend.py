@@ -6,6 +6,7 @@ of it, so both say what a caller gets."""
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Any, TypeVar, cast
@@ -64,15 +65,21 @@ async def drained(request: Request[R]) -> Request[R]:
 
 
 class Awaited(AsyncBackend):
-    """A sync backend (the memory backend) behind the async interface: each call runs at once."""
+    """A sync backend behind the async interface: each call runs at once (the memory backend, which never
+    blocks), or with `in_thread` in a worker thread (a backend whose requests block on the network, so that
+    they never stall the event loop)."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, in_thread: bool = False) -> None:
         self.backend = backend
         self.name = backend.name
         self.supports = backend.supports
+        self.in_thread = in_thread
 
     async def execute(self, request: Request[R]) -> R:
-        return self.backend.execute(await drained(request))
+        ready = await drained(request)
+        if self.in_thread:
+            return await asyncio.to_thread(self.backend.execute, ready)
+        return self.backend.execute(ready)
 
     async def aclose(self) -> None:
         self.backend.close()

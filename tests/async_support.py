@@ -10,8 +10,11 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 from store import AsyncArtifactReader, AsyncSessionStore
+from store.backend import AsyncBackend, Backend
+from store.requests import Request
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class LoopThread:
@@ -50,12 +53,33 @@ class SyncReader:
         self._loop.run(self._reader.aclose())
 
 
+class OnLoop(Backend):
+    """An async backend, each request run to completion on `loop`'s thread."""
+
+    def __init__(self, backend: AsyncBackend, loop: LoopThread) -> None:
+        self.inner, self._loop = backend, loop
+        self.name, self.supports = backend.name, backend.supports
+
+    def execute(self, request: Request[R]) -> R:
+        return self._loop.run(self.inner.execute(request))
+
+
 class SyncOverAsync:
     """`AsyncSessionStore` with each coroutine method run to completion: what a contract test calls."""
 
     def __init__(self, store: AsyncSessionStore, loop: LoopThread) -> None:
         self.async_store = store
         self._loop = loop
+
+    @property
+    def backend(self) -> Backend:
+        """The async store's backend as a sync one (each request run to completion on the loop), so that
+        what builds its own front over a store's backend (`as_async`, `ScopedBackend`) works on this one."""
+        return OnLoop(self.async_store.backend, self._loop)
+
+    @property
+    def settings(self) -> Any:
+        return self.async_store.settings
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.async_store, name)

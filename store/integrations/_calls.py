@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from store.async_session_store import AsyncSessionStore
+from store.backend import Awaited
 from store.errors import SessionExists, SessionNotFound
 from store.session_store import SessionStore
 
@@ -17,6 +18,7 @@ AnyStore = SessionStore | AsyncSessionStore
 # first: each retry follows that writer's success and is made at once (the store backs off contention itself)
 CHANGE_ATTEMPTS = 64
 T = TypeVar("T")
+M = TypeVar("M")
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
@@ -47,6 +49,24 @@ class SyncBridge:
                 self._loop = asyncio.new_event_loop()
                 threading.Thread(target=self._loop.run_forever, name="agent-store-bridge", daemon=True).start()
             return self._loop
+
+
+def as_async(store: AnyStore) -> AsyncSessionStore:
+    """`store` with the async front's typed methods: an AsyncSessionStore itself, or a SessionStore's own
+    backend and settings behind the async front, each request carried out in a worker thread (a blocking
+    AWS request never stalls the event loop). What async adapters call, on either store."""
+    if isinstance(store, AsyncSessionStore):
+        return store
+    return AsyncSessionStore(backend=Awaited(store.backend, in_thread=True), settings=store.settings)
+
+
+async def or_missing(missing: M, pending: Awaitable[T]) -> T | M:
+    """What `pending` (a store call) answers, or `missing` when its session does not exist (or is another
+    owner's)."""
+    try:
+        return await pending
+    except SessionNotFound:
+        return missing
 
 
 async def call(store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -101,4 +121,4 @@ async def ensure_session(
 ) -> None:
     """Create the session unless it exists (made meanwhile by another writer, or earlier)."""
     with contextlib.suppress(SessionExists):
-        await call(store, "create_session", owner, session_id=session_id, metadata=metadata, retention=retention)
+        await as_async(store).create_session(owner, session_id=session_id, metadata=metadata, retention=retention)

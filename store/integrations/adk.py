@@ -54,8 +54,9 @@ from pydantic_core import to_jsonable_python
 
 from store.conversation.dialects import with_reported_usage
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
-from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, call, call_or, ensure_session
+from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, as_async, ensure_session, or_missing
 from store.lru import Lru
+from store.models import ArtifactVersion as StoredVersion
 from store.models import MessageRecord
 from store.scoped_ids import scoped_id
 from store.session_store import SAVE_FULL_MAX
@@ -102,6 +103,7 @@ class _Names:
 
     def __init__(self, store: AnyStore) -> None:
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self._known: Lru[str] = Lru(KNOWN_PLACES)
 
     async def sid(self, app_name: str, user_id: str, session_id: str) -> str:
@@ -110,13 +112,13 @@ class _Names:
         if known is not None:
             return known
         named, fallback = named_store_id(user_id, session_id), session_store_id(app_name, user_id, session_id)
-        head = await call_or(None, self.store, "get_session", named, owner=user_id)
+        head = await or_missing(None, self._store.get_session(named, owner=user_id))
         if head is not None and head.metadata.get("adk_app") == app_name:
             place = named
         elif head is not None:  # another app's session (or the user's own) has that name
             place = fallback
         else:
-            old = await call_or(None, self.store, "get_session", fallback, owner=user_id)
+            old = await or_missing(None, self._store.get_session(fallback, owner=user_id))
             if old is None:
                 return named  # nothing yet: a new session takes its own name (not kept until it exists)
             place = fallback
@@ -172,14 +174,15 @@ class _Scoped:
 
     def __init__(self, store: AnyStore, retention: Any = None) -> None:
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self.retention = retention
 
     async def ensure(self, sid: str, owner: str, metadata: dict[str, Any]) -> None:
         """Create the store session unless it exists."""
-        await ensure_session(self.store, owner, sid, {"framework": FRAMEWORK, **metadata}, self.retention)
+        await ensure_session(self._store, owner, sid, {"framework": FRAMEWORK, **metadata}, self.retention)
 
     async def state(self, sid: str, owner: str) -> dict[str, Any]:
-        snapshot = await call_or(None, self.store, "load_state", sid, owner=owner)
+        snapshot = await or_missing(None, self._store.load_state(sid, owner=owner))
         return {} if snapshot is None else dict(snapshot.state)
 
     async def change(
@@ -188,11 +191,11 @@ class _Scoped:
         """Apply `change` to the session's state (created if absent) with optimistic versioning."""
         await self.ensure(sid, owner, metadata)
         for _ in range(CHANGE_ATTEMPTS):
-            snapshot = await call(self.store, "load_state", sid, owner=owner)
+            snapshot = await self._store.load_state(sid, owner=owner)
             version = 0 if snapshot is None else snapshot.version
             new = change({} if snapshot is None else dict(snapshot.state))
             try:
-                await call(self.store, "save_state", sid, new, expected_version=version, owner=owner)
+                await self._store.save_state(sid, new, expected_version=version, owner=owner)
                 return new
             except Conflict:
                 continue
@@ -246,6 +249,7 @@ class StoreSessionService(BaseSessionService):
         ):
             raise InputValidationError(f"flush_every must be an integer from 1 to {SAVE_FULL_MAX}")
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self.flush_every = flush_every
         self._held: dict[str, _Turn] = {}
         self._scoped = _Scoped(store)
@@ -269,13 +273,13 @@ class StoreSessionService(BaseSessionService):
         try:
             await self._apply_shared(app_name, user_id, app_delta, user_delta)
             if session_state:
-                await call(self.store, "save_state", sid, session_state, expected_version=0, owner=user_id)
+                await self._store.save_state(sid, session_state, expected_version=0, owner=user_id)
             if not created:  # an adopted session is marked last, so a failure leaves it as it was
-                await call(self.store, "update_session", sid, metadata=metadata, owner=user_id)
+                await self._store.update_session(sid, metadata=metadata, owner=user_id)
         except BaseException:
             if created:  # nothing half-made: without its initial state the session goes, and a retry can create it
                 with contextlib.suppress(StoreError):
-                    await call(self.store, "delete_session", sid, owner=user_id)
+                    await self._store.delete_session(sid, owner=user_id)
             raise
         found = await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
         if found is None:  # deleted by another caller in the meantime
@@ -294,8 +298,8 @@ class StoreSessionService(BaseSessionService):
         await self._flush(sid)  # this service's own held events are read back
         try:
             head, snapshot = await asyncio.gather(
-                call(self.store, "get_session", sid, owner=user_id),
-                call(self.store, "load_state", sid, owner=user_id),
+                self._store.get_session(sid, owner=user_id),
+                self._store.load_state(sid, owner=user_id),
             )
         except SessionNotFound:
             return None
@@ -316,17 +320,12 @@ class StoreSessionService(BaseSessionService):
         """Create the ADK session's store session (True), or find an artifacts-only one to adopt (False:
         artifacts were saved before the session was created); AlreadyExistsError for an ADK session."""
         try:
-            await call(
-                self.store,
-                "create_session",
-                user_id,
-                session_id=sid,
-                metadata=metadata,
-                retention=self._sessions.retention,
+            await self._store.create_session(
+                user_id, session_id=sid, metadata=metadata, retention=self._sessions.retention
             )
             return True
         except SessionExists:
-            existing = await call(self.store, "get_session", sid, owner=user_id)
+            existing = await self._store.get_session(sid, owner=user_id)
             if existing is None or "adk_session" in existing.metadata:
                 raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
             return False
@@ -343,12 +342,10 @@ class StoreSessionService(BaseSessionService):
             shared = await self._merged(app_name, user, {})
             cursor = None
             while True:
-                page = await call(
-                    self.store, "list_sessions", user, metadata={"adk_app": app_name}, cursor=cursor, limit=PAGE
-                )
+                page = await self._store.list_sessions(user, metadata={"adk_app": app_name}, cursor=cursor, limit=PAGE)
                 heads = [head for head in page.items if "adk_session" in head.metadata]
                 snapshots = await asyncio.gather(
-                    *(call_or(None, self.store, "load_state", head.id, owner=user) for head in heads)
+                    *(or_missing(None, self._store.load_state(head.id, owner=user)) for head in heads)
                 )
                 for head, snapshot in zip(heads, snapshots, strict=True):
                     state, updated = _session_state(head, snapshot)
@@ -372,7 +369,7 @@ class StoreSessionService(BaseSessionService):
         """Delete the session with its events, state and session-scoped artifacts (idempotent)."""
         sid = await self._names.sid(app_name, user_id, session_id.strip())
         self._held.pop(sid, None)
-        await call(self.store, "delete_session", sid, owner=user_id)
+        await self._store.delete_session(sid, owner=user_id)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         return await self._scoped.state(user_store_id(app_name, user_id), user_id)
@@ -423,7 +420,7 @@ class StoreSessionService(BaseSessionService):
         await self._apply_shared(turn.app_name, owner, turn.app, turn.user)
         for _ in range(CHANGE_ATTEMPTS):
             try:
-                snapshot = await call(self.store, "load_state", sid, owner=owner)
+                snapshot = await self._store.load_state(sid, owner=owner)
             except SessionNotFound:
                 raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
             state = {} if snapshot is None else dict(snapshot.state)
@@ -431,14 +428,8 @@ class StoreSessionService(BaseSessionService):
                 return  # these very events were stored by an earlier delivery
             seq = 0 if snapshot is None else snapshot.seq
             try:
-                await call(
-                    self.store,
-                    "save_full",
-                    sid,
-                    turn.messages,
-                    {**state, **turn.session, LAST_EVENT: turn.last},
-                    expected_seq=seq,
-                    owner=owner,
+                await self._store.save_full(
+                    sid, turn.messages, {**state, **turn.session, LAST_EVENT: turn.last}, expected_seq=seq, owner=owner
                 )
                 return
             except Conflict:
@@ -452,14 +443,12 @@ class StoreSessionService(BaseSessionService):
         if recent == 0:
             return []
         if recent is not None:
-            records: list[MessageRecord] = await call(self.store, "last_messages", sid, recent, owner=owner)
+            records: list[MessageRecord] = await self._store.last_messages(sid, recent, owner=owner)
         else:
             records = []
             cursor = None
             while True:  # newest first, so a timestamp filter stops at the first older event
-                page = await call(
-                    self.store, "list_messages", sid, newest_first=True, limit=PAGE, cursor=cursor, owner=owner
-                )
+                page = await self._store.list_messages(sid, newest_first=True, limit=PAGE, cursor=cursor, owner=owner)
                 batch = list(page.items)
                 records.extend(batch)
                 cursor = page.next_cursor
@@ -520,6 +509,7 @@ class StoreArtifactService(BaseArtifactService):
 
     def __init__(self, store: AnyStore) -> None:
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self._scoped = _Scoped(store)
         self._names = _Names(store)
 
@@ -561,9 +551,7 @@ class StoreArtifactService(BaseArtifactService):
         # a store session made here holds artifacts only, until StoreSessionService creates the ADK session
         await self._scoped.ensure(sid, user_id, {"adk_app": app_name, "adk_user": user_id, "adk_scope": "artifacts"})
         try:
-            stored = await call(
-                self.store,
-                "put_artifact",
+            stored = await self._store.put_artifact(
                 sid,
                 filename,
                 data,
@@ -597,7 +585,7 @@ class StoreArtifactService(BaseArtifactService):
         if located is None:
             return None
         found = located[1]
-        data = await call(self.store, "get_artifact", sid, filename, version=found.version, owner=user_id)
+        data = await self._store.get_artifact(sid, filename, version=found.version, owner=user_id)
         if data is None:
             return None
         kind = found.metadata.get("adk_kind")
@@ -625,14 +613,14 @@ class StoreArtifactService(BaseArtifactService):
             scopes.append(await self._names.sid(app_name, user_id, session_id))
         names: set[str] = set()
         for sid in scopes:
-            names.update(a.name for a in await call_or([], self.store, "list_artifacts", sid, owner=user_id))
+            names.update(a.name for a in await or_missing([], self._store.list_artifacts(sid, owner=user_id)))
         return sorted(names)
 
     async def delete_artifact(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> None:
         sid = await self._where(app_name, user_id, filename, session_id)
-        await call_or(None, self.store, "delete_artifact", sid, filename, owner=user_id)
+        await or_missing(None, self._store.delete_artifact(sid, filename, owner=user_id))
 
     async def list_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
@@ -663,7 +651,8 @@ class StoreArtifactService(BaseArtifactService):
     # -- helpers ----------------------------------------------------------------------------------
     async def _live(self, sid: str, owner: str, filename: str) -> list[Any]:
         """The name's live store versions, oldest first (ADK's version i is the i-th)."""
-        versions = await call_or([], self.store, "list_artifact_versions", sid, filename, owner=owner)
+        listed = self._store.list_artifact_versions(sid, filename, owner=owner)
+        versions: list[StoredVersion] = await or_missing([], listed)
         return sorted(versions, key=lambda v: v.version)
 
     async def _version(self, sid: str, owner: str, filename: str, version: int | None) -> tuple[int, Any] | None:

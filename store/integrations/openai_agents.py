@@ -24,7 +24,7 @@ from typing import Any
 
 from store.conversation.dialects import usage_of
 from store.errors import SessionNotFound
-from store.integrations._calls import AnyStore, call, call_or, ensure_session, settled
+from store.integrations._calls import AnyStore, as_async, ensure_session, or_missing, settled
 from store.models import TokenUsage
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
@@ -96,6 +96,7 @@ class OpenAIAgentsSession:
         self.session_id = session_id
         self.store_session_id = scoped_id(owner, session_id)
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self.owner = owner
         self.retention = retention
         from agents.memory.session_settings import SessionSettings, coerce_session_settings
@@ -114,7 +115,7 @@ class OpenAIAgentsSession:
         if limit == 0:
             return []
         if limit is None or limit < 0:
-            page = await call_or(None, self.store, "list_messages", self.store_session_id, owner=self.owner)
+            page = await or_missing(None, self._store.list_messages(self.store_session_id, owner=self.owner))
             records = [] if page is None else page.items
         else:
             records = await self._latest(limit)
@@ -123,22 +124,22 @@ class OpenAIAgentsSession:
     async def _latest(self, limit: int) -> list[Any]:
         """The latest `limit` records, oldest first: one Query up to a page, newest-first pages beyond."""
         if limit <= MAX_LIMIT:
-            found: list[Any] = await call_or(
-                [], self.store, "last_messages", self.store_session_id, limit, owner=self.owner
+            found: list[Any] = await or_missing(
+                [], self._store.last_messages(self.store_session_id, limit, owner=self.owner)
             )
             return found
         newest: list[Any] = []
         cursor = None
         while len(newest) < limit:
-            page = await call_or(
+            page = await or_missing(
                 None,
-                self.store,
-                "list_messages",
-                self.store_session_id,
-                newest_first=True,
-                limit=min(MAX_LIMIT, limit - len(newest)),
-                cursor=cursor,
-                owner=self.owner,
+                self._store.list_messages(
+                    self.store_session_id,
+                    newest_first=True,
+                    limit=min(MAX_LIMIT, limit - len(newest)),
+                    cursor=cursor,
+                    owner=self.owner,
+                ),
             )
             if page is None:
                 break
@@ -165,22 +166,22 @@ class OpenAIAgentsSession:
         for start in range(0, len(messages), APPEND_MAX):
             batch = messages[start : start + APPEND_MAX]
             try:
-                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+                await self._store.append_messages(self.store_session_id, batch, owner=self.owner)
             except SessionNotFound:
                 await self._create()
-                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+                await self._store.append_messages(self.store_session_id, batch, owner=self.owner)
 
     async def pop_item(self, wrapper: Any = None) -> Any | None:
         """Remove and return the latest item (None when there is none); two concurrent pops never
         return the same item."""
-        pop = call_or(None, self.store, "pop_message", self.store_session_id, owner=self.owner)
+        pop = or_missing(None, self._store.pop_message(self.store_session_id, owner=self.owner))
         record = await settled(pop)
         return None if record is None else record.content
 
     async def clear_session(self, wrapper: Any = None) -> None:
         """Remove every item (the store session is deleted with everything it holds)."""
-        await settled(call(self.store, "delete_session", self.store_session_id, owner=self.owner))
+        await settled(self._store.delete_session(self.store_session_id, owner=self.owner))
 
     async def _create(self) -> None:
         meta = {"framework": "openai-agents"}
-        await ensure_session(self.store, self.owner, self.store_session_id, meta, self.retention)
+        await ensure_session(self._store, self.owner, self.store_session_id, meta, self.retention)

@@ -23,7 +23,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from infra.local.aws import create_tables, local_client
-from store import SessionStore, StoreUnavailable
+from store import AsyncSessionStore, SessionStore, StoreUnavailable
 from store.integrations.adk import StoreArtifactService, StoreSessionService, named_store_id, session_store_id
 from store.session_store import retry_config
 from store.validation import new_id
@@ -177,17 +177,17 @@ def shared_store(request: pytest.FixtureRequest) -> Any:
 
 
 def test_a_create_that_fails_midway_leaves_nothing(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter calls either store through the async front's typed methods: its save_state fails."""
     service = StoreSessionService(harness.store)
-    real = harness.store.save_state
 
-    def failing(*args: Any, **kwargs: Any) -> Any:
+    async def failing(*args: Any, **kwargs: Any) -> Any:
         raise StoreUnavailable("injected")
 
-    monkeypatch.setattr(harness.store, "save_state", failing)
-    with pytest.raises(StoreUnavailable):
-        asyncio.run(service.create_session(app_name=APP, user_id="u5", session_id="half", state={"k": 1}))
+    with monkeypatch.context() as patched:
+        patched.setattr(AsyncSessionStore, "save_state", failing)
+        with pytest.raises(StoreUnavailable):
+            asyncio.run(service.create_session(app_name=APP, user_id="u5", session_id="half", state={"k": 1}))
     assert asyncio.run(service.get_session(app_name=APP, user_id="u5", session_id="half")) is None
-    monkeypatch.setattr(harness.store, "save_state", real)
     again = asyncio.run(service.create_session(app_name=APP, user_id="u5", session_id="half", state={"k": 1}))
     assert again.state == {"k": 1}
 
