@@ -6,11 +6,12 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from store.async_session_store import AsyncSessionStore
-from store.backend import Awaited
+from store.backend import AsyncBackend, Awaited, Backend
 from store.errors import SessionExists, SessionNotFound
+from store.requests import Request
 from store.session_store import SessionStore
 
 AnyStore = SessionStore | AsyncSessionStore
@@ -18,30 +19,30 @@ AnyStore = SessionStore | AsyncSessionStore
 # first: each retry follows that writer's success and is made at once (the store backs off contention itself)
 CHANGE_ATTEMPTS = 64
 T = TypeVar("T")
+R = TypeVar("R")
 M = TypeVar("M")
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
-class SyncBridge:
-    """Calls a store's methods from synchronous code: a `SessionStore` directly, an `AsyncSessionStore` by
-    running each coroutine on `runner`, or on an event loop of the bridge's own (started on first use, on a
-    daemon thread). An AsyncSessionStore's clients stay bound to the loop they were first used on, so give
-    a bridged store its own clients, or pass the runner of the loop they belong to."""
+class Blocking(Backend):
+    """An async backend behind the sync interface: each request run to completion on `runner`, or on an
+    event loop of its own (started on first use, on a daemon thread). An AsyncSessionStore's clients stay
+    bound to the loop they were first used on, so give a bridged store its own clients, or pass the runner
+    of the loop they belong to. (`Awaited` is the other direction.)"""
 
-    def __init__(self, store: AnyStore, runner: Runner | None = None) -> None:
-        self.store = store
+    def __init__(self, backend: AsyncBackend, runner: Runner | None = None) -> None:
+        self.inner = backend
+        self.name = backend.name
+        self.supports = backend.supports
         self._runner = runner
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
 
-    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """`store.method(*args, **kwargs)`, awaited where it is a coroutine."""
-        bound = getattr(self.store, method)
-        if not isinstance(self.store, AsyncSessionStore):
-            return bound(*args, **kwargs)
+    def execute(self, request: Request[R]) -> R:
+        pending = self.inner.execute(request)
         if self._runner is not None:
-            return self._runner(bound(*args, **kwargs))
-        return asyncio.run_coroutine_threadsafe(bound(*args, **kwargs), self._own_loop()).result()
+            return cast(R, self._runner(pending))
+        return asyncio.run_coroutine_threadsafe(pending, self._own_loop()).result()
 
     def _own_loop(self) -> asyncio.AbstractEventLoop:
         with self._guard:
@@ -49,6 +50,28 @@ class SyncBridge:
                 self._loop = asyncio.new_event_loop()
                 threading.Thread(target=self._loop.run_forever, name="agent-store-bridge", daemon=True).start()
             return self._loop
+
+
+def as_sync(store: AnyStore, runner: Runner | None = None) -> SessionStore:
+    """`store` with the sync front's typed methods: a SessionStore itself, or an AsyncSessionStore's own
+    backend and settings behind the sync front, each request run to completion (`Blocking`). What sync
+    adapter methods call, on either store."""
+    if isinstance(store, SessionStore):
+        return store
+    return SessionStore(backend=Blocking(store.backend, runner), settings=store.settings)
+
+
+class SyncBridge:
+    """A store's methods by name, from synchronous code, on either store (`as_sync`): for the LangGraph
+    saver's flows, which name the call they need."""
+
+    def __init__(self, store: AnyStore, runner: Runner | None = None) -> None:
+        self.store = store
+        self.sync_store = as_sync(store, runner)
+
+    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`store.method(*args, **kwargs)`, run to completion."""
+        return getattr(self.sync_store, method)(*args, **kwargs)
 
 
 def as_async(store: AnyStore) -> AsyncSessionStore:
@@ -69,24 +92,13 @@ async def or_missing(missing: M, pending: Awaitable[T]) -> T | M:
         return missing
 
 
-async def call(store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
-    """`store.method(*args, **kwargs)`: awaited on an AsyncSessionStore, run in a worker thread on a
-    SessionStore (so a blocking AWS request never stalls the event loop)."""
-    bound = getattr(store, method)
-    if isinstance(store, AsyncSessionStore):
-        return await bound(*args, **kwargs)
-    return await asyncio.to_thread(bound, *args, **kwargs)
-
-
-async def call_at(
-    home: asyncio.AbstractEventLoop | None, store: AnyStore, method: str, *args: Any, **kwargs: Any
-) -> Any:
-    """`call(...)`, sent to `home` (the loop an AsyncSessionStore's clients belong to) when the caller runs
-    on another loop, as frameworks that run their async code on a loop of their own do; awaited in place
-    otherwise."""
-    if home is None or not isinstance(store, AsyncSessionStore) or home is asyncio.get_running_loop():
-        return await call(store, method, *args, **kwargs)
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(store, method, *args, **kwargs), home))
+async def at_home(home: asyncio.AbstractEventLoop | None, pending: Coroutine[Any, Any, T]) -> T:
+    """`pending` (a store call) run on `home` (the loop an AsyncSessionStore's clients belong to) when the
+    caller runs on another loop, as frameworks that run their async code on a loop of their own do;
+    awaited in place otherwise."""
+    if home is None or home is asyncio.get_running_loop():
+        return await pending
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pending, home))
 
 
 async def settled(awaitable: Coroutine[Any, Any, T]) -> T:
@@ -106,14 +118,6 @@ async def settled(awaitable: Coroutine[Any, Any, T]) -> T:
     if interrupted:
         raise asyncio.CancelledError
     return result
-
-
-async def call_or(missing: Any, store: AnyStore, method: str, *args: Any, **kwargs: Any) -> Any:
-    """`call(...)`, or `missing` when the session does not exist (or is another owner's)."""
-    try:
-        return await call(store, method, *args, **kwargs)
-    except SessionNotFound:
-        return missing
 
 
 async def ensure_session(

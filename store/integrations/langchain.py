@@ -32,7 +32,7 @@ from langchain_core.messages import BaseMessage, message_to_dict, messages_from_
 
 from store.conversation.dialects import with_reported_usage
 from store.errors import SessionExists, SessionNotFound
-from store.integrations._calls import AnyStore, Runner, SyncBridge, call, call_or, ensure_session
+from store.integrations._calls import AnyStore, Runner, as_async, as_sync, ensure_session, or_missing
 from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX, SessionStore
 
@@ -70,11 +70,12 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         them answers. `runner` serves the sync methods on an AsyncSessionStore."""
         self.session_id = session_id
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self.owner = owner
         self.retention = retention
         self.history_size = history_size
         self.store_session_id = scoped_id(owner, session_id)
-        self._sync = SyncBridge(store, runner)
+        self._sync = as_sync(store, runner)  # typed calls from the sync methods, on either store
 
     # ------------------------------------------------------------ sync
 
@@ -84,7 +85,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         `ToolMessage` comes without the `AIMessage` that made its call (a model API refuses one)."""
         try:
             if self.history_size is not None:
-                window = self._sync("load_full", self.store_session_id, last=self.history_size, owner=self.owner)
+                window = self._sync.load_full(self.store_session_id, last=self.history_size, owner=self.owner)
                 return _messages(window.messages)
             return _messages(list(self._pages(self._sync)))
         except SessionNotFound:
@@ -94,35 +95,34 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         """Append `messages` in order: atomically up to 97, in atomic batches of 97 beyond."""
         for batch in self._batches(messages):
             try:
-                self._sync("append_messages", self.store_session_id, batch, owner=self.owner)
+                self._sync.append_messages(self.store_session_id, batch, owner=self.owner)
             except SessionNotFound:
                 with contextlib.suppress(SessionExists):
-                    self._sync(
-                        "create_session",
+                    self._sync.create_session(
                         self.owner,
                         session_id=self.store_session_id,
                         metadata={"framework": FRAMEWORK},
                         retention=self.retention,
                     )
-                self._sync("append_messages", self.store_session_id, batch, owner=self.owner)
+                self._sync.append_messages(self.store_session_id, batch, owner=self.owner)
 
     def clear(self) -> None:
         """Remove the history (the store session goes, with everything it holds)."""
-        self._sync("delete_session", self.store_session_id, owner=self.owner)
+        self._sync.delete_session(self.store_session_id, owner=self.owner)
 
     # ------------------------------------------------------------ async
 
     async def aget_messages(self) -> list[BaseMessage]:
         if self.history_size is not None:
-            window = await call_or(
-                None, self.store, "load_full", self.store_session_id, last=self.history_size, owner=self.owner
+            window = await or_missing(
+                None, self._store.load_full(self.store_session_id, last=self.history_size, owner=self.owner)
             )
             return [] if window is None else _messages(window.messages)
         out: list[Any] = []
         cursor = None
         while True:
-            page = await call_or(
-                None, self.store, "list_messages", self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner
+            page = await or_missing(
+                None, self._store.list_messages(self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner)
             )
             if page is None:
                 return []
@@ -134,15 +134,15 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         for batch in self._batches(messages):
             try:
-                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+                await self._store.append_messages(self.store_session_id, batch, owner=self.owner)
             except SessionNotFound:
                 await ensure_session(
                     self.store, self.owner, self.store_session_id, {"framework": FRAMEWORK}, self.retention
                 )
-                await call(self.store, "append_messages", self.store_session_id, batch, owner=self.owner)
+                await self._store.append_messages(self.store_session_id, batch, owner=self.owner)
 
     async def aclear(self) -> None:
-        await call(self.store, "delete_session", self.store_session_id, owner=self.owner)
+        await self._store.delete_session(self.store_session_id, owner=self.owner)
 
     # ------------------------------------------------------------ helpers
 
@@ -152,10 +152,10 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         for start in range(0, len(stored), APPEND_MAX):
             yield stored[start : start + APPEND_MAX]
 
-    def _pages(self, do: Callable[..., Any]) -> Iterator[Any]:
+    def _pages(self, store: SessionStore) -> Iterator[Any]:
         cursor = None
         while True:
-            page = do("list_messages", self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner)
+            page = store.list_messages(self.store_session_id, limit=PAGE, cursor=cursor, owner=self.owner)
             yield from page.items
             cursor = page.next_cursor
             if cursor is None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from strands.session.repository_session_manager import RepositorySessionManager
 from strands.session.session_repository import SessionRepository
@@ -65,6 +65,10 @@ PARENT = "strands_parent"  # on another agent's session: the Strands session it 
 
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
+
+P = ParamSpec("P")
+T = TypeVar("T")
+M = TypeVar("M")
 
 
 class StrandsSessionRepository(SessionRepository):
@@ -242,14 +246,14 @@ class StrandsSessionRepository(SessionRepository):
         self._put_multi(session_id, multi_agent.id, multi_agent.serialize_state())
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _call(self, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`method(...)` with the store's errors raised as Strands' SessionException."""
         try:
             return method(*args, **kwargs)
         except StoreError as exc:
             raise SessionException(str(exc)) from exc
 
-    def _read(self, missing: Any, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _read(self, missing: M, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | M:
         """`_call(...)`, or `missing` when the session does not exist."""
         try:
             return method(*args, **kwargs)

@@ -16,16 +16,20 @@ import builtins
 import contextlib
 import copy
 import re
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from strands.storage.search.keyword import KeywordSearchStrategy
 from strands.storage.storage import _NAMESPACED
 from strands.types.exceptions import StorageError
 
+from store.async_session_store import AsyncSessionStore
 from store.errors import SessionExists, SessionNotFound, StoreError
-from store.integrations._calls import AnyStore, call_at
+from store.integrations._calls import AnyStore, as_async, at_home, or_missing
 from store.integrations.strands_ids import FRAMEWORK, session_store_id
 from store.scoped_ids import scoped_id
+
+T = TypeVar("T")
 
 SESSIONS_NAMESPACE = "session/"
 SHARED_KEYS = "strands-storage"
@@ -54,6 +58,7 @@ class SessionStoreStorage:
         runs storage calls on a loop of its own (in a thread) when an agent is called synchronously; with
         `loop` given, those calls are sent to it. Unneeded for a `SessionStore`."""
         self.store = store
+        self._store = as_async(store)  # typed calls, on either store
         self.owner = owner
         self.retention = retention
         self.loop = loop
@@ -70,14 +75,9 @@ class SessionStoreStorage:
         scoped._namespaced = _NAMESPACED  # type: ignore[attr-defined]  # Strands' marker: wrap no further
         return scoped
 
-    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return await call_at(self.loop, self.store, method, *args, **kwargs)
-
-    async def _call_or(self, missing: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await self._call(method, *args, **kwargs)
-        except SessionNotFound:
-            return missing
+    async def _home(self, pending: Coroutine[Any, Any, T]) -> T:
+        """A store call, on the loop an AsyncSessionStore's clients belong to (`loop`) when given."""
+        return await at_home(self.loop if isinstance(self.store, AsyncSessionStore) else None, pending)
 
     def _place(self, key: str) -> tuple[str, str, str | None]:
         """(store session id, artifact name, Strands session id or None) of a key of this view."""
@@ -94,26 +94,29 @@ class SessionStoreStorage:
         sid, name, strands_session = self._place(key)
         try:
             try:
-                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
+                await self._home(self._store.put_artifact(sid, name, bytes(data), owner=self.owner))
             except SessionNotFound:
                 meta = {"framework": FRAMEWORK, "strands_storage": strands_session or SHARED_KEYS}
                 with contextlib.suppress(SessionExists):
-                    await self._call(
-                        "create_session",
-                        self.owner,
-                        session_id=sid,
-                        title=(strands_session or SHARED_KEYS)[:200],
-                        metadata=meta,
-                        retention=self.retention,
+                    await self._home(
+                        self._store.create_session(
+                            self.owner,
+                            session_id=sid,
+                            title=(strands_session or SHARED_KEYS)[:200],
+                            metadata=meta,
+                            retention=self.retention,
+                        )
                     )
-                await self._call("put_artifact", sid, name, bytes(data), owner=self.owner)
+                await self._home(self._store.put_artifact(sid, name, bytes(data), owner=self.owner))
         except StoreError as exc:
             raise StorageError(f"write of {key!r} failed: {exc}") from exc
 
     async def read(self, key: str) -> bytes | None:
         sid, name, _ = self._place(key)
         try:
-            data: bytes | None = await self._call_or(None, "get_artifact", sid, name, owner=self.owner)
+            data: bytes | None = await self._home(
+                or_missing(None, self._store.get_artifact(sid, name, owner=self.owner))
+            )
         except StoreError as exc:
             raise StorageError(f"read of {key!r} failed: {exc}") from exc
         return data
@@ -121,10 +124,10 @@ class SessionStoreStorage:
     async def delete(self, key: str) -> None:
         sid, name, _ = self._place(key)
         try:
-            await self._call_or(None, "delete_artifact", sid, name, owner=self.owner)
-            left = await self._call_or(None, "list_artifacts", sid, owner=self.owner)
+            await self._home(or_missing(None, self._store.delete_artifact(sid, name, owner=self.owner)))
+            left = await self._home(or_missing(None, self._store.list_artifacts(sid, owner=self.owner)))
             if left == []:
-                await self._call("delete_session", sid, owner=self.owner)
+                await self._home(self._store.delete_session(sid, owner=self.owner))
         except StoreError as exc:
             raise StorageError(f"delete of {key!r} failed: {exc}") from exc
 
@@ -141,7 +144,9 @@ class SessionStoreStorage:
                 cursor = None
                 while True:
                     wanted = {"framework": FRAMEWORK}
-                    page = await self._call("list_sessions", self.owner, limit=100, cursor=cursor, metadata=wanted)
+                    page = await self._home(
+                        self._store.list_sessions(self.owner, limit=100, cursor=cursor, metadata=wanted)
+                    )
                     for session in page.items:
                         kind = session.metadata.get("strands_storage")
                         if kind is not None:
@@ -151,7 +156,7 @@ class SessionStoreStorage:
                         break
             keys: list[str] = []
             for sid, origin in places:
-                found = await self._call_or([], "list_artifacts", sid, owner=self.owner)
+                found = await self._home(or_missing([], self._store.list_artifacts(sid, owner=self.owner)))
                 keys += [self._key(origin, a.name) for a in found]
         except StoreError as exc:
             raise StorageError(f"list of {query!r} failed: {exc}") from exc
