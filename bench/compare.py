@@ -92,7 +92,7 @@ def timed(contender: Contender, action: Callable[[], Any]) -> dict[str, Any]:
 
 def compressed_size(turn: Turn) -> int:
     """Bytes of the message body as this store keeps it (compact JSON, zlib above 512 B)."""
-    from store.codec import encode
+    from store.core.codec import encode
     from store.models import Message
 
     return len(encode(Message.model_validate(Ours.message(turn)).body())[1])

@@ -48,7 +48,7 @@ def main() -> None:
     from functions.api import context
     from infra.local.apigw import LambdaContext, http_event
     from store import SessionStore, Settings
-    from store.scoped_ids import scoped_id
+    from store.core.scoped_ids import scoped_id
     from store.session_store import retry_config, s3_config
 
     with moto_server() as endpoint:

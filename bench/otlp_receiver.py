@@ -118,7 +118,7 @@ def run_case(endpoint: str, case: str, prefix: str, body_file: Path) -> dict[str
     from functions.api.app import lambda_handler
     from infra.local.apigw import LambdaContext, http_event
     from store import SessionStore
-    from store.scoped_ids import scoped_id
+    from store.core.scoped_ids import scoped_id
     from store.session_store import s3_config
 
     dynamodb = local_client(endpoint_url=endpoint)

@@ -38,9 +38,9 @@ from store.aws.attrs import n, s
 from store.aws.items import head_item
 from store.aws.plans.base import Context
 from store.aws.plans.messages import drafts, message_puts
+from store.core.timeutil import iso
 from store.models import Message, Session
 from store.session_store import s3_config
-from store.timeutil import iso
 
 HERE = Path(__file__).parent
 OWNER_SESSIONS = (100, 1_000, 10_000)

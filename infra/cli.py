@@ -1,5 +1,5 @@
 """The repository's tooling as one command, run from a checkout: `python -m infra.cli COMMAND` (the
-Makefile's targets use it). The installed `agent-store` command is `store.cli`."""
+Makefile's targets use it). The installed `agent-store` command is `store.tools.cli`."""
 
 from __future__ import annotations
 

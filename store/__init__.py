@@ -3,7 +3,8 @@
 from store.artifact_reader import ArtifactReader, AsyncArtifactReader
 from store.async_session_store import AsyncSessionStore
 from store.checkpointer import Checkpointer
-from store.deadlines import deadline
+from store.core.deadlines import deadline
+from store.core.scoped_ids import scoped_id, unscoped_id
 from store.errors import (
     AccessDenied,
     ArtifactNotFound,
@@ -29,7 +30,6 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
-from store.scoped_ids import scoped_id, unscoped_id
 from store.session_store import SessionStore
 from store.settings import Settings
 

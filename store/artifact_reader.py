@@ -8,8 +8,8 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from store.core.lifecycle import AsyncClosing
 from store.errors import StoreError, StoreUnavailable
-from store.lifecycle import AsyncClosing
 from store.models import ArtifactVersion
 
 CHUNK = 1024 * 1024

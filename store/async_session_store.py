@@ -20,7 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
-from store.lifecycle import AsyncClosing
+from store.core.lifecycle import AsyncClosing
 from store.requests import Request
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 

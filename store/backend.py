@@ -11,9 +11,9 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
+from store.core.streams import adrain, is_async_source
 from store.errors import InvalidInput
 from store.requests import UNSET, Presign, PutArtifact, Request, Unset, operations
-from store.streams import adrain, is_async_source
 
 R = TypeVar("R")
 

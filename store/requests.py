@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
+from store.core.paging import MessageQuery, SessionQuery
 from store.models import (
     ArtifactVersion,
     Checkpoint,
@@ -29,7 +30,6 @@ from store.models import (
     StateSnapshot,
     TokenUsage,
 )
-from store.paging import MessageQuery, SessionQuery
 
 R = TypeVar("R", covariant=True)
 
@@ -195,7 +195,7 @@ class SaveFull(InSession[StateSnapshot]):
 
 @dataclass(frozen=True, kw_only=True)
 class LoadFull(InSession[FullSession]):
-    """The messages of the window (`store/windows.py`): from the latest compaction when
+    """The messages of the window (`store/core/windows.py`): from the latest compaction when
     `since_compaction`, the last `last` when given, widened so that no tool exchange is cut."""
 
     operation = "load_full"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from store.timeutil import Clock, utcnow
+from store.core.timeutil import Clock, utcnow
 
 
 @dataclass(frozen=True)

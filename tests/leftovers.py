@@ -30,10 +30,13 @@ def memory_leftovers(backend: MemoryBackend) -> list[str]:
     return sorted(found)
 
 
+ITEM_KINDS = {"CP": "checkpoint"}  # sort keys of the items a kind is asked of (the rest are "item")
+
+
 def _item_kind(table: str, item: dict[str, Any]) -> str:
     sk = next((v.get("S", "") for k, v in item.items() if k.lower() == "sk"), "")
     pk = next((v.get("S", "") for k, v in item.items() if k.lower() == "pk"), "")
-    return f"item:{table}/{pk}|{sk}"
+    return f"{ITEM_KINDS.get(sk, 'item')}:{table}/{pk}|{sk}"
 
 
 def table_leftovers(items: dict[str, list[dict[str, Any]]], objects: list[str]) -> list[str]:

@@ -29,7 +29,8 @@ from functions.api import artifacts, console_routes, messages, sessions, state, 
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
 from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
-from store import deadline, http_errors
+from store import deadline
+from store.backends import http_errors
 
 API_TITLE = "agent-session-store"
 API_VERSION = "1.0.0"

@@ -13,9 +13,9 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from functions.api.context import INLINE_ARTIFACT_BYTES, Absent, body_bytes, caller
 from functions.api.schemas import ConfirmUpload, UploadRequest, Versions
 from store import ArtifactNotFound, PayloadTooLarge
-from store.http_headers import attachment
+from store.core.http_headers import attachment
+from store.core.validation import MAX_PRESIGN_SECONDS
 from store.models import ArtifactVersion, PresignedUpload
-from store.validation import MAX_PRESIGN_SECONDS
 
 router = APIGatewayHttpRouter()
 DOWNLOAD_URL_SECONDS = 300

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 from functions.runtime import store, use_store
 from store import SessionStore
-from store.codec import MAX_DEPTH, loads
+from store.backends.scoped import ScopedBackend, scrubbed
+from store.core.codec import MAX_DEPTH, loads
 from store.errors import AccessDenied
-from store.scoped_backend import ScopedBackend, scrubbed
 
 __all__ = [
     "MAX_BODY_BYTES",

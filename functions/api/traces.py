@@ -13,9 +13,10 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from functions.api import otlp_proto
 from functions.api.context import body_bytes, caller
 from functions.api.schemas import Batch, Events, Runs, TraceBatch
-from store import InvalidInput, PayloadTooLarge, SessionNotFound, codec
-from store.otlp import otlp_events
-from store.validation import MAX_TRACE_EVENTS, MAX_TRACE_RUNS
+from store import InvalidInput, PayloadTooLarge, SessionNotFound
+from store.core import codec
+from store.core.validation import MAX_TRACE_EVENTS, MAX_TRACE_RUNS
+from store.tools.otlp import otlp_events
 
 OTLP_ROUTE = "/v1/traces"
 PROTOBUF = "application/x-protobuf"

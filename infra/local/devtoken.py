@@ -14,7 +14,7 @@ import secrets
 import time
 from typing import Any
 
-from store import codec
+from store.core import codec
 from store.errors import InvalidInput
 
 ISSUER = "agent-store-local"

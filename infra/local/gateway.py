@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from functions.api.console_routes import is_console
 from infra.local import devtoken
 from infra.local.apigw import LambdaContext, http_event, response_body
-from store.http_transport import Answer, BufferedAnswer, Outgoing
+from store.backends.http_transport import Answer, BufferedAnswer, Outgoing
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
 

@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from store import codec
+from store.core import codec
 
 SECRET = "secret"
 OBJECT_FILE = re.compile(r"[0-9]{8}")  # the names `save` gives objects' files

@@ -26,9 +26,10 @@ from urllib.parse import urlsplit
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
-from store import InvalidInput, codec
-from store.cli.show import visible
-from store.cli.target import OPERATOR_ENV
+from store import InvalidInput
+from store.core import codec
+from store.tools.cli.show import visible
+from store.tools.cli.target import OPERATOR_ENV
 
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 TOKEN_ROUTE = "/_local/token"  # the local adapter's own route: mint a development token for another owner

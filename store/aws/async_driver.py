@@ -15,8 +15,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
 from store.aws.errors import from_client_error, from_transport_error, to_store_error
+from store.core.streams import aread_chunk
 from store.errors import StoreError
-from store.streams import aread_chunk
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient

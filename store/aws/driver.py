@@ -12,8 +12,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
 from store.aws.errors import from_client_error, from_transport_error, to_store_error
+from store.core.streams import read_chunk
 from store.errors import StoreError
-from store.streams import read_chunk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from store import codec
 from store.aws import keys
 from store.aws.attrs import AV, Item, b, get_b, get_int, get_n, get_s, n, need_s, s, str_map
-from store.codec import canonical
+from store.core import codec
+from store.core.codec import canonical
+from store.core.timeutil import from_epoch, iso, now_epoch, parse_iso
 from store.models import Checkpoint, Message, MessageRecord, Session, StateSnapshot, TokenUsage
-from store.timeutil import from_epoch, iso, now_epoch, parse_iso
 
 USAGE_PREFIX = "usage_"
 BODY = "b"

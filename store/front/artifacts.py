@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from store import validation as v
 from store.artifact_reader import ArtifactReader
 from store.backend import Presign
+from store.core import validation as v
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.models import ArtifactVersion, PresignedUpload

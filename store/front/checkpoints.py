@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from store import validation as v
+from store.core import validation as v
+from store.core.timeutil import to_duration
 from store.front.base import Domain
 from store.models import Checkpoint
 from store.requests import DeleteCheckpoint, LoadCheckpoint, LoadRecords, SaveCheckpoint, SaveRecords
-from store.timeutil import to_duration
 
 
 class Checkpoints(Domain):

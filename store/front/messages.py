@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from store import validation as v
+from store.core import validation as v
+from store.core.paging import MessageQuery
 from store.front.base import Domain
 from store.models import Message, MessageRecord, Page, TokenUsage
-from store.paging import MessageQuery
 from store.requests import (
     AppendMessages,
     GetLatestCompaction,

@@ -5,7 +5,7 @@ its arguments, then hands them to the backend."""
 
 from __future__ import annotations
 
-from store import validation as v
+from store.core import validation as v
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.models import SearchHits

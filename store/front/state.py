@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from store import validation as v
+from store.core import validation as v
 from store.front.base import Domain
 from store.models import FullSession, Message, StateSnapshot
 from store.requests import ClearInterrupt, LoadFull, LoadInterrupt, LoadState, SaveFull, SaveInterrupt, SaveState
@@ -69,7 +69,7 @@ class State(Domain):
     ) -> FullSession:
         """The session, its messages and its state as of one instant. The live context only: from the
         latest compaction (`since_compaction`) and/or the last `last` messages (at most 10,000); such a
-        window is widened so that every tool result in it has its call (see `store/windows.py`)."""
+        window is widened so that every tool result in it has its call (see `store/core/windows.py`)."""
         return self._backend.execute(
             LoadFull(
                 session_id=v.ident(session_id, "session_id"),

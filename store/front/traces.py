@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store import validation as v
+from store.core import validation as v
 from store.front.base import Domain
 from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents, Reclaim
 

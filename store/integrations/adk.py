@@ -14,7 +14,7 @@ How ADK's records map onto the store (owner = ADK's `user_id`, so the store's ow
 API see the same user's sessions):
 - an ADK session is a store session whose id is the ADK session id in the user's namespace (the session
   the user finds under the name they chose), or `adk.<app>.<session id>` when another app of the user's
-  has that id and for sessions written before (`store.scoped_ids.scoped_id`; hashed when the ids do not
+  has that id and for sessions written before (`store.core.scoped_ids.scoped_id`; hashed when the ids do not
   make a store id), with the three ids in its metadata; each event is one message (author as role, the
   event as JSON content);
   session-scoped state is the session's state, saved with the event in one transaction (`save_full`,
@@ -53,14 +53,14 @@ from google.genai import types
 from pydantic_core import to_jsonable_python
 
 from store.conversation.dialects import with_reported_usage
+from store.core.lru import Lru
+from store.core.scoped_ids import scoped_id
+from store.core.validation import new_id
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, as_async, ensure_session, or_missing
-from store.lru import Lru
 from store.models import ArtifactVersion as StoredVersion
 from store.models import MessageRecord
-from store.scoped_ids import scoped_id
 from store.session_store import SAVE_FULL_MAX
-from store.validation import new_id
 
 FRAMEWORK = "adk"
 KNOWN_PLACES = 4096

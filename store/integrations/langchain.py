@@ -31,9 +31,9 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from store.conversation.dialects import with_reported_usage
+from store.core.scoped_ids import scoped_id
 from store.errors import SessionExists, SessionNotFound
 from store.integrations._calls import AnyStore, Runner, as_async, as_sync, ensure_session, or_missing
-from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX, SessionStore
 
 FRAMEWORK = "langchain"

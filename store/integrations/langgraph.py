@@ -58,11 +58,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from store.async_session_store import AsyncSessionStore
 from store.conversation.dialects import with_reported_usage
+from store.core.lru import Lru
+from store.core.scoped_ids import scoped_id
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge
-from store.lru import Lru
 from store.models import MessageRecord
-from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX, SessionStore
 
 T = TypeVar("T")

@@ -23,12 +23,12 @@ from datetime import timedelta
 from typing import Any
 
 from store.conversation.dialects import usage_of
+from store.core.scoped_ids import scoped_id
+from store.core.validation import MAX_LIMIT
 from store.errors import SessionNotFound
 from store.integrations._calls import AnyStore, as_async, ensure_session, or_missing, settled
 from store.models import TokenUsage
-from store.scoped_ids import scoped_id
 from store.session_store import APPEND_MAX
-from store.validation import MAX_LIMIT
 
 ROLE_MAX = 64
 MODEL_OUTPUTS = frozenset({"assistant", "function_call", "reasoning", "message"})  # what a model call produced
@@ -87,7 +87,7 @@ class OpenAIAgentsSession:
         session_settings: Any = None,
     ) -> None:
         """`session_id` names the store session within `owner`'s namespace (its store id is
-        `store.scoped_ids.scoped_id(owner, session_id)`: another owner's session of the same id is another
+        `store.core.scoped_ids.scoped_id(owner, session_id)`: another owner's session of the same id is another
         session, and the HTTP API serves this one to its owner as `session_id`). It is created on the
         first `add_items`, expiring after `retention` without activity if given. `session_settings` is
         the SDK's `SessionSettings` (or a dict of it; `SessionSettings()` when None, and a dict with keys it

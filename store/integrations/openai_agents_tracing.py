@@ -13,8 +13,8 @@ from typing import Any
 
 from agents.tracing.processor_interface import TracingProcessor
 
-from store.otlp import TraceWriter, plain
 from store.session_store import SessionStore
+from store.tools.otlp import TraceWriter, plain
 
 
 class SessionTracingProcessor(TracingProcessor):

@@ -2,7 +2,7 @@
 
 `SessionSpanExporter(store, owner=...)` is an OpenTelemetry `SpanExporter`. Install it behind the SDK's
 `BatchSpanProcessor` (which batches and exports on its own thread, so the agent never waits): every finished
-span is stored as a trace event (`store.otlp`'s shape) of the session its trace names (the
+span is stored as a trace event (`store.tools.otlp`'s shape) of the session its trace names (the
 `gen_ai.conversation.id` or `session.id` attribute of any span of the trace, or of the resource), run = the
 trace id. With an owner, the session id is the owner's own name for it (`scoped_id`, as the API and the
 framework adapters name sessions), so a Strands agent's spans land in the session its session manager
@@ -21,8 +21,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from store.otlp import TraceWriter, plain_all, session_of
 from store.session_store import SessionStore
+from store.tools.otlp import TraceWriter, plain_all, session_of
 
 logger = logging.getLogger("agent_session_store.otel")
 

@@ -11,7 +11,7 @@
 
 How Strands' records map onto the store:
 - the Strands session is a store session whose id is the Strands id in the owner's namespace
-  (`store.scoped_ids.scoped_id(owner, session_id)`: two owners' "chat-42" are two sessions, and the
+  (`store.core.scoped_ids.scoped_id(owner, session_id)`: two owners' "chat-42" are two sessions, and the
   HTTP API serves it to its owner as "chat-42"; metadata `framework: strands`);
 - its default agent (Strands' "default") keeps its record and transcript in that session, so the session
   the user named holds the conversation (metadata `strands_layout: conversation`; sessions written before
@@ -49,11 +49,11 @@ from strands.types.session import (
 )
 
 from store.conversation.dialects import with_reported_usage
+from store.core.lru import Lru
 from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
 from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_store_id, store_id
 from store.integrations.strands_storage import SessionStoreStorage  # the unified Storage contract
-from store.lru import Lru
 from store.models import MessageRecord
 from store.session_store import SessionStore
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
-from store.scoped_ids import scoped_id
-from store.validation import ID_PATTERN
+from store.core.scoped_ids import scoped_id
+from store.core.validation import ID_PATTERN
 
 FRAMEWORK = "strands"
 
@@ -19,7 +19,7 @@ def store_id(raw: str, prefix: str = "strands") -> str:
 
 
 def session_store_id(owner: str, session_id: str) -> str:
-    """The store session of a Strands session: its id in the owner's namespace (`store.scoped_ids`), so
+    """The store session of a Strands session: its id in the owner's namespace (`store.core.scoped_ids`), so
     two owners' sessions of the same id are two sessions, and the HTTP API finds it under that id."""
     return scoped_id(owner, session_id)
 

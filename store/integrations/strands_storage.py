@@ -24,10 +24,10 @@ from strands.storage.storage import _NAMESPACED
 from strands.types.exceptions import StorageError
 
 from store.async_session_store import AsyncSessionStore
+from store.core.scoped_ids import scoped_id
 from store.errors import SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import AnyStore, as_async, at_home, or_missing
 from store.integrations.strands_ids import FRAMEWORK, session_store_id
-from store.scoped_ids import scoped_id
 
 T = TypeVar("T")
 

@@ -7,8 +7,10 @@ import io
 from datetime import timedelta
 
 from store.artifact_reader import ArtifactReader
+from store.core.http_headers import upload_headers
+from store.core.timeutil import is_expired
+from store.core.validation import new_id
 from store.errors import ArtifactNotFound, InvalidInput, PayloadTooLarge
-from store.http_headers import upload_headers
 from store.memory.core import ArtifactEntry, MemoryCore, UploadEntry, read_all
 from store.models import ArtifactVersion, PresignedUpload
 from store.requests import (
@@ -22,8 +24,6 @@ from store.requests import (
     PresignArtifactUpload,
     PutArtifact,
 )
-from store.timeutil import is_expired
-from store.validation import new_id
 
 
 class MemoryArtifacts(MemoryCore):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from store.core.timeutil import expiry, is_expired
 from store.memory.core import MemoryCore
 from store.models import Checkpoint
 from store.requests import DeleteCheckpoint, LoadCheckpoint, SaveCheckpoint
-from store.timeutil import expiry, is_expired
 
 
 class MemoryCheckpoints(MemoryCore):

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from store import codec
 from store.artifact_reader import CHUNK
 from store.conversation.preview import preview_of
+from store.core import codec
+from store.core.streams import read_chunk
+from store.core.timeutil import expiry, is_expired
+from store.core.validation import new_id
 from store.errors import SessionNotFound
 from store.models import ArtifactVersion, Checkpoint, Message, MessageRecord, Session, StateSnapshot
 from store.requests import Presign
 from store.settings import Settings
-from store.streams import read_chunk
-from store.timeutil import expiry, is_expired
-from store.validation import new_id
 
 
 def read_all(data: Any) -> bytes:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import codec, rules
+from store.core import codec, rules
+from store.core.timeutil import expiry, is_expired
 from store.errors import MessageNotFound
 from store.memory.core import IdempotencyClaim, MemoryCore
 from store.models import MessageRecord, Page
@@ -18,7 +19,6 @@ from store.requests import (
     PopMessage,
     UpdateUsage,
 )
-from store.timeutil import expiry, is_expired
 
 
 class MemoryMessages(MemoryCore):

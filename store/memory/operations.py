@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from store.core.paging import SessionQuery
+from store.core.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 from store.memory.sessions import MemorySessions
 from store.models import SearchHits
-from store.paging import SessionQuery
 from store.requests import HealthCheck, ListSessions, Reclaim, Search
-from store.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 
 
 class MemoryOperations(MemorySessions):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import cursor as cursors
 from store.backend import UNSET
 from store.conversation.sessions import is_internal
+from store.core import cursor as cursors
+from store.core.timeutil import expiry, iso
+from store.core.validation import matches_metadata
 from store.errors import SessionExists
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import Page, Session
 from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
-from store.timeutil import expiry, iso
-from store.validation import matches_metadata
 
 
 class MemorySessions(MemoryCore):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import codec, rules
 from store.backend import INTERRUPT_SLOT, records_slot
+from store.core import codec, rules
+from store.core.windows import Widening, window_start
 from store.memory.core import MemoryCore
 from store.models import FullSession, StateSnapshot
 from store.requests import (
@@ -19,7 +20,6 @@ from store.requests import (
     SaveRecords,
     SaveState,
 )
-from store.windows import Widening, window_start
 
 
 class MemoryState(MemoryCore):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from functions.api import context
-from store.scoped_ids import scoped_id
+from store.core.scoped_ids import scoped_id
 from tests.api_client import call
 from tests.conftest import Harness
 
@@ -92,7 +92,7 @@ def test_json_in_query_parameters_is_a_400_never_a_500(api: tuple[Harness, dict[
     that pages: 400s (they were RecursionErrors: 500s), and nothing written."""
     import base64
 
-    from store import cursor
+    from store.core import cursor
 
     harness, _ = api
     before = harness.snapshot()

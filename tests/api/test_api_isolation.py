@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from functions.api import context
-from store.scoped_ids import scoped_id
+from store.core.scoped_ids import scoped_id
 from tests.api_client import call
 from tests.conftest import Harness
 

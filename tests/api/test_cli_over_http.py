@@ -13,9 +13,9 @@ import pytest
 from infra.local.aws import free_port, local_client
 from infra.local.stack import LocalStack, local_stack
 from store import AccessDenied, Conflict, InvalidInput, SessionNotFound, SessionStore, StoreUnavailable
-from store.cli import main
-from store.http_backend import HttpBackend
+from store.backends.http import HttpBackend
 from store.session_store import s3_config
+from store.tools.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from functions.api import console_routes
 from infra.local.stack import LocalStack, local_stack
 from store import SessionStore
-from store.http_backend import HttpBackend
+from store.backends.http import HttpBackend
 from tests.api.browser import open_console, shots
 from tests.api_client import call
 

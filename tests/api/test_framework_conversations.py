@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from bench import framework_turns as turns
 from infra.local.stack import LocalStack, local_stack
 from store import SessionStore
-from store.cli import main
+from store.tools.cli import main
 from tests.api.browser import open_console, shots
 
 OWNER = "ada"

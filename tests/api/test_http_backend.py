@@ -18,9 +18,9 @@ from infra.local.aws import create_tables
 from infra.local.gateway import InProcessApi
 from infra.local.stack import ApiServer
 from store import AccessDenied, InvalidInput, SessionStore, StoreUnavailable
-from store.http_backend import HttpBackend
-from store.http_transport import Answer, BufferedAnswer, Outgoing
-from store.scoped_backend import ScopedBackend
+from store.backends.http import HttpBackend
+from store.backends.http_transport import Answer, BufferedAnswer, Outgoing
+from store.backends.scoped import ScopedBackend
 
 SECRET = b"http-backend-tests"
 MB = 1024 * 1024

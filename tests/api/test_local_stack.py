@@ -307,7 +307,7 @@ def test_data_kept_in_a_directory_survives_a_restart(tmp_path: Any) -> None:
 def test_a_token_for_another_owner_without_a_restart(stack: LocalStack) -> None:
     import io
 
-    from store.cli import main
+    from store.tools.cli import main
 
     key = devtoken.operator_key(stack.secret)
     out = io.StringIO()

@@ -18,7 +18,7 @@ from functions.api import otlp_proto
 from functions.api.traces import MAX_SPANS, MAX_TRACES
 from infra.local.stack import LocalStack, local_stack
 from store import SessionStore
-from store.http_backend import HttpBackend
+from store.backends.http import HttpBackend
 from tests.api.test_local_stack import http
 
 

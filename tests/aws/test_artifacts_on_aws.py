@@ -3,6 +3,8 @@ at requests, keys, streams or the bucket, which only it has)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import Harness
@@ -37,3 +39,16 @@ def test_artifact_requests(dyn: Harness) -> None:
     store.list_artifacts(sid)
     store.list_artifact_versions(sid, "a.txt")
     assert dyn.requests.names == ["GetItem", "Query", "BatchGetItem", "Query"]
+
+
+@pytest.mark.slow
+def test_a_large_artifact_is_sent_in_8_mb_parts(dyn: Harness) -> None:
+    import io
+
+    sid = dyn.store.create_session("alice").id
+    data = os.urandom(50 * 1024 * 1024)
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    dyn.store.put_artifact(sid, "data/big.bin", io.BytesIO(data))
+    assert dyn.requests.count("UploadPart") == 7 and dyn.requests.count("CompleteMultipartUpload") == 1
+    assert dyn.requests.count("PutObject") == 0

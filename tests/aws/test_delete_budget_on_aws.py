@@ -11,7 +11,7 @@ from store import deadline
 from store.aws.keys import head_key
 from store.aws.plans import sessions
 from tests.conftest import Harness
-from tests.contract.test_delete_budget import big, cascade
+from tests.contract.test_delete_budget import big
 
 
 def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
@@ -30,5 +30,5 @@ def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
     assert head["Item"]["handoff"] == {"BOOL": True} and head["Item"]["deleting"] == {"BOOL": True}
     _, messages, _ = dyn.snapshot()
     assert len(messages) == 200 and dyn.store.get_session(sid) is None
-    cascade(dyn)
+    dyn.cascade()
     assert dyn.snapshot() == ([], [], []) and dyn.objects() == []

@@ -157,3 +157,17 @@ def test_an_explicit_delete_is_backed_up(dyn: Harness, inspector_client: Any) ->
     records = [r for r in stream_records(inspector_client, dyn.tables.sessions) if r["eventName"] == "REMOVE"]
     store.reclaim(records)
     assert dyn.snapshot() == ([], [], [])
+
+
+def test_a_sessions_objects_are_deleted_in_pages(dyn: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.aws.plans import objects
+
+    monkeypatch.setattr(objects, "DELETE_OBJECTS_MAX", 3)
+    sid = dyn.store.create_session("alice").id
+    fill(dyn.store, sid)
+    assert len(dyn.objects()) == 8
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    dyn.store.delete_session(sid)
+    assert dyn.requests.count("ListObjectsV2") >= 3 and dyn.requests.count("DeleteObjects") >= 3
+    assert dyn.objects() == []

@@ -33,3 +33,18 @@ def test_a_lost_batch_is_skipped(dyn: Harness) -> None:
     middle = [k for k in dyn.objects() if k.endswith("0000000002.jsonl.gz")]
     dyn.s3.delete_object(Bucket=dyn.tables.bucket, Key=middle[0])
     assert store.load_trace_events(sid, "r") == [{"n": 0}, {"n": 2}]
+
+
+def test_several_runs_take_one_numbering_transaction(dyn: Harness) -> None:
+    """One transaction numbers every run's batch, and one more the run whose number another store took."""
+    sid = dyn.store.create_session("alice").id
+    dyn.store.append_trace_events(sid, "r1", [{"n": 1}])
+    dyn.twin().append_trace_events(sid, "r2", [{"n": 1}])
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    assert dyn.store.append_trace_runs(sid, {"r1": [{"n": 2}], "r2": [{"n": 2}], "r3": [{"n": 1}]}) == {
+        "r1": 2,
+        "r2": 2,
+        "r3": 1,
+    }
+    assert dyn.requests.count("TransactWriteItems") == 2 and dyn.requests.count("PutObject") == 3

@@ -18,7 +18,7 @@ from infra.local.aws import LocalTables, create_tables, local_client
 from store import Conflict, SessionStore, Settings, deadline
 from store.aws import keys
 from store.aws.plans.turns import millis
-from store.timeutil import utcnow
+from store.core.timeutil import utcnow
 from tests.aws.test_retry_budget import cancel_every
 
 

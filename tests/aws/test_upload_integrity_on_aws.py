@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from store import PayloadTooLarge
 from store.aws import object_keys
 from tests.api.test_cascade import handle, remove_like_ttl, ttl_removal
 from tests.conftest import Harness
@@ -78,3 +79,16 @@ def test_a_late_put_after_confirm_is_reclaimed_with_the_intent(dyn: Harness, ins
         runtime.use_store(None)
     assert dyn.objects(prefix) == [object_keys.artifact_key(prefix, "a.txt", up.upload_id)]
     assert store.get_artifact(sid, "a.txt") == b"kept"
+
+
+@pytest.mark.settings(default_upload_bytes=1000)
+def test_an_oversize_upload_is_refused_from_its_size_alone(dyn: Harness) -> None:
+    sid = dyn.store.create_session("alice").id
+    up = dyn.store.presign_artifact_upload(sid, "small.txt", content_type="text/plain")
+    assert put(dyn, up.url, b"x" * 300_000, up.headers)
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    with pytest.raises(PayloadTooLarge):
+        dyn.store.confirm_artifact_upload(sid, "small.txt", up.upload_id)
+    assert dyn.requests.count("GetObject") == 0 and dyn.requests.count("HeadObject") == 1
+    assert dyn.objects() == []

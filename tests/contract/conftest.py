@@ -28,9 +28,9 @@ from infra.local.aws import create_tables
 from infra.local.gateway import InProcessApi
 from store import AsyncSessionStore, SessionStore, Settings
 from store.backend import EVERY_OPERATION, Backend
-from store.http_backend import HttpBackend
+from store.backends.http import HttpBackend
+from store.backends.scoped import ScopedBackend
 from store.memory import MemoryBackend
-from store.scoped_backend import ScopedBackend
 from tests.conftest import FakeClock, Harness, Requests, _finish, _scan_all, make_async_harness, make_harness
 from tests.leftovers import memory_leftovers, table_leftovers
 from tests.tenants import Tenants

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import InvalidInput, PayloadTooLarge, SessionStore, codec, validation
+from store import InvalidInput, PayloadTooLarge, SessionStore
+from store.core import codec, validation
 
 # JSON as the store accepts it: finite floats, any unicode (surrogates cannot be encoded as UTF-8)
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=50)

@@ -4,10 +4,8 @@ sessions table's stream); outside a budget the call finishes the job itself (run
 
 from __future__ import annotations
 
-from infra.local.aws import local_client
 from store import SessionStore, deadline
 from tests.conftest import Harness
-from tests.contract.test_reclaim import stream_records
 
 
 def big(store: SessionStore, owner: str, messages: int) -> str:
@@ -20,14 +18,6 @@ def big(store: SessionStore, owner: str, messages: int) -> str:
     return sid
 
 
-def cascade(harness: Harness) -> None:
-    """What the cascade function does with the sessions table's stream records (run by the operator's
-    store: the stream function's). A backend without a stream finishes every delete before it returns."""
-    if harness.tables is not None:
-        records = stream_records(local_client("dynamodb"), harness.tables.sessions)
-        harness.operator().reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")])
-
-
 def test_a_delete_out_of_time_is_invisible_at_once_and_finished_by_the_cascade(harness: Harness) -> None:
     store = harness.store
     keep = store.create_session("ann", title="keep").id
@@ -37,9 +27,9 @@ def test_a_delete_out_of_time_is_invisible_at_once_and_finished_by_the_cascade(h
     assert store.get_session(sid) is None
     assert [s.id for s in store.list_sessions("ann").items] == [keep]
     assert [h.session_id for h in store.search("ann", "big")] == []
-    cascade(harness)
+    harness.cascade()
     store.delete_session(keep)
-    cascade(harness)
+    harness.cascade()
     assert harness.leftovers() == []
     store.create_session("ann", session_id=sid)  # the id is free again, and holds nothing old
     assert store.list_messages(sid).items == [] and store.load_state(sid) is None

@@ -10,8 +10,8 @@ import pytest
 
 from functions.api import context
 from store import SessionStore
-from store.scoped_ids import MAX_LOCAL_ID, owner_tag, scoped_id, unscoped_id
-from store.validation import ID_PATTERN
+from store.core.scoped_ids import MAX_LOCAL_ID, owner_tag, scoped_id, unscoped_id
+from store.core.validation import ID_PATTERN
 from tests.api_client import call
 from tests.conftest import Harness
 

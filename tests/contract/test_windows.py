@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from store import InvalidInput, SessionStore
-from store.windows import WIDEN_MAX, orphans
+from store.core.windows import WIDEN_MAX, orphans
 from tests.conftest import Harness
 
 

@@ -24,9 +24,9 @@ from google.genai import types
 
 from infra.local.aws import create_tables, local_client
 from store import AsyncSessionStore, SessionStore, StoreUnavailable
+from store.core.validation import new_id
 from store.integrations.adk import StoreArtifactService, StoreSessionService, named_store_id, session_store_id
 from store.session_store import retry_config
-from store.validation import new_id
 from tests.conftest import Harness
 
 APP = "travel"

@@ -152,7 +152,7 @@ def test_a_langchain_table_is_migrated_once(dyn: Harness, dynamodb_client: Any, 
 
 
 def test_the_migrate_command(dyn: Harness, langchain_table: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from store.cli import main
+    from store.tools.cli import main
 
     assert dyn.tables is not None and dyn.tables.bucket is not None
     monkeypatch.setenv("SESSIONS_TABLE", dyn.tables.sessions)

@@ -12,8 +12,8 @@ from agents.memory import Session, SessionSettings
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
 from store import AsyncSessionStore, SessionStore
+from store.core.scoped_ids import scoped_id
 from store.integrations.openai_agents import OpenAIAgentsSession
-from store.scoped_ids import scoped_id
 from tests.conftest import Harness
 
 set_tracing_disabled(True)

@@ -16,12 +16,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 from bench.strands_models import ScriptModel
 from store import SessionStore
-from store.cli import main
+from store.core.scoped_ids import scoped_id
 from store.integrations.otel import SessionSpanExporter
 from store.integrations.strands import session_manager
-from store.otlp import otlp_document, otlp_events
-from store.scoped_ids import scoped_id
-from store.trace_view import spans
+from store.tools.cli import main
+from store.tools.otlp import otlp_document, otlp_events
+from store.tools.trace_view import spans
 from tests.conftest import Harness
 
 

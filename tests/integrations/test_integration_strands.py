@@ -13,6 +13,7 @@ from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
 from bench.strands_models import ScriptModel
+from store.core.scoped_ids import scoped_id
 from store.integrations.strands import (
     SessionStoreStorage,
     StrandsSessionRepository,
@@ -20,7 +21,6 @@ from store.integrations.strands import (
     session_manager,
     session_store_id,
 )
-from store.scoped_ids import scoped_id
 from tests.conftest import Backend, Harness
 
 

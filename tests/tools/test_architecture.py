@@ -69,3 +69,44 @@ def test_the_layers_import_only_what_they_may() -> None:
             assert not [m for m in imports(path) if within(m, INTERNALS)], f"{path}: a backend's internals"
     for path in (ROOT / "store").rglob("*.py"):
         assert not [m for m in imports(path) if within(m, TOOLING)], f"{path}: repository tooling"
+
+
+LAYER_ROW = re.compile(r"^\| ([a-zA-Z ]+) \| (.+?) \| .+ \|$")
+
+
+def layer_places() -> dict[str, list[str]]:
+    """Each layer of docs/architecture.md's layer table: the store/ paths its `where` cell names."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("| layer | where | may import |") : text.index("## Backends, and what each")]
+    places: dict[str, list[str]] = {}
+    for line in table.splitlines()[2:]:
+        if m := LAYER_ROW.match(line):
+            places[m[1]] = re.findall(r"`(store/[\w/]+(?:\.py|/))`", m[2])
+    return places
+
+
+def test_the_layer_table_matches_the_folders() -> None:
+    """Every module under store/ is in exactly one layer's `where`, and every path named there exists."""
+    places = layer_places()
+    named = [p for paths in places.values() for p in paths]
+    assert len(named) == len(set(named)) and named, "a path is named in one layer only"
+    for path in named:
+        assert (ROOT / path).exists(), f"docs/architecture.md names {path}, which does not exist"
+    for module in (ROOT / "store").rglob("*.py"):
+        rel = module.relative_to(ROOT).as_posix()
+        matching = [p for p in named if rel == p or (p.endswith("/") and rel.startswith(p))]
+        assert matching, f"{rel} is in no layer of docs/architecture.md"  # the most specific path places it
+    top = {p.name for p in (ROOT / "store").iterdir() if p.suffix == ".py" or (p.is_dir() and p.name != "__pycache__")}
+    assert top <= {Path(p).parts[1] for p in named}, "every top-level module and folder of store/ has a layer"
+
+
+def test_shared_pure_code_and_tools_stay_in_their_layer() -> None:
+    """store/core imports only itself, the conversation model and the interface's models, errors and
+    settings (no I/O, no backend); the tools reach a backend only through the public store."""
+    allowed_core = ("store.core", "store.errors", "store.models", "store.settings", "store.conversation")
+    for path in (ROOT / "store" / "core").rglob("*.py"):
+        stored = [m for m in imports(path) if m == "store" or m.startswith("store.")]
+        assert all(within(m, allowed_core) for m in stored), f"{path}: {stored}"
+        assert not [m for m in imports(path) if within(m, SDKS)], f"{path}: shared pure code does no I/O"
+    for path in (ROOT / "store" / "tools").rglob("*.py"):
+        assert not [m for m in imports(path) if within(m, INTERNALS)], f"{path}: a backend's internals"

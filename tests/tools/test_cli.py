@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from store import SessionStore
-from store.cli import main
-from store.scoped_backend import ScopedBackend
+from store.backends.scoped import ScopedBackend
+from store.tools.cli import main
 from tests.conftest import FakeClock, Harness, make_harness
 
 TOOL_TURN: list[dict[str, Any]] = [
@@ -254,7 +254,7 @@ def test_an_import_never_writes_into_another_owners_session(h: Harness, tmp_path
     """`import_session(store, "mallory", ...)` with an export naming bob's store id: refused, bob's session
     untouched (it appended into it and replaced its state before)."""
     from store import SessionExists
-    from store.export import export_session, import_session
+    from store.tools.export import export_session, import_session
 
     bob = h.store.create_session("bob", session_id="bobs-store-id")
     h.store.append_messages(bob.id, [{"role": "user", "content": "bob's"}], owner="bob")

@@ -30,7 +30,7 @@ def test_the_wheel_holds_the_library_only(wheel: zipfile.ZipFile) -> None:
     top = {name.split("/")[0] for name in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"store"}
     assert "store/py.typed" in names
-    assert "store/cli/__init__.py" in names and "store/cli/commands.py" in names
+    assert "store/tools/cli/__init__.py" in names and "store/tools/cli/commands.py" in names
     assert "store/integrations/langgraph.py" in names
     assert not any(n.endswith((".pyc", ".yaml")) or "/tests/" in n for n in names)
 
@@ -39,13 +39,13 @@ def test_the_installed_command_is_the_librarys(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     parsed = configparser.ConfigParser()
     parsed.read_string(wheel.read(entry_points).decode())
-    assert dict(parsed["console_scripts"]) == {"agent-store": "store.cli:main"}
+    assert dict(parsed["console_scripts"]) == {"agent-store": "store.tools.cli:main"}
 
 
 def test_the_cli_runs_without_the_repository(tmp_path: Path) -> None:
     """From a directory with no checkout on the path: --version and help work; nothing imports infra."""
     code = (
-        "import sys; from store.cli import main\n"
+        "import sys; from store.tools.cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
         "assert not any(m == 'infra' or m.startswith(('infra.', 'functions')) for m in sys.modules)\n"
     )

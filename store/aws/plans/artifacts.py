@@ -55,8 +55,10 @@ from store.aws.plans.objects import (
 )
 from store.aws.plans.transactions import Actions, IndexMoved, UploadSettled, VersionExists
 from store.aws.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.core.http_headers import attachment, sha256_base64, upload_headers
+from store.core.timeutil import from_epoch, iso, parse_iso
+from store.core.validation import new_id
 from store.errors import ArtifactNotFound, Conflict, InvalidInput, PayloadTooLarge, StoreError
-from store.http_headers import attachment, sha256_base64, upload_headers
 from store.models import ArtifactVersion, PresignedUpload
 from store.requests import (
     ConfirmArtifactUpload,
@@ -70,8 +72,6 @@ from store.requests import (
     PresignArtifactUpload,
     PutArtifact,
 )
-from store.timeutil import from_epoch, iso, parse_iso
-from store.validation import new_id
 
 OBJECT = "object"  # the attribute of a version item holding its S3 key (a pointer, for the reclaimer)
 LATEST_KEY = "latest_key"

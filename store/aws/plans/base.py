@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from store import rules
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
@@ -38,11 +37,12 @@ from store.aws.plans.transactions import (
     transact,
 )
 from store.aws.plans.turns import Pace, Queue, Turn
-from store.deadlines import current_deadline
+from store.core import rules
+from store.core.deadlines import current_deadline
+from store.core.lru import Lru
+from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
-from store.lru import Lru
 from store.settings import Settings
-from store.timeutil import epoch, expiry, iso, now_epoch
 
 V = TypeVar("V")
 T = TypeVar("T")

@@ -13,10 +13,10 @@ from store.aws.plans.base import Context, Position, at_position, get_item, guard
 from store.aws.plans.payloads import committed, encode, resolve_one, stage
 from store.aws.plans.state import load_child
 from store.aws.plans.transactions import Actions, transact
+from store.core.timeutil import epoch, expiry
+from store.core.validation import new_id
 from store.models import Checkpoint
 from store.requests import DeleteCheckpoint, LoadCheckpoint, SaveCheckpoint
-from store.timeutil import epoch, expiry
-from store.validation import new_id
 
 
 def save_checkpoint(ctx: Context, request: SaveCheckpoint) -> Plan[Checkpoint]:

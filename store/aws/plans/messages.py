@@ -9,7 +9,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from store import codec, rules
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Plan
@@ -45,9 +44,12 @@ from store.aws.plans.transactions import (
     transact,
 )
 from store.conversation.preview import preview_of
+from store.core import codec, rules
+from store.core.paging import MAX_SEQ
+from store.core.timeutil import epoch, expiry, now_epoch
+from store.core.validation import new_id
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
-from store.paging import MAX_SEQ
 from store.requests import (
     AppendMessages,
     GetLatestCompaction,
@@ -58,8 +60,6 @@ from store.requests import (
     PopMessage,
     UpdateUsage,
 )
-from store.timeutil import epoch, expiry, now_epoch
-from store.validation import new_id
 
 
 def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:

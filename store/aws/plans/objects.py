@@ -17,9 +17,9 @@ from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
 from store.aws.plans.base import PARALLEL_REQUESTS, Context, backoff, get_item, guard, read_head, stale_head
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
+from store.core.timeutil import epoch, expiry, iso, now_epoch
+from store.core.validation import new_id
 from store.errors import StoreError
-from store.timeutil import epoch, expiry, iso, now_epoch
-from store.validation import new_id
 
 DELETE_OBJECTS_MAX = 1000
 INTENT_PREFIX = "U#"

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from store import codec
 from store.aws import object_keys
 from store.aws.attrs import Item, get_b, item_size, s
 from store.aws.calls import AwsError, Plan
@@ -21,6 +20,7 @@ from store.aws.items import BODY
 from store.aws.plans.base import Context, again, check_sizes
 from store.aws.plans.objects import Intent, abandon, get_objects, put_objects, record_intent, session_owner
 from store.aws.plans.transactions import Actions
+from store.core import codec
 from store.errors import StoreError
 
 T = TypeVar("T")

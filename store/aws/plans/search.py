@@ -10,10 +10,10 @@ from store.aws.plans.base import Context, get_item, query
 from store.aws.plans.messages import range_query
 from store.aws.plans.payloads import resolve
 from store.aws.plans.sessions import list_sessions
+from store.core.paging import SessionQuery
+from store.core.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 from store.models import SearchHits
-from store.paging import SessionQuery
 from store.requests import ListSessions, Search
-from store.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 
 
 def search(ctx: Context, request: Search) -> Plan[SearchHits]:

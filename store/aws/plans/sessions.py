@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from store import codec
-from store import cursor as cursors
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, boolean, n, s
 from store.aws.calls import AwsError, Call, Plan
@@ -31,10 +29,12 @@ from store.aws.plans.objects import delete_prefix
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.backend import UNSET
 from store.conversation.sessions import INTERNAL, UNDER
+from store.core import codec
+from store.core import cursor as cursors
+from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.errors import SessionExists
 from store.models import Page, Session
 from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
-from store.timeutil import epoch, expiry, iso, now_epoch
 
 DELETE_GRACE = timedelta(hours=1)
 

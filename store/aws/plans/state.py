@@ -33,6 +33,9 @@ from store.aws.plans.messages import (
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import Actions
 from store.backend import records_slot
+from store.core.timeutil import iso
+from store.core.validation import new_id
+from store.core.windows import Widening, window_start
 from store.models import FullSession, StateSnapshot
 from store.requests import (
     ClearInterrupt,
@@ -45,9 +48,6 @@ from store.requests import (
     SaveRecords,
     SaveState,
 )
-from store.timeutil import iso
-from store.validation import new_id
-from store.windows import Widening, window_start
 
 
 def _state_actions(

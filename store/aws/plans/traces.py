@@ -19,7 +19,6 @@ import gzip
 import json
 from typing import Any
 
-from store import codec
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, get_int, get_s, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
@@ -38,10 +37,11 @@ from store.aws.plans.base import (
 )
 from store.aws.plans.objects import bucket, intent_item, intent_key, s3, session_owner
 from store.aws.plans.transactions import Actions, BatchNumbered
+from store.core import codec
+from store.core.timeutil import iso
+from store.core.validation import new_id
 from store.errors import PayloadTooLarge
 from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents
-from store.timeutil import iso
-from store.validation import new_id
 
 GZIP_LEVEL = 6
 KIND_TRACE = "trace"

@@ -12,8 +12,8 @@ from typing import Any
 from store.aws.calls import AwsError, Parallel, Plan, Read
 from store.aws.plans.base import PARALLEL_REQUESTS, Context
 from store.aws.plans.objects import bucket, s3
+from store.core.http_headers import sha256_hex
 from store.errors import Conflict, PayloadTooLarge, StoreError
-from store.http_headers import sha256_hex
 
 MAX_PARTS = 10_000
 HASH_CHUNK = 1024 * 1024

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from store import codec
 from store.conversation import canonical
+from store.core import codec
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound
 from store.models import ArtifactVersion, Message, MessageRecord, Session, StateSnapshot
 from store.session_store import SessionStore

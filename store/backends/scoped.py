@@ -13,9 +13,9 @@ from pydantic import BaseModel
 from store import requests as rq
 from store.artifact_reader import ArtifactReader
 from store.backend import Backend
+from store.core.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 from store.errors import InvalidInput, StoreError
 from store.models import Checkpoint, Page, SearchHits, Session
-from store.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 
 M = TypeVar("M")
 CHECKPOINTS = (rq.SaveCheckpoint, rq.LoadCheckpoint, rq.DeleteCheckpoint)

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from store.core.scoped_ids import scoped_id
 from store.errors import SessionNotFound, StoreError
-from store.scoped_ids import scoped_id
 from store.session_store import SessionStore
 
 logger = logging.getLogger("agent_session_store.otel")
@@ -146,8 +146,8 @@ def _any_value(value: Any) -> dict[str, Any]:
 def otlp_document(session_id: str, runs: Iterable[tuple[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     """Trace events as an OTLP/JSON ExportTraceServiceRequest (what Langfuse, Phoenix or a collector import).
     Events stored in OTLP's shape come back as they were; others get ids and times read as
-    `store.trace_view` reads them."""
-    from store.trace_view import spans as read_spans
+    `store.tools.trace_view` reads them."""
+    from store.tools.trace_view import spans as read_spans
 
     out_spans = []
     for run, events in runs:
@@ -183,7 +183,7 @@ def otlp_document(session_id: str, runs: Iterable[tuple[str, list[dict[str, Any]
 
 def _origin(events: list[dict[str, Any]]) -> float:
     """The earliest time among events in the plain shapes, in epoch seconds (0 when none has one)."""
-    from store.trace_view import times_of
+    from store.tools.trace_view import times_of
 
     starts = [s for s, _ in (times_of(e) for e in events) if s is not None]
     return min(starts) if starts else 0.0

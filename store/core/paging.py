@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from store import cursor as cursors
+from store.core import cursor as cursors
 from store.errors import InvalidInput
 from store.models import MessageRecord, Page
 

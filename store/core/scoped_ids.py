@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 
+from store.core.validation import ID_PATTERN, ident, owner
 from store.errors import InvalidInput
-from store.validation import ID_PATTERN, ident, owner
 
 TAG_CHARS = 24  # 96 bits of the owner's SHA-256: owners are verified subjects, not chosen to collide
 MAX_LOCAL_ID = 100  # the tag, its separator and the id stay within the store's 128 characters

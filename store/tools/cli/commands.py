@@ -9,12 +9,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from store.cli.show import Progress, as_json, message_lines, short, table
-from store.cli.target import Target
 from store.conversation import viewed
 from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound
-from store.export import export_session, import_session, iter_messages
-from store.trace_view import spans, waterfall
+from store.tools.cli.show import Progress, as_json, message_lines, short, table
+from store.tools.cli.target import Target
+from store.tools.export import export_session, import_session, iter_messages
+from store.tools.trace_view import spans, waterfall
 
 
 def mint_token(args: Any, out: TextIO) -> int:
@@ -23,9 +23,9 @@ def mint_token(args: Any, out: TextIO) -> int:
     import json
     import os
 
-    from store.cli.target import API_ENV, OPERATOR_ENV, TOKEN_ENV
-    from store.http_backend import HttpBackend
+    from store.backends.http import HttpBackend
     from store.requests import HealthCheck
+    from store.tools.cli.target import API_ENV, OPERATOR_ENV, TOKEN_ENV
 
     api, key = args.api or os.environ.get(API_ENV), args.operator_key or os.environ.get(OPERATOR_ENV)
     if not api or not key:
@@ -256,7 +256,7 @@ def traces_export(args: Any, t: Target, out: TextIO) -> int:
     """A session's runs (or one) as one OTLP/JSON ExportTraceServiceRequest."""
     import json
 
-    from store.otlp import otlp_document
+    from store.tools.otlp import otlp_document
 
     runs = t.store.list_trace_runs(args.session_id)
     if not runs and t.store.get_session(args.session_id) is None:

@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from store.codec import canonical, check_json, dumps
 from store.conversation.model import VIEW_FIELD
+from store.core.codec import canonical, check_json, dumps
+from store.core.paging import MAX_SEQ
+from store.core.timeutil import to_duration
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
-from store.paging import MAX_SEQ
 from store.settings import Settings
-from store.timeutil import to_duration
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 MAX_TITLE = 1024

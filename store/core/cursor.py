@@ -7,7 +7,7 @@ import binascii
 import json
 from typing import Any
 
-from store import codec
+from store.core import codec
 from store.errors import InvalidInput
 
 

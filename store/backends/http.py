@@ -19,14 +19,15 @@ from datetime import datetime
 from typing import IO, Any, TypeVar, cast
 from urllib.parse import quote, urlencode, urlsplit
 
-from store import codec
 from store import requests as rq
 from store.artifact_reader import CHUNK, ArtifactReader
 from store.backend import EVERY_OPERATION, Backend, refuse_unsupported
+from store.backends.http_errors import ERRORS, error_for
+from store.backends.http_transport import Answer, Body, Outgoing, Transport, UrllibTransport
 from store.conversation.model import VIEW_FIELD
+from store.core import codec
+from store.core.streams import read_chunk
 from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound, StoreError, StoreUnavailable
-from store.http_errors import ERRORS, error_for
-from store.http_transport import Answer, Body, Outgoing, Transport, UrllibTransport
 from store.models import (
     ArtifactVersion,
     Checkpoint,
@@ -40,7 +41,6 @@ from store.models import (
     SessionHit,
     StateSnapshot,
 )
-from store.streams import read_chunk
 
 R = TypeVar("R")
 INLINE_ARTIFACT_BYTES = 4 * 1024 * 1024  # the API's inline upload limit; larger ones go through a presigned PUT

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from store import cursor as cursors
 from store.conversation import canonical
+from store.core import cursor as cursors
+from store.core.timeutil import iso
 from store.errors import InvalidInput
 from store.models import MessageRecord, SearchHits, Session, SessionHit
-from store.timeutil import iso
 
 SNIPPET_CONTEXT = 60
 TITLE_WEIGHT = 3.0

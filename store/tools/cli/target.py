@@ -10,10 +10,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from store import codec
+from store.backends.http import HttpBackend
+from store.backends.scoped import ScopedBackend
+from store.core import codec
 from store.errors import InvalidInput
-from store.http_backend import HttpBackend
-from store.scoped_backend import ScopedBackend
 from store.session_store import SessionStore
 
 API_ENV = "AGENT_STORE_API"

@@ -144,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
-    from store.cli import commands as c
+    from store.tools.cli import commands as c
 
     return {
         ("sessions", "list"): c.sessions_list,
@@ -165,21 +165,21 @@ def main(argv: list[str] | None = None, *, store: SessionStore | None = None, ou
     """Run one command; returns the process's exit status: 0 done, 1 an expected failure (one line on
     stderr: a store error, a missing extra, a file that cannot be read), 2 a usage error, 130 interrupted.
     `store`: use this store (seen as --owner) instead of the environment's (tests, embedding)."""
-    from store.cli.show import VisibleOutput, visible
     from store.errors import StoreError
+    from store.tools.cli.show import VisibleOutput, visible
 
     args = parser().parse_args(argv)
     sink = cast(TextIO, VisibleOutput(out or sys.stdout))  # nothing stored reaches the terminal as a control
     try:
         if args.group == "migrate":
-            from store.cli.migrate import migrate_langchain
+            from store.tools.cli.migrate import migrate_langchain
 
             return migrate_langchain(args, sink)
         if args.group == "token":
-            from store.cli.commands import mint_token
+            from store.tools.cli.commands import mint_token
 
             return mint_token(args, sink)
-        from store.cli.target import resolve
+        from store.tools.cli.target import resolve
 
         target = resolve(args, store)
         return _commands()[(args.group, args.command)](args, target, sink)
