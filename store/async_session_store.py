@@ -66,14 +66,12 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         return backend if isinstance(backend, AsyncBackend) else Awaited(backend)
 
     def _dynamo_backend(
-        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+        self, tables: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> AsyncBackend:
         from store.aws.async_driver import AsyncClients, AsyncDriver
         from store.aws.backend import AsyncDynamoBackend
 
-        return AsyncDynamoBackend(
-            context, AsyncDriver(AsyncClients(session or default_async_session(), configs, given))
-        )
+        return AsyncDynamoBackend(tables, AsyncDriver(AsyncClients(session or default_async_session(), configs, given)))
 
     async def aclose(self) -> None:
         """Close the store's clients."""

@@ -13,18 +13,11 @@ from typing import Any, TypeVar, cast
 
 from store.core.streams import adrain, is_async_source
 from store.errors import InvalidInput
-from store.requests import UNSET, Presign, PutArtifact, Request, Unset, operations
+from store.requests import PutArtifact, Request, operations
 
 R = TypeVar("R")
 
 EVERY_OPERATION: frozenset[str] = frozenset(operations())
-
-INTERRUPT_SLOT = "interrupt"
-
-
-def records_slot(kind: str) -> str:
-    """The slot holding a session's records of one kind."""
-    return f"records:{kind}"
 
 
 class Backend(ABC):
@@ -111,14 +104,10 @@ def refuse_unsupported(backend: Backend | AsyncBackend, request: Request[Any]) -
 
 __all__ = [
     "EVERY_OPERATION",
-    "UNSET",
     "AsyncBackend",
     "Awaited",
     "Backend",
     "Echo",
     "Methods",
-    "Presign",
-    "Unset",
-    "records_slot",
     "refuse_unsupported",
 ]

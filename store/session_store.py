@@ -107,7 +107,7 @@ class StoreFront(Generic[B]):
             return
         if not sessions_table or not messages_table:
             raise InvalidInput("sessions_table and messages_table are required")
-        from store.aws.plans.base import Context
+        from store.aws.backend import Tables
 
         where = {"endpoint_url": endpoint_url, "region_name": region_name}
         configs = {
@@ -115,15 +115,15 @@ class StoreFront(Generic[B]):
             "s3": {"config": s3_config(config, path_style=endpoint_url is not None), **where},
         }
         given = {name: c for name, c in (("dynamodb", client), ("s3", s3_client)) if c is not None}
-        context = Context(sessions_table, messages_table, self.settings, bucket=bucket)
-        self._backend = self._dynamo_backend(context, session, configs, given)
+        tables = Tables(sessions_table, messages_table, bucket, self.settings)
+        self._backend = self._dynamo_backend(tables, session, configs, given)
 
     def _adopt(self, backend: Backend | AsyncBackend) -> B:
         """The given backend, as this front drives it."""
         raise NotImplementedError
 
     def _dynamo_backend(
-        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+        self, tables: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> B:
         raise NotImplementedError
 
@@ -170,7 +170,7 @@ class SessionStore(StoreFront[Backend], Sessions, Messages, State, Checkpoints, 
         return backend
 
     def _dynamo_backend(
-        self, context: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
+        self, tables: Any, session: Any, configs: dict[str, dict[str, Any]], given: dict[str, Any]
     ) -> Backend:
         from store.aws.backend import DynamoBackend
         from store.aws.driver import Clients, SyncDriver
@@ -180,11 +180,11 @@ class SessionStore(StoreFront[Backend], Sessions, Messages, State, Checkpoints, 
 
         try:
             clients: Clients = {"dynamodb": client("dynamodb")}
-            if context.bucket is not None or "s3" in given:
+            if tables.bucket is not None or "s3" in given:
                 clients["s3"] = client("s3")
         except Exception as exc:  # botocore's errors (no region, bad endpoint) must not escape
             raise InvalidInput(f"cannot create AWS clients: {exc}") from None
-        return DynamoBackend(context, SyncDriver(clients))
+        return DynamoBackend(tables, SyncDriver(clients))
 
     def close(self) -> None:
         """Release the store's clients."""

@@ -14,10 +14,10 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from functions.api.context import caller, store
 from functions.api.schemas import CreateSession, Health, Hits, UpdateSession
 from store import InvalidInput, SessionNotFound, StoreUnavailable
-from store.backend import UNSET
 from store.core import codec
 from store.core.validation import new_id
 from store.models import Page, Session
+from store.requests import UNSET
 
 router = APIGatewayHttpRouter()
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"), child=True)

@@ -6,6 +6,7 @@ the retry budget, and hand it to their driver."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.aws.calls import Plan
@@ -56,6 +57,7 @@ from store.requests import (
     UpdateSession,
     UpdateUsage,
 )
+from store.settings import Settings
 
 if TYPE_CHECKING:
     from store.aws.async_driver import AsyncDriver
@@ -114,13 +116,27 @@ def plan_of(ctx: Context, request: Request[R]) -> Plan[R]:
     return within_budget(plan, ctx.settings.retry_budget.total_seconds())
 
 
+@dataclass(frozen=True)
+class Tables:
+    """Where a DynamoDB store keeps its data: what a front names, from which the backend makes its plans'
+    context (the front never builds plan-layer state itself)."""
+
+    sessions: str
+    messages: str
+    bucket: str | None
+    settings: Settings
+
+    def context(self) -> Context:
+        return Context(self.sessions, self.messages, self.settings, bucket=self.bucket)
+
+
 class DynamoBackend(Backend):
     """Runs each request's plan with the sync driver (boto3)."""
 
     name = "dynamodb"
 
-    def __init__(self, ctx: Context, driver: SyncDriver) -> None:
-        self.ctx = ctx
+    def __init__(self, where: Tables | Context, driver: SyncDriver) -> None:
+        self.ctx = where.context() if isinstance(where, Tables) else where
         self.driver = driver
 
     def execute(self, request: Request[R]) -> R:
@@ -136,8 +152,8 @@ class AsyncDynamoBackend(AsyncBackend):
 
     name = "dynamodb"
 
-    def __init__(self, ctx: Context, driver: AsyncDriver) -> None:
-        self.ctx = ctx
+    def __init__(self, where: Tables | Context, driver: AsyncDriver) -> None:
+        self.ctx = where.context() if isinstance(where, Tables) else where
         self.driver = driver
 
     async def execute(self, request: Request[R]) -> R:

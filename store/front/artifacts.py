@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 from store.artifact_reader import ArtifactReader
-from store.backend import Presign
 from store.core import validation as v
 from store.errors import InvalidInput
 from store.front.base import Domain
@@ -21,6 +20,7 @@ from store.requests import (
     ListArtifacts,
     ListArtifactVersions,
     OpenArtifact,
+    Presign,
     PresignArtifact,
     PresignArtifactUpload,
     PutArtifact,

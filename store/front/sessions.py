@@ -8,13 +8,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from store.backend import UNSET, Unset
 from store.core import validation as v
 from store.core.paging import SessionQuery
 from store.core.timeutil import aware, to_duration
 from store.front.base import Domain
 from store.models import Page, Session
-from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
+from store.requests import UNSET, CreateSession, DeleteSession, GetSession, ListSessions, Unset, UpdateSession
 
 
 class Sessions(Domain):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.backend import UNSET
 from store.conversation.sessions import is_internal
 from store.core import cursor as cursors
 from store.core.timeutil import expiry, iso
@@ -12,7 +11,7 @@ from store.core.validation import matches_metadata
 from store.errors import SessionExists
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import Page, Session
-from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
+from store.requests import UNSET, CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
 
 
 class MemorySessions(MemoryCore):

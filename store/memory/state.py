@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.backend import INTERRUPT_SLOT, records_slot
 from store.core import codec, rules
+from store.core.slots import INTERRUPT_SLOT, records_slot
 from store.core.windows import Widening, window_start
 from store.memory.core import MemoryCore
 from store.models import FullSession, StateSnapshot

@@ -27,14 +27,13 @@ from store.aws.plans.base import (
 from store.aws.plans.base import query as run_query
 from store.aws.plans.objects import delete_prefix
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
-from store.backend import UNSET
 from store.conversation.sessions import INTERNAL, UNDER
 from store.core import codec
 from store.core import cursor as cursors
 from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.errors import SessionExists
 from store.models import Page, Session
-from store.requests import CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
+from store.requests import UNSET, CreateSession, DeleteSession, GetSession, ListSessions, UpdateSession
 
 DELETE_GRACE = timedelta(hours=1)
 

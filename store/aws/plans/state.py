@@ -32,7 +32,7 @@ from store.aws.plans.messages import (
 )
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import Actions
-from store.backend import records_slot
+from store.core.slots import records_slot
 from store.core.timeutil import iso
 from store.core.validation import new_id
 from store.core.windows import Widening, window_start
