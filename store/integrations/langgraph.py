@@ -61,7 +61,7 @@ from store.conversation.dialects import with_reported_usage
 from store.core.lru import Lru
 from store.core.scoped_ids import scoped_id
 from store.errors import Conflict, SessionExists, SessionNotFound
-from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge
+from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
 from store.models import MessageRecord
 from store.session_store import APPEND_MAX, SessionStore
 
@@ -176,6 +176,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self.owner = owner or DEFAULT_OWNER
         self.retention = retention
         self._call_sync = _bridge_step(SyncBridge(store, runner))
+        self._async_store = as_async(store)  # the async methods' store, whichever was given
         self._generations: dict[str, int] = {}  # thread -> generation of its log
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
@@ -206,9 +207,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         return self._call_sync(step)
 
     async def _perform_async(self, step: StoreCall) -> Any:
-        if isinstance(self.store, AsyncSessionStore):
-            return await getattr(self.store, step.method)(*step.args, **step.kwargs)
-        return await asyncio.to_thread(getattr(self.store, step.method), *step.args, **step.kwargs)
+        return await getattr(self._async_store, step.method)(*step.args, **step.kwargs)
 
     # ------------------------------------------------------------ ids and generations
 
