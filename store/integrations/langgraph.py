@@ -39,7 +39,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from langchain_core.messages import BaseMessage, message_to_dict
 from langchain_core.runnables import RunnableConfig
@@ -66,6 +66,8 @@ from store.models import MessageRecord
 from store.session_store import APPEND_MAX, SessionStore
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
 AnyStore = SessionStore | AsyncSessionStore
 
 FRAMEWORK = "langgraph"
@@ -93,12 +95,28 @@ class StoreCall:
 Flow = Generator[StoreCall, Any, T]
 
 
-def ask(method: str, *args: Any, **kwargs: Any) -> Flow[Any]:
-    """The store's answer to `method(*args, **kwargs)` (its StoreErrors are raised here)."""
-    result = yield StoreCall(method, args, kwargs)
+class _Names:
+    """A stand-in for the store whose methods are only their names: `CALLS.load_state` is what a flow
+    names, typed as `SessionStore.load_state` is, so that mypy checks each call a flow asks for."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def named(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError(f"{name} is performed by the saver's driver, not called")
+
+        named.__name__ = name
+        return named
+
+
+CALLS = cast(SessionStore, _Names())
+
+
+def ask(method: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Flow[R]:
+    """The store's answer to `method(*args, **kwargs)` (a `CALLS` method, performed on the saver's store
+    by its driver; its StoreErrors are raised here)."""
+    result = yield StoreCall(method.__name__, args, kwargs)
     if isinstance(result, _Failed):
         raise result.error
-    return result
+    return cast(R, result)
 
 
 # ---------------------------------------------------------------- the stored forms
@@ -238,7 +256,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         if not refresh and thread_id in self._generations:
             return self._generations[thread_id]
         try:
-            snapshot = yield from ask("load_state", self.thread_session_id(thread_id), owner=self.owner)
+            snapshot = yield from ask(CALLS.load_state, self.thread_session_id(thread_id), owner=self.owner)
         except SessionNotFound:
             self._generations.pop(thread_id, None)
             return None
@@ -255,7 +273,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         for sid, kind in ((self.log_session_id(thread_id, 0), "log"), (self.thread_session_id(thread_id), "thread")):
             with contextlib.suppress(SessionExists):
                 yield from ask(
-                    "create_session",
+                    CALLS.create_session,
                     self.owner,
                     session_id=sid,
                     title=thread_id if kind == "thread" else None,
@@ -291,7 +309,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             try:
                 while True:
                     page = yield from ask(
-                        "list_messages",
+                        CALLS.list_messages,
                         sid,
                         limit=limit,
                         newest_first=newest_first,
@@ -402,7 +420,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 return None
             try:
                 record = yield from ask(
-                    "get_message",
+                    CALLS.get_message,
                     self.log_session_id(thread_id, generation),
                     _checkpoint_mid(ns, cid),
                     owner=self.owner,
@@ -477,7 +495,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         cursor = None
         while True:
             page = yield from ask(
-                "list_sessions",
+                CALLS.list_sessions,
                 self.owner,
                 limit=100,
                 cursor=cursor,
@@ -499,13 +517,13 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             sid = self.log_session_id(thread_id, generation)
             try:
                 if sid not in self._last_seq:  # learn where the log is from its last message: it may be a seal
-                    tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+                    tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
                     if tail and tail[-1].role == SEAL:
                         self._generations[thread_id] = int(tail[-1].content["next"])
                         continue
                     self._last_seq[sid] = tail[-1].seq if tail else 0
                 records = yield from ask(
-                    "append_messages",
+                    CALLS.append_messages,
                     sid,
                     messages,
                     expected_seq=self._last_seq[sid],
@@ -517,7 +535,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 yield from self._generation(thread_id, refresh=True)
                 continue
             except Conflict:
-                tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+                tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
                 if tail and tail[-1].role == SEAL:
                     self._generations[thread_id] = int(tail[-1].content["next"])
                 else:  # another writer appended first: at once, after it (the store backs off contention itself)
@@ -565,7 +583,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         sid = self.thread_session_id(thread_id)
         last = self._conversation_tail.get(thread_id)
         if last is None:
-            tail = yield from ask("last_messages", sid, 1, owner=self.owner)
+            tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
             last = _conversation_id(tail[-1]) if tail else ""
         ids = [m.id for m in messages]
         if not last:
@@ -573,7 +591,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         elif last in ids:
             new = messages[ids.index(last) + 1 :]
         else:
-            held = yield from ask("last_messages", sid, CONVERSATION_LOOKBACK, owner=self.owner)
+            held = yield from ask(CALLS.last_messages, sid, CONVERSATION_LOOKBACK, owner=self.owner)
             known = {_conversation_id(r) for r in held}
             new = [m for m in messages if m.id not in known]
         if new:
@@ -581,7 +599,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             key = _digest("m", checkpoint["id"])
             for start in range(0, len(stored), APPEND_MAX):
                 part = stored[start : start + APPEND_MAX]
-                yield from ask("append_messages", sid, part, idempotency_key=f"{key}.{start}", owner=self.owner)
+                yield from ask(CALLS.append_messages, sid, part, idempotency_key=f"{key}.{start}", owner=self.owner)
         self._conversation_tail.put(thread_id, str(messages[-1].id or ""))
 
     def _put_writes(
@@ -604,7 +622,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         sid = self._run_session_id(run_id)
         try:
             yield from ask(
-                "create_session",
+                CALLS.create_session,
                 self.owner,
                 session_id=sid,
                 metadata={"framework": FRAMEWORK, "langgraph": "run", "threads": [thread_id]},
@@ -612,11 +630,13 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             )
         except SessionExists:
             for _ in range(CHANGE_ATTEMPTS):
-                found = yield from ask("get_session", sid, owner=self.owner)
+                found = yield from ask(CALLS.get_session, sid, owner=self.owner)
                 if found is None or thread_id in found.metadata.get("threads", []):
                     break
                 threads = [*found.metadata.get("threads", []), thread_id]
-                yield from ask("update_session", sid, metadata={**found.metadata, "threads": threads}, owner=self.owner)
+                yield from ask(
+                    CALLS.update_session, sid, metadata={**found.metadata, "threads": threads}, owner=self.owner
+                )
         self._indexed.add((run_id, thread_id))
 
     # ------------------------------------------------------------ deleting, copying, rewriting
@@ -624,8 +644,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _delete_thread(self, thread_id: str) -> Flow[None]:
         generation = yield from self._generation(thread_id, refresh=True)
         for n in range(0, (generation or 0) + 2):  # a crashed rewrite may have left generation n + 1
-            yield from ask("delete_session", self.log_session_id(thread_id, n), owner=self.owner)
-        yield from ask("delete_session", self.thread_session_id(thread_id), owner=self.owner)
+            yield from ask(CALLS.delete_session, self.log_session_id(thread_id, n), owner=self.owner)
+        yield from ask(CALLS.delete_session, self.thread_session_id(thread_id), owner=self.owner)
         self._generations.pop(thread_id, None)
 
     def _copy_thread(self, source: str, target: str) -> Flow[None]:
@@ -640,7 +660,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         if generation is None:
             return
         anchor = self.thread_session_id(thread_id)
-        snapshot = yield from ask("load_state", anchor, owner=self.owner)
+        snapshot = yield from ask(CALLS.load_state, anchor, owner=self.owner)
         state = dict(snapshot.state or {}) if snapshot is not None else {}
         lock = state.get("rewriting")
         if lock and datetime.fromisoformat(lock) > datetime.now(UTC) - LOCK_STALE:
@@ -648,16 +668,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         version = snapshot.version if snapshot is not None else 0
         # take the thread for this rewrite (a crashed one's lock goes stale)
         version = yield from ask(
-            "save_state",
+            CALLS.save_state,
             anchor,
             {**state, "generation": generation, "rewriting": datetime.now(UTC).isoformat()},
             expected_version=version,
             owner=self.owner,
         )
         old, new = self.log_session_id(thread_id, generation), self.log_session_id(thread_id, generation + 1)
-        yield from ask("delete_session", new, owner=self.owner)  # what a crashed rewrite left
+        yield from ask(CALLS.delete_session, new, owner=self.owner)  # what a crashed rewrite left
         yield from ask(
-            "create_session",
+            CALLS.create_session,
             self.owner,
             session_id=new,
             metadata={"framework": FRAMEWORK, "langgraph_thread": thread_id, "langgraph": "log"},
@@ -669,11 +689,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             last = records[-1].seq if records else copied
             kept = [_as_message(r) for r in keep(records) if r.role != SEAL]
             for start in range(0, len(kept), APPEND_MAX):
-                yield from ask("append_messages", new, kept[start : start + APPEND_MAX], owner=self.owner)
+                yield from ask(CALLS.append_messages, new, kept[start : start + APPEND_MAX], owner=self.owner)
             copied = last
             try:  # seal the old log where it was read; a writer that got in first is copied next
                 yield from ask(
-                    "append_messages",
+                    CALLS.append_messages,
                     old,
                     [{"role": SEAL, "content": {"next": generation + 1}}],
                     expected_seq=last,
@@ -681,15 +701,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 )
                 break
             except Conflict:
-                page = yield from ask("list_messages", old, after_seq=last, owner=self.owner)
+                page = yield from ask(CALLS.list_messages, old, after_seq=last, owner=self.owner)
                 records = page.items
         state.pop("rewriting", None)
         yield from ask(
-            "save_state", anchor, {**state, "generation": generation + 1}, expected_version=version, owner=self.owner
+            CALLS.save_state,
+            anchor,
+            {**state, "generation": generation + 1},
+            expected_version=version,
+            owner=self.owner,
         )
         self._generations[thread_id] = generation + 1
         self._last_seq.pop(old, None)
-        yield from ask("delete_session", old, owner=self.owner)
+        yield from ask(CALLS.delete_session, old, owner=self.owner)
 
     def _prune(self, thread_ids: Sequence[str], strategy: str) -> Flow[None]:
         for thread_id in thread_ids:
@@ -702,10 +726,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         doomed = set(run_ids)
         for run_id in run_ids:
             sid = self._run_session_id(run_id)
-            found = yield from ask("get_session", sid, owner=self.owner)
+            found = yield from ask(CALLS.get_session, sid, owner=self.owner)
             for thread_id in found.metadata.get("threads", []) if found is not None else []:
                 yield from self._rewrite(thread_id, lambda records: self._without_runs(records, doomed))
-            yield from ask("delete_session", sid, owner=self.owner)
+            yield from ask(CALLS.delete_session, sid, owner=self.owner)
             self._indexed = {pair for pair in self._indexed if pair[0] != run_id}
 
     def _without_runs(self, records: list[MessageRecord], runs: set[str]) -> list[MessageRecord]:
