@@ -56,7 +56,7 @@ BAD_JSON: list[Any] = [
 def refused(harness: Harness, call: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """`call(*args, **kwargs)` raises InvalidInput, writes nothing and sends no request that could be retried."""
     before = harness.snapshot()
-    if harness.requests is not None:
+    if harness.requests is not None:  # the AWS requests behind the store (the memory backends send none)
         harness.requests.clear()
     with pytest.raises(InvalidInput):
         call(*args, **kwargs)
