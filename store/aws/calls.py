@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
+
+from store.core import steps
 
 T = TypeVar("T")
 
@@ -93,32 +95,11 @@ class AwsError(Exception):
         return list(reasons) if isinstance(reasons, list) else []
 
 
-class Stepper(Generic[T]):
-    """Advances a plan on behalf of a driver, so that both drivers share everything but the I/O: a driver
-    performs `step` and hands the outcome to `advance` (a response, a list of them, bytes, None after a
-    Sleep, or an exception, which is thrown into the plan) until `done`; then `result` holds the plan's
-    value. An AWS error the plan did not handle propagates from `advance`."""
-
-    def __init__(self, plan: Plan[T]) -> None:
-        self._plan = plan
-        self.done = False
-        self._result: tuple[T] | None = None
-        self.step: Step | None = None
-        self._advance(lambda: next(plan))
-
-    @property
-    def result(self) -> T:
-        """The plan's value (only once `done`)."""
-        if self._result is None:
-            raise RuntimeError("the plan has not finished")
-        return self._result[0]
-
-    @property
-    def current(self) -> Step:
-        """The step to perform next (only while not `done`)."""
-        if self.step is None:
-            raise RuntimeError("the plan has finished")
-        return self.step
+class Stepper(steps.Stepper[Step, T]):
+    """Advances a plan on behalf of a driver (`store.core.steps.Stepper`): the outcome of a step is a
+    response, a list of them, bytes, None after a Sleep, or an exception, which is thrown into the plan.
+    A `Parallel` step's first AWS error is thrown in unless the step asks for its errors back. An AWS
+    error the plan did not handle propagates from `advance`."""
 
     def advance(self, outcome: Any) -> None:
         step = self.step
@@ -126,13 +107,4 @@ class Stepper(Generic[T]):
             failure = next((r for r in outcome if isinstance(r, AwsError)), None)
             if failure is not None and not step.return_errors:
                 outcome = failure
-        if isinstance(outcome, BaseException):
-            self._advance(lambda: self._plan.throw(outcome))
-        else:
-            self._advance(lambda: self._plan.send(outcome))
-
-    def _advance(self, move: Any) -> None:
-        try:
-            self.step = move()
-        except StopIteration as stop:
-            self.done, self._result, self.step = True, (stop.value,), None
+        super().advance(outcome)

@@ -60,6 +60,7 @@ from store.async_session_store import AsyncSessionStore
 from store.conversation.dialects import with_reported_usage
 from store.core.lru import Lru
 from store.core.scoped_ids import scoped_id
+from store.core.steps import Stepper
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
 from store.models import MessageRecord
@@ -113,9 +114,7 @@ CALLS = cast(SessionStore, _Names())
 def ask(method: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Flow[R]:
     """The store's answer to `method(*args, **kwargs)` (a `CALLS` method, performed on the saver's store
     by its driver; its StoreErrors are raised here)."""
-    result = yield StoreCall(method.__name__, args, kwargs)
-    if isinstance(result, _Failed):
-        raise result.error
+    result = yield StoreCall(method.__name__, args, kwargs)  # a failure is raised here by the driver
     return cast(R, result)
 
 
@@ -147,30 +146,6 @@ def _is_checkpoint(record: MessageRecord) -> bool:
 
 def _is_writes(record: MessageRecord) -> bool:
     return record.role.startswith("lg.w.")
-
-
-@dataclass(frozen=True)
-class _Failed:
-    """A step's exception, delivered to the flow (which raises it where it asked)."""
-
-    error: Exception
-
-
-def _outcome(perform: Callable[[StoreCall], Any], step: StoreCall) -> Any:
-    """What performing the step gave, or its exception as a `_Failed`."""
-    try:
-        return perform(step)
-    except Exception as exc:
-        return _Failed(exc)
-
-
-def _advance(flow: Flow[Any], outcome: Any) -> tuple[bool, Any]:
-    """Give a flow the outcome of its last step: (True, the flow's result) when it has finished, else
-    (False, its next step)."""
-    try:
-        return False, flow.send(outcome)
-    except StopIteration as stop:
-        return True, stop.value
 
 
 class SessionStoreSaver(BaseCheckpointSaver[str]):
@@ -206,20 +181,27 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ running flows
 
     def _run_sync(self, flow: Flow[T]) -> T:
-        done, step = _advance(flow, None)
-        while not done:
-            done, step = _advance(flow, _outcome(self._perform_sync, step))
-        return step  # type: ignore[no-any-return]
+        """The flow driven to its result (`store.core.steps.Stepper`, as the AWS drivers drive plans): each
+        store call performed on the sync store, a failure thrown into the flow where it asked."""
+        stepper = Stepper(flow)
+        while not stepper.done:
+            try:
+                outcome: Any = self._perform_sync(stepper.current)
+            except Exception as exc:
+                outcome = exc
+            stepper.advance(outcome)
+        return stepper.result
 
     async def _run_async(self, flow: Flow[T]) -> T:
-        done, step = _advance(flow, None)
-        while not done:
+        """`_run_sync`, each store call awaited on the async store."""
+        stepper = Stepper(flow)
+        while not stepper.done:
             try:
-                outcome = await self._perform_async(step)
+                outcome: Any = await self._perform_async(stepper.current)
             except Exception as exc:
-                outcome = _Failed(exc)
-            done, step = _advance(flow, outcome)
-        return step  # type: ignore[no-any-return]
+                outcome = exc
+            stepper.advance(outcome)
+        return stepper.result
 
     def _perform_sync(self, step: StoreCall) -> Any:
         return self._call_sync(step)
