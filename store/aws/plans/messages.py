@@ -314,6 +314,16 @@ def get_message(ctx: Context, request: GetMessage) -> Plan[MessageRecord | None]
     return None if item is None else record_from_item(item)
 
 
+def usage_unchanged(expr: Expr, item: Item | None) -> str:
+    """A condition that holds while the message `item` (as read) is still there with the usage it had:
+    a write that depends on that usage (an update's difference, a pop's subtraction) fails, rather than
+    double-counting, when a concurrent usage update commits in between."""
+    old_usage = None if item is None else item.get("usage")
+    if old_usage:
+        return f"{expr.name('usage')} = {expr.value(old_usage)}"
+    return f"attribute_exists({expr.name(keys.SID)}) AND attribute_not_exists({expr.name('usage')})"
+
+
 def _usage_actions(
     ctx: Context,
     session_id: str,
@@ -327,12 +337,7 @@ def _usage_actions(
     """The head moves its totals by `delta`; the message takes `usage` if its usage is still as read."""
     head = touch_head(ctx, session_id, owner, pos, now, lambda expr: usage_adds(expr, delta))
     mexpr = Expr()
-    old_usage = item.get("usage")
-    unchanged = (
-        f"{mexpr.name('usage')} = {mexpr.value(old_usage)}"
-        if old_usage
-        else f"attribute_exists({mexpr.name(keys.SID)}) AND attribute_not_exists({mexpr.name('usage')})"
-    )
+    unchanged = usage_unchanged(mexpr, item)
     message = {
         "Update": {
             "TableName": ctx.messages_table,
@@ -503,7 +508,9 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
                 "Delete": {
                     "TableName": ctx.messages_table,
                     "Key": keys.message_key(session_id, last),
-                    "ConditionExpression": f"attribute_exists({mexpr.name(keys.SID)})",
+                    # the head's totals lose the usage read in prepare: only while it is still that usage
+                    "ConditionExpression": usage_unchanged(mexpr, tail.stored),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                     **mexpr.params(),
                 }
             },
@@ -514,22 +521,28 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
     rules.expect(rules.stale_seq("pop_message", expected_seq, last))
     if last == 0:
         return None
-    try:
-        pos, _ = yield from write_session(
-            ctx,
-            session_id,
-            owner,
-            build,
-            what="pop_message",
-            expect_seq=expected_seq,
-            prepare=prepare,
-            expected=(StateSeen,),
-            queued=True,
-        )
-    except EmptyTranscript:
-        return None
-    except StateSeen:
-        raise rules.state_has_seen(tail.seq) from None
+    attempt = 0
+    while True:
+        try:
+            pos, _ = yield from write_session(
+                ctx,
+                session_id,
+                owner,
+                build,
+                what="pop_message",
+                expect_seq=expected_seq,
+                prepare=prepare,
+                expected=(StateSeen, MessageChanged),
+                queued=True,
+            )
+        except EmptyTranscript:
+            return None
+        except StateSeen:
+            raise rules.state_has_seen(tail.seq) from None
+        except MessageChanged:  # a usage update committed after prepare read the message: again, reading it anew
+            attempt = yield from again(ctx, attempt, "pop_message")
+            continue
+        break
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
     if tail.stored is not None and REF in tail.stored:
         # the messages table has no stream, so the popped body's object goes now; best effort: the
