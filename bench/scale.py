@@ -130,7 +130,7 @@ class Scenario:
         for first in range(1, messages + 1, batch):
             count = min(batch, messages - first + 1)
             bodies = [Message(role="user", content=text(first + i)) for i in range(count)]
-            puts = message_puts(self.ctx, drafts(self.ctx, session_id, bodies, now, "bench"), first)
+            puts = message_puts(self.ctx, drafts(self.ctx, session_id, bodies, now, "bench"), first, session_id)
             self._write(self.tables.messages, [p["Put"]["Item"] for p in puts])
 
     def _write(self, table: str, items: list[dict[str, Any]]) -> None:

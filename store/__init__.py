@@ -8,6 +8,7 @@ from store.core.scoped_ids import scoped_id, unscoped_id
 from store.errors import (
     AccessDenied,
     ArtifactNotFound,
+    BranchNotFound,
     Conflict,
     InvalidInput,
     MessageNotFound,
@@ -19,6 +20,7 @@ from store.errors import (
 )
 from store.models import (
     ArtifactVersion,
+    Branch,
     Checkpoint,
     FullSession,
     Message,
@@ -40,6 +42,8 @@ __all__ = [
     "ArtifactVersion",
     "AsyncArtifactReader",
     "AsyncSessionStore",
+    "Branch",
+    "BranchNotFound",
     "Checkpoint",
     "Checkpointer",
     "Conflict",

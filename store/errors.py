@@ -63,3 +63,13 @@ class ArtifactNotFound(StoreError, LookupError):
         self.session_id = session_id
         self.name = name
         self.version = version
+
+
+class BranchNotFound(StoreError, LookupError):
+    """A branch operation named a branch the session does not have (`restore_branch`, listing its
+    messages)."""
+
+    def __init__(self, session_id: str, branch: str) -> None:
+        super().__init__(f"branch {branch!r} not found in session {session_id!r}")
+        self.session_id = session_id
+        self.branch = branch

@@ -112,6 +112,24 @@ class Session(BaseModel):
     state_version: int = 0
     compaction_seq: int | None = None
     preview: str | None = None  # the start of the first user message: what a session without a title shows
+    # True while a fork's (or a rewind's) transcript is still being copied in (docs/decisions.md, "Fork and
+    # rewind"): every read and write works meanwhile; `usage` counts the messages copied so far
+    copying: bool = False
+
+
+class Branch(BaseModel):
+    """A line of a session's transcript kept aside by `rewind_session` (or by `restore_branch`, which keeps
+    the line it replaces): the whole transcript as it was, messages 1..`last_seq`, of which those after
+    `from_seq` are its own (the session went on from `from_seq` without them). `restore_branch` makes it
+    the session's transcript again."""
+
+    id: str
+    session_id: str
+    from_seq: int
+    last_seq: int
+    created_at: datetime
+    usage: TokenUsage = Field(default_factory=TokenUsage)  # the totals of its messages
+    preview: str | None = None  # the start of its first user message after `from_seq`
 
 
 class Page(BaseModel, Generic[T]):

@@ -19,6 +19,7 @@ from store.artifact_reader import ArtifactReader
 from store.core.paging import MessageQuery, SessionQuery
 from store.models import (
     ArtifactVersion,
+    Branch,
     Checkpoint,
     FullSession,
     Message,
@@ -117,6 +118,53 @@ class DeleteSession(InSession[None]):
     operation = "delete_session"
 
 
+# forks and branches
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForkSession(InSession[Session]):
+    """A new session `new_session_id` of the source's owner holding its messages 1..`at_seq` (all when
+    None), its state (or `state`, when not UNSET), its records and artifacts; `title` and `metadata`
+    replace the source's when not UNSET (the metadata gains `forked_from` either way)."""
+
+    operation = "fork_session"
+    new_session_id: str
+    at_seq: int | None = None
+    title: str | Unset | None = UNSET
+    metadata: dict[str, Any] | Unset = UNSET
+    state: Any = UNSET
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewindSession(InSession[Session]):
+    """The session continues from `to_seq`; the transcript as it was is kept as the branch `branch`."""
+
+    operation = "rewind_session"
+    to_seq: int
+    branch: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListBranches(InSession[list[Branch]]):
+    operation = "list_branches"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestoreBranch(InSession[Session]):
+    """The branch becomes the session's transcript (and state); the transcript it replaces is kept as the
+    branch `keep_as` (which may be the restored branch's own name)."""
+
+    operation = "restore_branch"
+    branch: str
+    keep_as: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteBranch(InSession[None]):
+    operation = "delete_branch"
+    branch: str
+
+
 # messages
 
 
@@ -130,8 +178,11 @@ class AppendMessages(InSession[list[MessageRecord]]):
 
 @dataclass(frozen=True, kw_only=True)
 class ListMessages(InSession[Page[MessageRecord]]):
+    """A page of the transcript, or of the branch `branch` when given."""
+
     operation = "list_messages"
     query: MessageQuery
+    branch: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from store.backend import AsyncBackend, Backend
 from store.errors import InvalidInput
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
+from store.front.forks import Forks
 from store.front.messages import APPEND_MAX, Messages
 from store.front.operations import MAX_QUERY, Operations
 from store.front.sessions import Sessions
@@ -158,7 +159,7 @@ class StoreFront(Generic[B]):
         return self._backend.name
 
 
-class SessionStore(StoreFront[Backend], Sessions, Messages, State, Checkpoints, Artifacts, Traces, Operations):
+class SessionStore(StoreFront[Backend], Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Operations):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 
     Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,

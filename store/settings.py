@@ -36,6 +36,11 @@ class Settings:
         bytes (at most 10,000 parts); `part_concurrency` parts are uploaded at once (and held in memory).
     max_upload_bytes: the most a presigned upload may hold (S3's limit for one PUT); nobody may declare more.
     default_upload_bytes: the most a presigned upload that declares neither its size nor a maximum may hold.
+    fork_inline_messages: a fork (or rewind) whose transcript has at most this many messages to copy copies
+        them within the call; a longer one returns at once and the stack's cascade copies the rest (reads
+        and writes of the new transcript work meanwhile: docs/decisions.md, "Fork and rewind").
+    state_history: how many states saved by `save_full` a session keeps beside its current one, so that
+        `rewind_session` can bring back the state as of the point it rewinds to (0 keeps none).
     copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
         above it (S3 copies the bytes; none pass through the caller).
     """
@@ -63,3 +68,5 @@ class Settings:
     handoff_reserve: timedelta = timedelta(seconds=1)  # a delete hands off to the cascade this long before a deadline
     search_sessions: int = 50  # at most this many sessions read by one search call (newest first)
     search_messages: int = 5_000  # and at most this many messages
+    fork_inline_messages: int = 1_000
+    state_history: int = 8

@@ -109,6 +109,7 @@ class Harness:
         self.operator: Callable[[], SessionStore] = lambda: self.store  # what the stack's own functions run on
         self.request_bytes: int | None = None  # the most one request to the store carries (the HTTP API's)
         self.ids_per_owner = False  # each owner names sessions in a space of its own (the API, ScopedBackend)
+        self.stream_clients: tuple[Any, Any] | None = None  # (dynamodb, dynamodbstreams) where the tables are
 
     def leftovers(self, kind: str | None = None) -> list[str]:
         """Everything the store holds (tests/leftovers.py names it alike on every backend), of `kind` only
@@ -128,7 +129,8 @@ class Harness:
         if self.tables is not None:
             from tests.contract.test_reclaim import stream_records
 
-            records = stream_records(local_client("dynamodb"), self.tables.sessions)
+            dynamodb, streams = self.stream_clients or (local_client("dynamodb"), None)
+            records = stream_records(dynamodb, self.tables.sessions, streams)
             self.operator().reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")])
 
     def supports(self, operation: str) -> bool:

@@ -25,6 +25,9 @@ def memory_leftovers(backend: MemoryBackend) -> list[str]:
             found += [f"artifact:{sid}/{name}/{v}" for v in art.versions]
         for run, batches in entry.runs.items():
             found += [f"trace:{sid}/{run}/{n}" for n in range(len(batches))]
+        for name, branch in entry.branches.items():
+            found += [f"message:{sid}/{name}/{m.seq}" for m in branch.messages]
+        found += [f"state:{sid}/kept/{slot}" for slot in entry.states_kept]
     found += [f"checkpoint:{scope}/{key}" for scope, _, key in backend._checkpoints]
     found += [f"upload:{u}" for u in backend._uploads]
     return sorted(found)

@@ -40,6 +40,6 @@ class Tenants(Backend):
     def execute(self, request: rq.Request[R]) -> R:
         owner = self.owner_of(request)
         result = self.backend(owner).execute(request)
-        if isinstance(request, rq.CreateSession):
+        if isinstance(request, rq.CreateSession | rq.ForkSession):
             self.owners[getattr(result, "id", request.session_id)] = owner
         return result

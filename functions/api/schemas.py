@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from store.conversation import ViewedMessage
-from store.models import ArtifactVersion, FullSession, Message, SessionHit, TokenUsage
+from store.models import ArtifactVersion, Branch, FullSession, Message, SessionHit, TokenUsage
 
 
 class Strict(BaseModel):
@@ -28,6 +28,35 @@ class CreateSession(Strict):
         ge=0,
         description="expire after this long without activity; 0 keeps the session until deleted; "
         "absent uses the deployment's default (DefaultRetentionDays)",
+    )
+
+
+class ForkSession(Strict):
+    at_seq: int | None = Field(
+        default=None, ge=0, description="the fork holds messages 1..at_seq of the session (all when absent)"
+    )
+    session_id: str | None = Field(
+        default=None, description="the fork's id (at most 100 characters, yours alone); generated when absent"
+    )
+    title: str | None = Field(default=None, description="the fork's title; the session's when absent")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="the fork's metadata (the session's when absent); `forked_from` is added to it"
+    )
+    state: Any = Field(default=None, description="the fork's state; the session's when absent (null is a state)")
+
+
+class RewindSession(Strict):
+    to_seq: int = Field(ge=0, description="the session continues from this message")
+    branch: str | None = Field(
+        default=None, description="the name the transcript as it was is kept under (generated when absent)"
+    )
+
+
+class RestoreBranch(Strict):
+    keep_as: str | None = Field(
+        default=None,
+        description="the name the replaced transcript is kept under (generated when absent; the restored "
+        "branch's own name swaps the two)",
     )
 
 
@@ -102,6 +131,10 @@ class ViewedFull(FullSession):
     """A session, its transcript (each message with its canonical view) and its state, as of one instant."""
 
     messages: list[ViewedMessage]  # type: ignore[assignment]  # a narrower list: each one viewed
+
+
+class Branches(BaseModel):
+    items: list[Branch]
 
 
 class Versions(BaseModel):

@@ -10,7 +10,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.aws.calls import Plan
-from store.aws.plans import artifacts, checkpoints, health, messages, reclaim, search, sessions, state, traces
+from store.aws.plans import (
+    artifacts,
+    checkpoints,
+    forks,
+    health,
+    messages,
+    reclaim,
+    search,
+    sessions,
+    state,
+    traces,
+)
 from store.aws.plans.base import Context, within_budget
 from store.backend import AsyncBackend, Backend
 from store.requests import (
@@ -21,8 +32,10 @@ from store.requests import (
     ConfirmArtifactUpload,
     CreateSession,
     DeleteArtifact,
+    DeleteBranch,
     DeleteCheckpoint,
     DeleteSession,
+    ForkSession,
     GetArtifact,
     GetLatestCompaction,
     GetMessage,
@@ -31,6 +44,7 @@ from store.requests import (
     LastMessages,
     ListArtifacts,
     ListArtifactVersions,
+    ListBranches,
     ListMessages,
     ListSessions,
     ListTraceRuns,
@@ -48,6 +62,8 @@ from store.requests import (
     PutArtifact,
     Reclaim,
     Request,
+    RestoreBranch,
+    RewindSession,
     SaveCheckpoint,
     SaveFull,
     SaveInterrupt,
@@ -71,6 +87,11 @@ PLANS: Mapping[type[Request[Any]], Callable[[Context, Any], Plan[Any]]] = {
     ListSessions: sessions.list_sessions,
     UpdateSession: sessions.update_session,
     DeleteSession: sessions.delete_session,
+    ForkSession: forks.fork_session,
+    RewindSession: forks.rewind_session,
+    ListBranches: forks.list_branches,
+    RestoreBranch: forks.restore_branch,
+    DeleteBranch: forks.delete_branch,
     AppendMessages: messages.append_messages,
     ListMessages: messages.list_messages,
     LastMessages: messages.last_messages,

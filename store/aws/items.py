@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,13 +31,119 @@ def body_value(item: Item) -> Any:
 # ---------------------------------------------------------------- session heads
 
 
+PART = "part"  # the messages-table partition of a session's transcript, when it is not the session id
+SEED = "seed"  # a copy into that partition still going on (a fork's, a rewind's)
+PIN_PREFIX = "pin:"  # `pin:<session id>`: a copy out of this session's partitions into that session, going on
+PINREV = "pinrev"  # how many pins the head has ever taken: writes that must help every copy check it
+PART_MARK = "~"  # partition ids after the first: `<session id>~<id>` (never an id: `~` is not an id character)
+
+
+def pin_attr(target: str) -> str:
+    """The head attribute pinning a copy into `target`."""
+    return f"{PIN_PREFIX}{target}"
+
+
+def item_usage(item: Item) -> TokenUsage | None:
+    """A message item's usage, or None."""
+    usage = get_s(item, "usage")
+    return TokenUsage.model_validate(json.loads(usage)) if usage else None
+
+
+def session_of_part(part: str) -> str:
+    """The session whose transcript a messages-table partition holds."""
+    return part.split(PART_MARK, 1)[0]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A partition messages are copied from, and the last of them taken from it."""
+
+    part: str
+    through: int
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A transcript being copied into a session's partition: messages `done`+1..`through` may still be
+    only in the `sources` (nearest first: the source's own partition, then where its own copy came from),
+    whose copy out is pinned on the head of `source_session` under this session's id with `token`.
+    `objects`: artifact versions still name the source's objects (copied server-side before it is done).
+    `lap` counts the hand-offs of the copy between cascade invocations."""
+
+    token: str
+    through: int
+    done: int
+    source_session: str
+    sources: tuple[Source, ...]
+    objects: bool = False
+    lap: int = 0
+
+    def to_attr(self) -> AV:
+        return {
+            "M": {
+                "t": s(self.token),
+                "th": n(self.through),
+                "dn": n(self.done),
+                "src": s(self.source_session),
+                "from": {"L": [{"M": {"p": s(x.part), "th": n(x.through)}} for x in self.sources]},
+                "ob": {"BOOL": self.objects},
+                "lap": n(self.lap),
+            }
+        }
+
+    @staticmethod
+    def from_attr(av: AV | None) -> Seed | None:
+        if av is None or "M" not in av:
+            return None
+        m = av["M"]
+        return Seed(
+            token=need_s(m, "t"),
+            through=get_int(m, "th"),
+            done=get_int(m, "dn"),
+            source_session=need_s(m, "src"),
+            sources=tuple(Source(need_s(x["M"], "p"), get_int(x["M"], "th")) for x in m.get("from", {}).get("L", [])),
+            objects=bool(m.get("ob", {}).get("BOOL", False)),
+            lap=get_int(m, "lap"),
+        )
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A copy out of one of this session's partitions (`part`, messages up to `through`) into `target_part`
+    of the session it is pinned under, identified by `token` (the target's `Seed.token`). While it is
+    pinned, the session changes none of those messages without copying them to the target first."""
+
+    token: str
+    part: str
+    through: int
+    target_part: str
+
+    def to_attr(self) -> AV:
+        return {"M": {"t": s(self.token), "p": s(self.part), "th": n(self.through), "tp": s(self.target_part)}}
+
+    @staticmethod
+    def from_attr(av: AV) -> Pin:
+        m = av["M"]
+        return Pin(need_s(m, "t"), need_s(m, "p"), get_int(m, "th"), need_s(m, "tp"))
+
+
 @dataclass(frozen=True)
 class Head:
-    """A session head as read, with the attributes that decide whether it is live."""
+    """A session head as read, with the attributes that decide whether it is live, and where its
+    transcript is (`part`, a copy into it still going on: `seed`; copies out of it: `pins`)."""
 
     session: Session
     deleting: bool
     ttl: int | None
+    part_attr: str | None = None  # the `part` attribute: None while the transcript is in the session id's own
+    seed: Seed | None = None
+    pins: dict[str, Pin] = field(default_factory=dict)
+    pinrev: int = 0
+
+    @property
+    def part(self) -> str:
+        """The messages-table partition of the session's transcript."""
+        return self.part_attr or self.session.id
 
     def live(self, now: datetime, owner: str | None) -> bool:
         """True when the session exists for this caller: not deleting, not expired, owned by `owner` if given."""
@@ -98,9 +204,19 @@ def head_from_item(item: Item) -> Head:
         retention=timedelta(seconds=retention) if retention is not None else None,
         compaction_seq=int(cs) if (cs := get_n(item, "compaction_seq")) is not None else None,
         preview=get_s(item, "preview"),
+        copying=SEED in item,
     )
     deleting = bool(item.get("deleting", {}).get("BOOL", False))
-    return Head(session=session, deleting=deleting, ttl=int(ttl) if ttl is not None else None)
+    pins = {name[len(PIN_PREFIX) :]: Pin.from_attr(av) for name, av in item.items() if name.startswith(PIN_PREFIX)}
+    return Head(
+        session=session,
+        deleting=deleting,
+        ttl=int(ttl) if ttl is not None else None,
+        part_attr=get_s(item, PART),
+        seed=Seed.from_attr(item.get(SEED)),
+        pins=pins,
+        pinrev=get_int(item, PINREV),
+    )
 
 
 # ---------------------------------------------------------------- messages
@@ -142,7 +258,7 @@ def record_from_item(item: Item) -> MessageRecord:
             "role": need_s(item, "role"),
             "id": need_s(item, keys.MID),
             "seq": get_int(item, keys.SEQ),
-            "session_id": need_s(item, keys.SID),
+            "session_id": session_of_part(need_s(item, keys.SID)),
             "created_at": parse_iso(need_s(item, "ts")),
             "kind": get_s(item, "kind") or "message",
             "usage": json.loads(usage) if usage else None,

@@ -63,6 +63,12 @@ def payload_key(prefix: str, write_id: str, payload: bytes) -> str:
     return f"{prefix}payloads/{write_id}/{hashlib.sha256(payload).hexdigest()}"
 
 
+def copied_payload_key(prefix: str, write_id: str, source_key: str) -> str:
+    """Where a copy of the spilled body at `source_key` goes under another prefix (the same bytes: the same
+    digest), within the write `write_id` that places it."""
+    return f"{prefix}payloads/{write_id}/{payload_sha256(source_key)}"
+
+
 def payload_sha256(key: str) -> str:
     """The digest a payload key promises (its last segment)."""
     return key.rsplit("/", 1)[-1]

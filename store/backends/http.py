@@ -30,6 +30,7 @@ from store.core.streams import read_chunk
 from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound, StoreError, StoreUnavailable
 from store.models import (
     ArtifactVersion,
+    Branch,
     Checkpoint,
     FullSession,
     Message,
@@ -278,8 +279,35 @@ def _messages(http: HttpBackend, r: rq.ListMessages) -> Page[MessageRecord]:
         roles=q.roles,
         cursor=q.cursor,
     )
-    page = http.call(r, "GET", _in(r, "messages"), query=query)
+    where = _in(r, "messages") if r.branch is None else _in(r, "branches", r.branch, "messages")
+    page = http.call(r, "GET", where, query=query)
     return Page[MessageRecord](items=_records(page["items"]), next_cursor=page.get("next_cursor"))
+
+
+def _fork(http: HttpBackend, r: rq.ForkSession) -> Session:
+    body: dict[str, Any] = {"session_id": r.new_session_id, "at_seq": r.at_seq}
+    for name in ("title", "metadata", "state"):
+        if getattr(r, name) is not rq.UNSET:
+            body[name] = getattr(r, name)
+    return Session.model_validate(http.call(r, "POST", _in(r, "fork"), body=body))
+
+
+def _rewind(http: HttpBackend, r: rq.RewindSession) -> Session:
+    body = {"to_seq": r.to_seq, "branch": r.branch}
+    return Session.model_validate(http.call(r, "POST", _in(r, "rewind"), body=body))
+
+
+def _branches(http: HttpBackend, r: rq.ListBranches) -> list[Branch]:
+    return [Branch.model_validate(b) for b in http.call(r, "GET", _in(r, "branches"))["items"]]
+
+
+def _restore(http: HttpBackend, r: rq.RestoreBranch) -> Session:
+    body = {"keep_as": r.keep_as}
+    return Session.model_validate(http.call(r, "POST", _in(r, "branches", r.branch, "restore"), body=body))
+
+
+def _delete_branch(http: HttpBackend, r: rq.DeleteBranch) -> None:
+    http.call(r, "DELETE", _in(r, "branches", r.branch))
 
 
 def _last(http: HttpBackend, r: rq.LastMessages) -> list[MessageRecord]:
@@ -531,6 +559,11 @@ ROUTES: dict[type[rq.Request[Any]], Callable[[HttpBackend, Any], Any]] = {
     rq.ListSessions: _list,
     rq.UpdateSession: _update,
     rq.DeleteSession: _delete,
+    rq.ForkSession: _fork,
+    rq.RewindSession: _rewind,
+    rq.ListBranches: _branches,
+    rq.RestoreBranch: _restore,
+    rq.DeleteBranch: _delete_branch,
     rq.Search: _search,
     rq.HealthCheck: _health,
     rq.AppendMessages: _append,

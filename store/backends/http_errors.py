@@ -14,6 +14,7 @@ ERRORS: dict[type[e.StoreError], tuple[int, str]] = {
     e.SessionNotFound: (404, "session_not_found"),
     e.MessageNotFound: (404, "message_not_found"),
     e.ArtifactNotFound: (404, "artifact_not_found"),
+    e.BranchNotFound: (404, "branch_not_found"),
     e.SessionExists: (409, "session_exists"),
     e.Conflict: (409, "conflict"),
     e.PayloadTooLarge: (413, "payload_too_large"),
@@ -67,6 +68,8 @@ def error_for(status: int, code: str, message: str, request: Any) -> e.StoreErro
         presign = getattr(request, "presign", None)
         name = str(getattr(presign or request, "name", ""))
         return e.ArtifactNotFound(sid, name, getattr(presign or request, "version", None))
+    if kind is e.BranchNotFound:
+        return e.BranchNotFound(sid, str(getattr(request, "branch", "")))
     if kind is e.StoreUnavailable:
         return e.StoreUnavailable(f"the API answered {status}: {message}")
     if kind is e.AccessDenied:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from store import requests as rq
 from store.artifact_reader import ArtifactReader
 from store.backend import Backend
+from store.core.rules import FORKED_FROM
 from store.core.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 from store.errors import InvalidInput, StoreError
 from store.models import Checkpoint, Page, SearchHits, Session
@@ -50,6 +51,11 @@ def _localized(owner: str, value: Any) -> Any:
             changes[name] = _localized(owner, field)
     if isinstance(value, Session):
         changes["id"] = unscoped_id(owner, value.id) or value.id
+        source = value.metadata.get(FORKED_FROM)
+        if isinstance(source, dict) and isinstance(source.get("session_id"), str):
+            local = unscoped_id(owner, source["session_id"])
+            if local is not None:  # a fork's source, as the owner names it
+                changes["metadata"] = {**value.metadata, FORKED_FROM: {**source, "session_id": local}}
     if isinstance(value, Checkpoint) and value.scope == "session":
         changes["key"] = unscoped_id(owner, value.key) or value.key
     return value.model_copy(update=changes) if changes else value
@@ -79,6 +85,8 @@ class ScopedBackend(Backend):
             return self.inner.execute(replace(request, **changes))
         if isinstance(request, rq.InSession | rq.CreateSession):
             changes["session_id"] = scoped_id(self.owner, local_id(request.session_id))
+        if isinstance(request, rq.ForkSession):
+            changes["new_session_id"] = scoped_id(self.owner, local_id(request.new_session_id, "new_session_id"))
         if isinstance(request, CHECKPOINTS) and request.scope == "session":
             changes["key"] = scoped_id(self.owner, local_id(request.key, "key"))
         try:

@@ -25,6 +25,11 @@ class SessionQuery:
     conversations_only: bool = False  # leave out the sessions adapters keep for themselves
 
 
+def cursor_scope(session_id: str, branch: str | None) -> str:
+    """What a listing's cursors are bound to: the session, or one branch of it."""
+    return session_id if branch is None else f"{session_id}/{branch}"
+
+
 @dataclass(frozen=True)
 class MessageQuery:
     """A validated `list_messages` request (after the session)."""

@@ -6,7 +6,13 @@ cannot drift apart."""
 
 from __future__ import annotations
 
-from store.errors import Conflict
+from collections.abc import Sequence
+from typing import Any
+
+from store.errors import Conflict, InvalidInput
+from store.models import StateSnapshot
+
+FORKED_FROM = "forked_from"  # the metadata key a fork records its source in
 
 
 def stale_seq(what: str, expected: int | None, last: int) -> str | None:
@@ -52,3 +58,48 @@ def marker_moves_back(compaction_seq: int | None, popped: int) -> bool:
     """Whether popping message `popped` takes the compaction marker with it (it then goes to the previous
     compaction message, or none)."""
     return compaction_seq == popped
+
+
+def fork_point(at_seq: int | None, last: int) -> int:
+    """The last message a fork of a transcript at `last` takes (all when `at_seq` is None); InvalidInput
+    past the end."""
+    if at_seq is None:
+        return last
+    if at_seq > last:
+        raise InvalidInput(f"fork_session: at_seq {at_seq} is past the session's last message ({last})")
+    return at_seq
+
+
+def forked_from(session_id: str, seq: int) -> dict[str, Any]:
+    """What a fork's metadata records of its source."""
+    return {"session_id": session_id, "seq": seq}
+
+
+def check_rewind(to_seq: int, last: int) -> None:
+    """InvalidInput when a rewind to `to_seq` goes past the transcript's last message."""
+    if to_seq > last:
+        raise InvalidInput(f"rewind_session: to_seq {to_seq} is past the session's last message ({last})")
+
+
+def branch_exists(name: str) -> Conflict:
+    """The refusal of a branch name the session already has."""
+    return Conflict(f"the session already has a branch {name!r}")
+
+
+def state_as_of(current: StateSnapshot | None, kept: Sequence[StateSnapshot], to_seq: int) -> StateSnapshot | None:
+    """The state a rewind to `to_seq` brings back, or None when the current state stays: it stays when it
+    was saved at or before `to_seq` (it is the state as of then), and when no state kept by `save_full` at
+    or before `to_seq` is known (documented: the store does not know the state as of then)."""
+    if current is None or current.seq <= to_seq:
+        return None
+    earlier = [k for k in kept if k.seq <= to_seq and k.version < current.version]
+    return max(earlier, key=lambda k: k.version) if earlier else None
+
+
+KEPT_STATE_MESSAGES = 96  # a save_full of more messages keeps no copy of its state (its transaction is full)
+
+
+def keeps_state(messages: int, history: int) -> bool:
+    """Whether a `save_full` of `messages` messages keeps a copy of its state for rewinds (`history` is how
+    many a session keeps; 0 keeps none)."""
+    return history > 0 and messages <= KEPT_STATE_MESSAGES

@@ -4,8 +4,9 @@ in every backend's storage."""
 from __future__ import annotations
 
 INTERRUPT_SLOT = "interrupt"
+RECORDS_PREFIX = "records:"
 
 
 def records_slot(kind: str) -> str:
     """The slot holding a session's records of one kind."""
-    return f"records:{kind}"
+    return f"{RECORDS_PREFIX}{kind}"

@@ -63,9 +63,11 @@ class Messages(Domain):
         roles: Iterable[str] | None = None,
         cursor: str | None = None,
         owner: str | None = None,
+        branch: str | None = None,
     ) -> Page[MessageRecord]:
         """Messages with after_seq < seq < before_seq, in order (or newest first), optionally only some
-        roles and only from the latest compaction; `limit` None returns them all."""
+        roles and only from the latest compaction; `limit` None returns them all. With `branch`, the
+        messages of that branch of the session (`rewind_session`; BranchNotFound when it has none)."""
         query = MessageQuery(
             after_seq=v.seq(after_seq, "after_seq"),
             before_seq=v.seq(before_seq, "before_seq"),
@@ -76,7 +78,12 @@ class Messages(Domain):
             cursor=cursor,
         )
         return self._backend.execute(
-            ListMessages(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), query=query)
+            ListMessages(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                query=query,
+                branch=v.optional_ident(branch, "branch"),
+            )
         )
 
     def last_messages(self, session_id: str, n: int, *, owner: str | None = None) -> list[MessageRecord]:

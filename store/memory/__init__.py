@@ -9,6 +9,7 @@ from __future__ import annotations
 from store.backend import Backend, Methods
 from store.memory.artifacts import MemoryArtifacts
 from store.memory.checkpoints import MemoryCheckpoints
+from store.memory.forks import MemoryForks
 from store.memory.messages import MemoryMessages
 from store.memory.operations import MemoryOperations
 from store.memory.sessions import MemorySessions
@@ -19,6 +20,7 @@ from store.memory.traces import MemoryTraces
 class MemoryBackend(
     MemoryOperations,
     MemorySessions,
+    MemoryForks,
     MemoryMessages,
     MemoryState,
     MemoryCheckpoints,

@@ -64,6 +64,19 @@ class IdempotencyClaim:
 
 
 @dataclass
+class BranchEntry:
+    """A line of the transcript kept aside (`rewind_session`), with what goes with it."""
+
+    messages: list[MessageRecord]
+    from_seq: int
+    created_at: datetime
+    usage: Any  # TokenUsage: the totals of its messages
+    compaction_seq: int | None
+    preview: str | None  # the session's preview when it was the session's transcript
+    state: StateSnapshot | None
+
+
+@dataclass
 class SessionEntry:
     session: Session
     messages: list[MessageRecord] = field(default_factory=list)
@@ -73,6 +86,8 @@ class SessionEntry:
     claims: dict[str, IdempotencyClaim] = field(default_factory=dict)
     artifacts: dict[str, ArtifactEntry] = field(default_factory=dict)
     runs: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)
+    branches: dict[str, BranchEntry] = field(default_factory=dict)
+    states_kept: dict[int, StateSnapshot] = field(default_factory=dict)  # save_full's states, by ring slot
 
 
 class MemoryCore:

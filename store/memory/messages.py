@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.core import codec, rules
+from store.core import codec, paging, rules
 from store.core.timeutil import expiry, is_expired
-from store.errors import MessageNotFound
+from store.errors import BranchNotFound, MessageNotFound
 from store.memory.core import IdempotencyClaim, MemoryCore
 from store.models import MessageRecord, Page
 from store.requests import (
@@ -49,15 +49,23 @@ class MemoryMessages(MemoryCore):
             return [r.model_copy(deep=True) for r in records]
 
     def list_messages(self, request: ListMessages) -> Page[MessageRecord]:
-        session_id, owner, query = request.session_id, request.owner, request.query
+        session_id, owner, query, branch = request.session_id, request.owner, request.query, request.branch
         with self._lock:
             entry = self._need(session_id, owner)
-            lo, hi = query.window(session_id, entry.session.compaction_seq)
+            if branch is None:
+                messages, compaction_seq = entry.messages, entry.session.compaction_seq
+            else:
+                found = entry.branches.get(branch)
+                if found is None:
+                    raise BranchNotFound(session_id, branch)
+                messages, compaction_seq = found.messages, found.compaction_seq
+            scope = paging.cursor_scope(session_id, branch)
+            lo, hi = query.window(scope, compaction_seq)
             roles = query.roles
-            chosen = [m for m in entry.messages if lo <= m.seq <= hi and (roles is None or m.role in roles)]
+            chosen = [m for m in messages if lo <= m.seq <= hi and (roles is None or m.role in roles)]
             if query.newest_first:
                 chosen.reverse()
-            return query.page(session_id, [m.model_copy(deep=True) for m in chosen[: query.fetch]])
+            return query.page(scope, [m.model_copy(deep=True) for m in chosen[: query.fetch]])
 
     def last_messages(self, request: LastMessages) -> list[MessageRecord]:
         session_id, owner, n = request.session_id, request.owner, request.n

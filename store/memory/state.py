@@ -7,7 +7,7 @@ from typing import Any
 from store.core import codec, rules
 from store.core.slots import INTERRUPT_SLOT, records_slot
 from store.core.windows import Widening, window_start
-from store.memory.core import MemoryCore
+from store.memory.core import MemoryCore, SessionEntry
 from store.models import FullSession, StateSnapshot
 from store.requests import (
     ClearInterrupt,
@@ -39,6 +39,11 @@ class MemoryState(MemoryCore):
             self._touch(entry, state_version=version + 1)
             return version + 1
 
+    def _keep_state(self, entry: SessionEntry, snapshot: StateSnapshot) -> None:
+        """Keep a state `save_full` wrote in the session's ring of `settings.state_history` slots (by version,
+        as the DynamoDB backend keeps them), for rewinds."""
+        entry.states_kept[snapshot.version % self.settings.state_history] = snapshot.model_copy(deep=True)
+
     def load_state(self, request: LoadState) -> StateSnapshot | None:
         session_id, owner = request.session_id, request.owner
         with self._lock:
@@ -61,6 +66,8 @@ class MemoryState(MemoryCore):
                 saved_at=self._now(),
             )
             self._commit(entry, records, state_version=version)
+            if rules.keeps_state(len(messages), self.settings.state_history):
+                self._keep_state(entry, entry.state)
             return entry.state.model_copy(deep=True)
 
     def load_full(self, request: LoadFull) -> FullSession:

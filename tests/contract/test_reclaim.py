@@ -48,9 +48,10 @@ def test_delete_session_leaves_nothing(harness: Harness) -> None:
     assert store.list_artifacts(sid) == [] and store.list_trace_runs(sid) == []
 
 
-def stream_records(client: Any, table: str) -> list[dict[str, Any]]:
-    """Every record of the table's stream so far (moto keeps them in one shard)."""
-    streams = local_client("dynamodbstreams")
+def stream_records(client: Any, table: str, streams: Any = None) -> list[dict[str, Any]]:
+    """Every record of the table's stream so far (moto keeps them in one shard); `streams` is a DynamoDB
+    Streams client where `client` is (in-process moto's when not given)."""
+    streams = streams or local_client("dynamodbstreams")
     arn = client.describe_table(TableName=table)["Table"]["LatestStreamArn"]
     out: list[dict[str, Any]] = []
     for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:

@@ -25,6 +25,7 @@ from store.artifact_reader import ArtifactReader
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, boolean, get_int, get_n, get_s, n, need_s, s
 from store.aws.calls import AwsError, Call, Plan
+from store.aws.items import Head
 from store.aws.plans.base import (
     Context,
     Position,
@@ -40,6 +41,7 @@ from store.aws.plans.base import (
     touch_head,
     write_session,
 )
+from store.aws.plans.copies import adopt_versions
 from store.aws.plans.objects import (
     COMMITTED,
     OBJECTS,
@@ -123,20 +125,28 @@ def read_index(
 ) -> Plan[tuple[Item | None, Item | None]]:
     """The name's index and the wanted version's item (the latest's fields come from the index), in one
     BatchGetItem with the session head; SessionNotFound when the session is not live for `owner`."""
+    _, index, item = yield from read_index_head(ctx, session_id, owner, name, version)
+    return index, item
+
+
+def read_index_head(
+    ctx: Context, session_id: str, owner: str | None, name: str, version: int | None
+) -> Plan[tuple[Head, Item | None, Item | None]]:
+    """`read_index`, with the session's head it read."""
     d = object_keys.digest(name)
     wanted = [keys.head_key(session_id), keys.session_key(session_id, keys.artifact_sk(d))]
     if version is not None:
         wanted.append(keys.session_key(session_id, keys.artifact_version_sk(d, version)))
     items = yield from batch_get(ctx, ctx.sessions_table, wanted)
-    live_head(ctx, session_id, find_head(items, session_id), owner)
+    head = live_head(ctx, session_id, find_head(items, session_id), owner)
     by_sk = {i[keys.SK]["S"]: i for i in items}
     index = by_sk.get(keys.artifact_sk(d))
     if version is None:
         if index is None or not index_live(index):
-            return index, None
-        return index, {**index, OBJECT: index[LATEST_KEY]}
+            return head, index, None
+        return head, index, {**index, OBJECT: index[LATEST_KEY]}
     item = by_sk.get(keys.artifact_version_sk(d, version))
-    return index, item if item is not None and visible(index, version) else None
+    return head, index, item if item is not None and visible(index, version) else None
 
 
 def find_version(
@@ -418,7 +428,7 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
     ikey = keys.session_key(session_id, keys.artifact_sk(d))
     attempt = 0
     while True:
-        index, _ = yield from read_index(ctx, session_id, owner, name, None)
+        head, index, _ = yield from read_index_head(ctx, session_id, owner, name, None)
         if index is None:
             return
         latest = get_int(index, "latest")
@@ -447,8 +457,12 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
                 continue
         break
     items = yield from _version_range(ctx, session_id, d, 1, latest)
+    for target in sorted(head.pins):  # forks still borrowing these objects get their own copies first
+        yield from adopt_versions(ctx, target, head.session.owner, d)
     yield from batch_delete(ctx, ctx.sessions_table, [{keys.PK: i[keys.PK], keys.SK: i[keys.SK]} for i in items])
-    yield from delete_objects(ctx, [need_s(i, OBJECT) for i in items])
+    # only the session's own objects: a fork's versions name its source's until its copy has made its own
+    mine = object_keys.session_prefix(head.session.owner, session_id)
+    yield from delete_objects(ctx, [o for i in items if (o := need_s(i, OBJECT)).startswith(mine)])
 
 
 # ---------------------------------------------------------------- presigned URLs

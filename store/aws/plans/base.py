@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
-from store.aws.items import Head, head_from_item
+from store.aws.items import PART, Head, Pin, Seed, head_from_item
 from store.aws.keys import PK, SK
 from store.aws.plans import turns
 from store.aws.plans.transactions import (
@@ -42,6 +42,7 @@ from store.core.deadlines import current_deadline
 from store.core.lru import Lru
 from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
+from store.models import TokenUsage
 from store.settings import Settings
 
 V = TypeVar("V")
@@ -63,6 +64,10 @@ class Position:
     compaction_seq: int | None = None
     turn: Turn | None = None  # the queue turn a write at this position is made in (never cached)
     crowded: bool = False  # writers were queued behind the last write here: the next one queues at once
+    part: str | None = None  # the head's `part` (None: the transcript is in the session id's partition)
+    seed: Seed | None = None  # the copy into that partition still going on
+    pins: tuple[tuple[str, Pin], ...] = ()  # the copies out of the session's partitions, by target session
+    pinrev: int = 0  # how many pins the head has ever taken (a write that must see every pin checks it)
 
     @staticmethod
     def of(head: Head) -> Position:
@@ -73,7 +78,15 @@ class Position:
             int(ret.total_seconds()) if ret is not None else None,
             head.session.owner,
             head.session.compaction_seq,
+            part=head.part_attr,
+            seed=head.seed,
+            pins=tuple(sorted(head.pins.items())),
+            pinrev=head.pinrev,
         )
+
+    def messages_of(self, session_id: str) -> str:
+        """The messages-table partition a write at this position puts the session's messages in."""
+        return self.part or session_id
 
 
 class Positions(Lru[Position]):
@@ -192,7 +205,20 @@ def at_position(expr: Expr, pos: Position, *, seq: bool = True, version: bool = 
         parts.append(turns.condition(expr, pos.turn))
     ret = expr.name("retention")
     parts.append(f"attribute_not_exists({ret})" if pos.retention is None else f"{ret} = {expr.value(n(pos.retention))}")
+    parts.append(in_part(expr, pos.part))
     return " AND ".join(parts)
+
+
+def in_part(expr: Expr, part: str | None) -> str:
+    """Condition: the session's transcript is (still) in partition `part` (None: the session id's own). A
+    rewind or a restore moves it: a write built for the old partition then fails and is built again."""
+    name = expr.name(PART)
+    return f"attribute_not_exists({name})" if part is None else f"{name} = {expr.value(s(part))}"
+
+
+def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
+    """ADD clauses applying a usage delta to the head's totals."""
+    return [f"{expr.name('usage_' + f)} {expr.value(n(v))}" for f, v in delta.numbers().items()]
 
 
 def touch(expr: Expr, session_id: str, now: datetime, retention: int | None) -> list[str]:
@@ -269,12 +295,15 @@ def touch_head(
     pos: Position,
     now: datetime,
     adds: Callable[[Expr], Sequence[str]] | None = None,
+    conditions: Callable[[Expr], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The transaction Update recording activity on the head of a live session (for `owner`, if given)
     whose retention is as `pos` says, without moving its sequence or state version; `adds` builds ADD
-    clauses (usage totals) with the update's own placeholders."""
+    clauses (usage totals) and `conditions` more conditions, with the update's own placeholders."""
     expr = Expr()
-    condition = f"{guard(expr, now, owner)} AND {at_position(expr, pos, seq=False)}"
+    condition = " AND ".join(
+        [guard(expr, now, owner), at_position(expr, pos, seq=False), *(conditions(expr) if conditions else ())]
+    )
     sets = touch(expr, session_id, now, pos.retention)
     return head_update(ctx, session_id, expr, condition, sets, adds(expr) if adds else ())
 
@@ -587,7 +616,18 @@ def _failure(err: AwsError, actions: Actions) -> Failed | None:
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
     """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
     at once; unprocessed items are resubmitted, with backoff, until none is left."""
-    pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
+    yield from batch_write(ctx, table, [{"DeleteRequest": {"Key": k}} for k in item_keys])
+
+
+def batch_put(ctx: Context, table: str, items: Sequence[Item]) -> Plan[None]:
+    """Put any number of items (overwriting) with BatchWriteItem, as `batch_delete` deletes them."""
+    yield from batch_write(ctx, table, [{"PutRequest": {"Item": i}} for i in items])
+
+
+def batch_write(ctx: Context, table: str, requests: list[dict[str, Any]]) -> Plan[None]:
+    """BatchWriteItem of any number of write requests, 25 a request and up to PARALLEL_REQUESTS requests at
+    once; unprocessed ones are resubmitted, with backoff, until none is left."""
+    pending = list(requests)
     attempt = 0
     while pending:
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]

@@ -184,6 +184,22 @@ def get_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[list[bytes]]:
     return [bytes(r["Body"]) for r in responses]
 
 
+def copy_objects(ctx: Context, pairs: Sequence[tuple[str, str]]) -> Plan[None]:
+    """Copy objects inside the bucket (S3 moves the bytes), (source, target) pairs, up to PARALLEL_REQUESTS
+    at once; StoreError naming a source that is missing. For bodies of at most 5 GB (spilled payloads)."""
+    for start in range(0, len(pairs), PARALLEL_REQUESTS):
+        calls = tuple(
+            s3("copy_object", ctx, Key=target, CopySource={"Bucket": bucket(ctx), "Key": source})
+            for source, target in pairs[start : start + PARALLEL_REQUESTS]
+        )
+        try:
+            yield Parallel(calls)
+        except AwsError as err:
+            if err.code in ("NoSuchKey", "404"):
+                raise StoreError(f"a stored payload is missing from the bucket: {err.message}") from None
+            raise
+
+
 def delete_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[None]:
     """Delete objects by key, 1,000 a request, up to PARALLEL_REQUESTS requests at once; deleting what is
     already gone succeeds."""

@@ -58,6 +58,8 @@ def spill(ctx: Context, items: list[Item], prefix: str, write_id: str) -> tuple[
     def move(i: int) -> None:
         payload = get_b(out[i], BODY) or b""
         key = object_keys.payload_key(prefix, write_id, payload)
+        if key in objects:  # two bodies of one write alike: each item still has an object of its own
+            key = object_keys.payload_key(prefix, f"{write_id}-{i}", payload)
         out[i] = {**{k: v for k, v in out[i].items() if k != BODY}, REF: s(key)}
         objects[key] = payload
         sizes[i] = item_size(out[i])

@@ -9,7 +9,13 @@ stream record:
   still live (trace intents are left to expire; their batches are referenced by number);
 - a session head removed (its TTL expired, or a delete finished) means: purge whatever of the session
   remains, S3 prefix included, unless the id holds a live session again;
-- a deleting head marked `handoff` (a delete that ran out of its request's time) means: finish its purge.
+- a deleting head marked `handoff` (a delete that ran out of its request's time) means: finish its purge;
+- a head that gained a copy into its transcript (a long fork's or rewind's), or whose copy was handed on
+  to the next invocation (a new `lap`), means: carry on that copy (for at most COPY_SLICE seconds, then
+  hand it on again);
+- a branch marked `handoff` (a `delete_branch` that ran out of its request's time) means: finish it.
+An item only ever releases objects under its own session's prefix: a fork's artifact versions name their
+source's objects until its copy has made their own, and those are the source's to release.
 The stream-driven cascade function calls `reclaim_record` for each record; it is idempotent."""
 
 from __future__ import annotations
@@ -19,13 +25,17 @@ from typing import Any
 from store.aws import keys, object_keys
 from store.aws.attrs import Item, get_s
 from store.aws.calls import Plan
-from store.aws.items import head_from_item
+from store.aws.items import SEED, Seed, head_from_item
 from store.aws.plans.base import Context, get_item
+from store.aws.plans.branches import BRANCH_PREFIX
+from store.aws.plans.copies import finish_copy
+from store.aws.plans.forks import finish_branch_delete
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.sessions import CASCADE, HANDOFF, purge, purge_removed
 from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
+COPY_SLICE = 60.0  # seconds one record's invocation carries a copy on before handing it to the next
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 
 
@@ -62,7 +72,17 @@ def released(ctx: Context, record: dict[str, Any]) -> Plan[list[str]]:
         return sorted(pointers(old))
     if is_intent(new):
         return []
-    return sorted(pointers(old) - pointers(new))
+    return sorted(k for k in pointers(old) - pointers(new) if _own(old or {}, k))
+
+
+def _own(item: Item, key: str) -> bool:
+    """Whether object `key` is under the prefix of the session whose item `item` is (items of other
+    partitions, run and workflow checkpoints, own what they name)."""
+    pk = get_s(item, keys.PK) or ""
+    if not pk.startswith(keys.session_pk("")):
+        return True
+    parts = key.split("/")
+    return len(parts) > 3 and parts[0] == "sessions" and parts[2] == pk[len(keys.session_pk("")) :]
 
 
 def _session_live(ctx: Context, session_id: str | None, owner: str | None) -> Plan[bool]:
@@ -76,19 +96,21 @@ def _session_live(ctx: Context, session_id: str | None, owner: str | None) -> Pl
     return same_scope and head.live(ctx.now(), None)
 
 
-def removed_head(record: dict[str, Any]) -> tuple[str, str] | None:
-    """(session id, owner) when the record is the removal of a session head not made by the cascade."""
+def removed_head(record: dict[str, Any]) -> tuple[str, str, Item] | None:
+    """(session id, owner, the removed head) when the record is the removal of a session head not made by
+    the cascade."""
     old = (record.get("dynamodb") or {}).get("OldImage") or {}
     if record.get("eventName") != "REMOVE" or get_s(old, keys.SK) != keys.HEAD:
         return None
     if old.get(CASCADE, {}).get("BOOL"):
         return None  # the cascade's own tombstone, removed by its purge
     session_id, owner = get_s(old, "id"), get_s(old, "owner")
-    return (session_id, owner) if session_id and owner else None
+    return (session_id, owner, old) if session_id and owner else None
 
 
-def handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
-    """(session id, owner) when the record marks a deleting head `handoff`: its purge is the cascade's."""
+def handed_off(record: dict[str, Any]) -> tuple[str, str, Item] | None:
+    """(session id, owner, the head) when the record marks a deleting head `handoff`: its purge is the
+    cascade's."""
     images = record.get("dynamodb") or {}
     new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
     if record.get("eventName") != "MODIFY" or get_s(new, keys.SK) != keys.HEAD:
@@ -96,7 +118,37 @@ def handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
     if not new.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFF, {}).get("BOOL"):
         return None
     session_id, owner = get_s(new, "id"), get_s(new, "owner")
-    return (session_id, owner) if session_id and owner else None
+    return (session_id, owner, new) if session_id and owner else None
+
+
+def copy_started(record: dict[str, Any]) -> str | None:
+    """The session id when the record is a head gaining a copy into its transcript, or the copy's next
+    lap: the copy is the cascade's to carry on."""
+    images = record.get("dynamodb") or {}
+    new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
+    if record.get("eventName") not in ("INSERT", "MODIFY") or get_s(new, keys.SK) != keys.HEAD:
+        return None
+    seed = Seed.from_attr(new.get(SEED))
+    if seed is None or new.get("deleting", {}).get("BOOL"):
+        return None
+    before = Seed.from_attr(old.get(SEED))
+    if before is not None and (before.token, before.lap) == (seed.token, seed.lap):
+        return None
+    return get_s(new, "id")
+
+
+def branch_handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(session id, branch) when the record marks a branch being deleted `handoff`: its purge is the
+    cascade's."""
+    images = record.get("dynamodb") or {}
+    new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
+    sk = get_s(new, keys.SK) or ""
+    if record.get("eventName") != "MODIFY" or not sk.startswith(BRANCH_PREFIX):
+        return None
+    if not new.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFF, {}).get("BOOL"):
+        return None
+    pk = get_s(new, keys.PK) or ""
+    return pk[len(keys.session_pk("")) :], sk[len(BRANCH_PREFIX) :]
 
 
 def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
@@ -108,7 +160,14 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
         yield from purge_removed(ctx, *head)
     unfinished = handed_off(record)
     if unfinished is not None:
-        yield from purge(ctx, *unfinished)
+        session_id, owner, item = unfinished
+        yield from purge(ctx, session_id, owner, head=item)
+    copying = copy_started(record)
+    if copying is not None:
+        yield from finish_copy(ctx, copying, slice_seconds=COPY_SLICE, hand_off=True)
+    branch = branch_handed_off(record)
+    if branch is not None:
+        yield from finish_branch_delete(ctx, *branch)
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from store.aws import keys, object_keys
-from store.aws.attrs import Expr, boolean, n, s
+from store.aws.attrs import Expr, Item, boolean, n, s
 from store.aws.calls import AwsError, Call, Plan
-from store.aws.items import head_from_item, head_item, metadata_attrs
+from store.aws.items import PART, PIN_PREFIX, SEED, Head, head_from_item, head_item, metadata_attrs
 from store.aws.plans.base import (
     Context,
     Position,
@@ -20,12 +21,14 @@ from store.aws.plans.base import (
     head_update,
     out_of_time,
     partition,
-    partition_query,
     touch,
     write_session,
 )
 from store.aws.plans.base import query as run_query
-from store.aws.plans.objects import delete_prefix
+from store.aws.plans.branches import all_branches
+from store.aws.plans.copies import finish_copy, unpin
+from store.aws.plans.objects import delete_objects, delete_prefix
+from store.aws.plans.payloads import REF
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.conversation.sessions import INTERNAL, UNDER
 from store.core import codec
@@ -43,9 +46,9 @@ def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
     has expired or whose deletion was interrupted is purged first, so nothing old is ever found."""
     owner, session_id, title = request.owner, request.session_id, request.title
     model, metadata, retention = request.model, request.metadata, request.retention
-    attempt = 0
-    while True:
-        now = ctx.now()
+    made: list[Session] = []
+
+    def head(now: datetime) -> Item:
         expires = expiry(now, retention) if retention is not None else None
         session = Session(
             id=session_id,
@@ -58,11 +61,29 @@ def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
             expires_at=expires,
             retention=retention,
         )
+        made[:] = [session]
+        return head_item(session, epoch(expires) if expires else None)
+
+    yield from claim(ctx, session_id, owner, head, lambda old: head_from_item(old).session == made[0])
+    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None, owner))
+    return made[0]
+
+
+def claim(
+    ctx: Context, session_id: str, owner: str, head: Callable[[datetime], Item], mine: Callable[[Item], bool]
+) -> Plan[None]:
+    """Put a new session's head (`head(now)`, built anew for each attempt) and its owner-index entry in one
+    transaction. SessionExists when the id holds a live session; one that has expired or whose deletion was
+    interrupted is purged first. A head that `mine` recognises is this call's own write, resent by the SDK
+    after its response was lost."""
+    attempt = 0
+    while True:
+        now = ctx.now()
         expr = Expr()
         put = {
             "Put": {
                 "TableName": ctx.sessions_table,
-                "Item": head_item(session, epoch(expires) if expires else None),
+                "Item": head(now),
                 "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)})",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 **expr.params(),
@@ -82,21 +103,19 @@ def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
             if failed.failed(HEAD):
                 old = failed.old(HEAD) or (yield from get_item(ctx.sessions_table, keys.head_key(session_id)))
                 if old is not None:
-                    head = head_from_item(old)
-                    if err.retried and head.session == session:
-                        break  # our own create, resent by the SDK after its response was lost
-                    if head.live(now, None):
+                    if err.retried and mine(old):
+                        return  # our own write, resent by the SDK after its response was lost
+                    found = head_from_item(old)
+                    if found.live(now, None):
                         raise SessionExists(session_id) from None
-                    yield from purge(ctx, session_id, head.session.owner)
+                    yield from purge(ctx, session_id, found.session.owner, head=old)
                 attempt = yield from again(ctx, attempt, "create_session")  # the expired one is gone
                 continue
             if not failed.conflicted():
                 raise
             attempt = yield from backoff(ctx, attempt, "create_session")
             continue
-        break
-    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None, owner))
-    return session
+        return
 
 
 def get_session(ctx: Context, request: GetSession) -> Plan[Session | None]:
@@ -111,6 +130,12 @@ def get_session(ctx: Context, request: GetSession) -> Plan[Session | None]:
 
 def list_sessions(ctx: Context, request: ListSessions) -> Plan[Page[Session]]:
     """One owner's live sessions, most recently updated first, through the by_owner index."""
+    heads, next_cursor = yield from list_heads(ctx, request)
+    return Page[Session](items=[h.session for h in heads], next_cursor=next_cursor)
+
+
+def list_heads(ctx: Context, request: ListSessions) -> Plan[tuple[list[Head], str | None]]:
+    """`list_sessions`'s page as the heads it read (where each transcript is, too), and the next cursor."""
     owner, query = request.owner, request.query
     expr = Expr()
     ttl = expr.name(keys.TTL)
@@ -146,12 +171,12 @@ def list_sessions(ctx: Context, request: ListSessions) -> Plan[Page[Session]]:
             **keys.head_key(str(pos.get("i"))),
         }
     items = yield from run_query(params, limit=query.limit + 1)
-    sessions = [head_from_item(i).session for i in items]
+    heads = [head_from_item(i) for i in items]
     next_cursor = None
-    if len(sessions) > query.limit:
+    if len(heads) > query.limit:
         last = items[query.limit - 1]
         next_cursor = cursors.encode("sessions", owner, {"g": last[keys.GSI1SK]["S"], "i": last["id"]["S"]})
-    return Page[Session](items=sessions[: query.limit], next_cursor=next_cursor)
+    return heads[: query.limit], next_cursor
 
 
 def update_session(ctx: Context, request: UpdateSession) -> Plan[Session]:
@@ -212,13 +237,18 @@ def delete_session(ctx: Context, request: DeleteSession) -> Plan[None]:
         if err.code == "ConditionalCheckFailedException":
             return  # deleted (or replaced by another owner's session) meanwhile
         raise
-    yield from purge(ctx, session_id, head.session.owner, may_hand_off=True)
+    yield from purge(ctx, session_id, head.session.owner, may_hand_off=True, head=item)
 
 
-def purge(ctx: Context, session_id: str, owner: str, *, may_hand_off: bool = False) -> Plan[bool]:
-    """Delete every item and object of a session: its S3 prefix (artifacts, traces, spilled bodies),
-    its messages a page at a time, its partition in the sessions table (head last) and its owner-index
-    entry. Safe to repeat: until the head goes, a repeated delete finds it and finishes.
+def purge(
+    ctx: Context, session_id: str, owner: str, *, may_hand_off: bool = False, head: Item | None = None
+) -> Plan[bool]:
+    """Delete every item and object of a session: first the copies out of it that are still going on are
+    finished (the pins on its `head`, the head item as last seen: forks of it keep their messages), and its
+    own copy from another session, if one is going on, lets go of that session; then its S3 prefix
+    (artifacts, traces, spilled bodies), the messages of each of its partitions (its transcript's, its
+    branches') a page at a time, its partition in the sessions table (head last) and its owner-index entry.
+    Safe to repeat: until the head goes, a repeated delete finds it and finishes.
 
     With `may_hand_off` (a caller's delete, inside a request's `store.deadline`), the purge stops once
     less than `settings.handoff_reserve` is left before the deadline, and hands what remains to the
@@ -226,24 +256,56 @@ def purge(ctx: Context, session_id: str, owner: str, *, may_hand_off: bool = Fal
     the cascade finish the purge. Returns True when this call finished it."""
     ctx.forget(session_id)
     reserve = ctx.settings.handoff_reserve.total_seconds()
+    seen = head_from_item(head) if head is not None else None
+    for target in sorted(seen.pins if seen is not None else ()):
+        finished = yield from finish_copy(ctx, target)
+        if not finished:  # out of the request's time: the cascade carries on (this purge again, from the top)
+            if may_hand_off:
+                yield from hand_off(ctx, session_id)
+            return False
+    if seen is not None and seen.seed is not None and seen.seed.source_session != session_id:
+        yield from unpin(ctx, seen.seed.source_session, session_id, seen.seed.token)
     if ctx.bucket is not None:
         yield from delete_prefix(ctx, object_keys.session_prefix(owner, session_id))
-    params = partition_query(ctx.messages_table, keys.SID, session_id, keys_of=keys.SEQ)
-    while True:
-        if may_hand_off and out_of_time(reserve):
+    branches = yield from all_branches(ctx, session_id)
+    parts = {session_id, *(b.part for b in branches)} | ({seen.part} if seen is not None else set())
+    for part in sorted(parts):
+        done = yield from purge_partition(ctx, part, reserve if may_hand_off else None)
+        if not done:
             yield from hand_off(ctx, session_id)
             return False
-        resp = yield Call("query", {**params, "Limit": PURGE_PAGE})
-        yield from batch_delete(ctx, ctx.messages_table, resp.get("Items", []))
-        if not resp.get("LastEvaluatedKey"):
-            break
-        params["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
     children = yield from partition(ctx.sessions_table, keys.PK, keys.session_pk(session_id), keys_of=keys.SK)
     yield from batch_delete(ctx, ctx.sessions_table, [c for c in children if c[keys.SK]["S"] != keys.HEAD])
     yield from batch_delete(
         ctx, ctx.sessions_table, [keys.owner_index_key(owner, session_id), keys.head_key(session_id)]
     )
     return True
+
+
+def purge_partition(ctx: Context, part: str, reserve: float | None, *, objects: bool = False) -> Plan[bool]:
+    """Delete every message of one partition, a page at a time (with `objects`, the spilled bodies they
+    point to too: a session's own purge deletes its whole prefix instead). With a `reserve`, it stops
+    (False) once less than that is left before the enclosing `store.deadline`."""
+    expr = Expr()
+    params: dict[str, Any] = {
+        "TableName": ctx.messages_table,
+        "ConsistentRead": True,
+        "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(part))}",
+        "ProjectionExpression": ", ".join(expr.name(a) for a in (keys.SID, keys.SEQ, *((REF,) if objects else ()))),
+        "Limit": PURGE_PAGE,
+        **expr.params(),
+    }
+    while True:
+        if reserve is not None and out_of_time(reserve):
+            return False
+        resp = yield Call("query", params)
+        found = resp.get("Items", [])
+        yield from batch_delete(ctx, ctx.messages_table, [{k: i[k] for k in (keys.SID, keys.SEQ)} for i in found])
+        if objects:
+            yield from delete_objects(ctx, [i[REF]["S"] for i in found if REF in i])
+        if not resp.get("LastEvaluatedKey"):
+            return True
+        params["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
 
 PURGE_PAGE = 1000  # message keys read (and then deleted, 8 BatchWriteItem requests at a time) per step
@@ -273,12 +335,13 @@ def hand_off(ctx: Context, session_id: str) -> Plan[None]:
 CASCADE = "cascade"
 
 
-def purge_removed(ctx: Context, session_id: str, owner: str) -> Plan[bool]:
+def purge_removed(ctx: Context, session_id: str, owner: str, old: Item | None = None) -> Plan[bool]:
     """Purge what remains of a session whose head was removed (its TTL expired, or a delete finished),
-    unless the id now holds a live session again. A tombstone head (deleting, `cascade`, expiring after
-    DELETE_GRACE) is put first, conditionally, so that no session can be created under the id while the
-    purge runs; the purge then removes it too, and its own removal is recognised by `cascade` and left
-    alone. Returns whether it purged."""
+    unless the id now holds a live session again; `old` is the removed head (where its transcript was, the
+    copies in and out of it). A tombstone head (deleting, `cascade`, expiring after DELETE_GRACE, with
+    those) is put first, conditionally, so that no session can be created under the id while the purge
+    runs (and one created after it finds what to purge); the purge then removes it too, and its own removal
+    is recognised by `cascade` and left alone. Returns whether it purged."""
     now = ctx.now()
     expr = Expr()
     ttl = expr.name(keys.TTL)
@@ -294,6 +357,7 @@ def purge_removed(ctx: Context, session_id: str, owner: str) -> Plan[bool]:
         "deleting": boolean(True),
         CASCADE: boolean(True),
         keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
+        **{k: v for k, v in (old or {}).items() if k in (PART, SEED) or k.startswith(PIN_PREFIX)},
     }
     try:
         yield Call(
@@ -310,5 +374,5 @@ def purge_removed(ctx: Context, session_id: str, owner: str) -> Plan[bool]:
         if err.code == "ConditionalCheckFailedException":
             return False  # a live session holds the id again
         raise
-    yield from purge(ctx, session_id, owner)
+    yield from purge(ctx, session_id, owner, head=tomb)
     return True

@@ -19,19 +19,14 @@ from store.aws.plans.base import (
     live_head,
     move_head,
     touch_head,
+    usage_adds,
     write_session,
 )
-from store.aws.plans.messages import (
-    drafts,
-    message_puts,
-    preview_sets,
-    query_range,
-    total_usage,
-    usage_adds,
-    write_messages,
-)
+from store.aws.plans.messages import drafts, message_puts, preview_sets, total_usage, write_messages
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import Actions
+from store.aws.plans.transcript import Transcript, read_range
+from store.core import rules
 from store.core.slots import records_slot
 from store.core.timeutil import iso
 from store.core.validation import new_id
@@ -103,16 +98,30 @@ def save_state(ctx: Context, request: SaveState) -> Plan[int]:
     return pos.state_version + 1
 
 
+KEPT_STATE_PREFIX = "STATEK#"  # the states `save_full` wrote lately (Settings.state_history), for rewinds
+
+
+def kept_state_sk(version: int, history: int) -> str:
+    """Where the state of `version` is kept: a ring of `history` slots."""
+    return f"{KEPT_STATE_PREFIX}{version % history:03d}"
+
+
 def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
-    """Append messages and store the state that follows them, in one transaction."""
+    """Append messages and store the state that follows them, in one transaction (with a copy of the state
+    in the session's ring of kept states, so that a rewind can bring it back)."""
     session_id, owner, messages = request.session_id, request.owner, request.messages
     state, expected_seq = request.state, request.expected_seq
     now = ctx.now()
     encoded = encode_all(ctx, [*(m.body() for m in messages), state], "save_full")
     write_id = new_id()
+    # a copy is kept when it fits the transaction: head, state, its copy, an intent, and the messages
+    history = ctx.settings.state_history if rules.keeps_state(len(messages), ctx.settings.state_history) else 0
     inline = [*drafts(ctx, session_id, messages, now, "save_full", encoded[:-1])]
     inline.append(state_item(session_id, 0, 0, encoded[-1], now, write_id))
+    if history:
+        inline.append(state_item(session_id, 0, 0, encoded[-1], now, write_id))
     staged = yield from stage(ctx, inline, "save_full", session=(session_id, owner), write_id=write_id)
+    kept = staged.items.pop() if history else None
     items, stored_state = staged.items[:-1], staged.items[-1]
     total = total_usage(messages)
 
@@ -132,7 +141,14 @@ def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
             expr,
             usage_adds(expr, total),
         )
-        return staged.release(ctx, actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1)))
+        actions.add_each("message", message_puts(ctx, items, pos.last_seq + 1, pos.messages_of(session_id)))
+        actions = staged.release(ctx, actions)
+        if kept is not None:
+            version = pos.state_version + 1
+            sk = keys.session_key(session_id, kept_state_sk(version, history))
+            copy = {**kept, **sk, "version": n(version), "seq": n(new_seq)}
+            actions.add("kept", {"Put": {"TableName": ctx.sessions_table, "Item": copy}})
+        return actions
 
     pos, _ = yield from committed(
         ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "save_full", expected_seq, items)
@@ -176,15 +192,16 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
     head = live_head(ctx, session_id, head_found, owner)
     session = head.session
+    transcript = Transcript.of(head)
     lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
-    items = yield from query_range(ctx, session_id, lo, session.last_seq, newest_first=False, limit=None)
+    items = yield from read_range(ctx, transcript, lo, session.last_seq, newest_first=False, limit=None)
     state_items = [state_found] if state_found else []
     resolved = yield from resolve(ctx, [*state_items, *items])
     window = Widening([record_from_item(i) for i in resolved[len(state_items) :]])
     page = WIDEN_PAGE
     while window.wants:  # older messages, newest first, in growing pages, until every result has its call
-        older = yield from query_range(
-            ctx, session_id, max(1, window.start - page), window.start - 1, newest_first=True, limit=page
+        older = yield from read_range(
+            ctx, transcript, max(1, window.start - page), window.start - 1, newest_first=True, limit=page
         )
         window.take(record_from_item(i) for i in (yield from resolve(ctx, older)))
         page = min(page * 4, window.room)

@@ -1,0 +1,671 @@
+"""Plans for forks, rewinds and branches (docs/decisions.md, "Fork and rewind").
+
+A fork is a new session whose partition is seeded from the source's transcript (`copies.py`): it is made
+in one transaction once everything but the messages is in place, and its messages are copied within the
+call when there are at most `Settings.fork_inline_messages` of them, else by the stack's cascade after it
+(reads and writes of the fork are correct meanwhile: `transcript.py`). Its records, state and artifact
+items are copied first, under a head that is invisible until that transaction (`deleting`, with a short
+TTL: a fork that dies part-way is purged like an interrupted delete); artifact versions name the source's
+objects until the copy has made the fork objects of its own (server-side).
+
+A rewind keeps the session's partition as a branch (`branches.py`) and gives the session a new one,
+seeded from the branch with messages 1..to_seq; a restore swaps a branch's partition back in. Neither
+copies a transcript within the call beyond `fork_inline_messages` messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from store.aws import keys, object_keys
+from store.aws.attrs import Expr, Item, boolean, get_int, get_s, n, s
+from store.aws.calls import AwsError, Call, Plan
+from store.aws.items import (
+    PART,
+    PART_MARK,
+    SEED,
+    USAGE_PREFIX,
+    Head,
+    Pin,
+    Seed,
+    Source,
+    head_from_item,
+    head_item,
+    pin_attr,
+    record_from_item,
+    state_from_item,
+    state_item,
+)
+from store.aws.plans.base import (
+    Context,
+    Position,
+    again,
+    backoff,
+    batch_put,
+    get_item,
+    guard,
+    in_part,
+    partition_prefix,
+    read_head,
+    touch,
+    touch_head,
+    write_session,
+)
+from store.aws.plans.branches import (
+    BranchItem,
+    all_branches,
+    branch_item,
+    branch_sk,
+    read_branch,
+)
+from store.aws.plans.copies import finish_copy, placed
+from store.aws.plans.messages import previous_compaction
+from store.aws.plans.objects import abandon
+from store.aws.plans.payloads import Staged, encode, resolve, stage
+from store.aws.plans.sessions import DELETE_GRACE, HANDOFF, claim, purge, purge_partition
+from store.aws.plans.state import KEPT_STATE_PREFIX
+from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
+from store.aws.plans.transcript import Transcript, read_range
+from store.conversation.preview import preview_of
+from store.core import rules
+from store.core.timeutil import epoch, expiry, iso
+from store.core.validation import new_id
+from store.errors import Conflict
+from store.models import Branch, Session, TokenUsage
+from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession
+
+FORKING = "forking"  # on a fork's head until the transaction that makes it visible: the fork's token
+MAX_SOURCES = 4  # a fork of a fork still being copied reads its sources through at most this many partitions
+PREVIEW_PAGE = 20  # messages read for a preview (the first user message is nearly always among them)
+COPIED = ("ART", keys.RECORDS_PREFIX, KEPT_STATE_PREFIX)  # sort-key prefixes of what a fork takes along
+
+
+# ---------------------------------------------------------------- fork
+
+
+def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
+    """Fork the session (see the module docstring): a head claimed invisibly, the source's state, records,
+    kept states and artifact items copied under it, then one transaction that makes it visible with its
+    copy to do and pins that copy on the source (only while the source is as it was read: a write to it
+    meanwhile makes the fork start over). Bounded: a few requests plus one per 25 items copied along,
+    whatever the transcript's length; its messages are copied within the call only up to
+    `fork_inline_messages`."""
+    source_id, owner, target = request.session_id, request.owner, request.new_session_id
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, source_id, owner)
+        last = rules.fork_point(request.at_seq, head.session.last_seq)
+        sources = _sources(head, last)
+        token = new_id()
+        made = yield from _fork_once(ctx, request, head, last, sources, token)
+        if made is not None:
+            break
+        attempt = yield from again(ctx, attempt, "fork_session")  # the source moved: fork it as it is now
+    if made.seed is not None and last <= ctx.settings.fork_inline_messages:
+        yield from finish_copy(ctx, target)
+    item = yield from get_item(ctx.sessions_table, keys.head_key(target))
+    return head_from_item(item).session if item is not None else made.session
+
+
+def _sources(head: Head, last: int) -> tuple[Source, ...]:
+    """Where a fork of `head`'s messages 1..`last` copies them from: the source's partition, and where the
+    source's own copy (if still going on) reads what it has not copied yet."""
+    chain = [Source(head.part, last)]
+    if head.seed is not None:
+        chain += [Source(x.part, min(x.through, last)) for x in head.seed.sources]
+    if len(chain) > MAX_SOURCES:
+        raise Conflict(
+            "fork_session: the session is a fork of forks whose copies are still going on; retry once they are done"
+        )
+    return tuple(chain)
+
+
+def _fork_once(
+    ctx: Context, request: ForkSession, head: Head, last: int, sources: tuple[Source, ...], token: str
+) -> Plan[Head | None]:
+    """One attempt at a fork of `head` (as read): the new head, or None when the source moved meanwhile
+    (everything of the attempt is then removed)."""
+    target, source = request.new_session_id, head.session
+    owner = source.owner
+
+    def forking(now: datetime) -> Item:
+        stamp = s(iso(now))
+        return {
+            **keys.head_key(target),
+            "id": s(target),
+            "owner": s(owner),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "last_seq": n(0),
+            "state_version": n(0),
+            "deleting": boolean(True),
+            FORKING: s(token),
+            keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
+        }
+
+    yield from claim(ctx, target, owner, forking, lambda old: get_s(old, FORKING) == token)
+    staged: list[Staged] = []
+    try:
+        children = yield from _children(ctx, request, source.id, target, last)
+        taken = yield from placed(ctx, children, target, owner)
+        staged.append(taken)
+        if request.state is not UNSET:
+            given = yield from _given_state(ctx, target, owner, request.state, last)
+            staged.append(given)
+        items = [i for done in staged for i in done.items]
+        state = next((i for i in items if i[keys.SK]["S"] == keys.STATE), None)
+        yield from batch_put(ctx, ctx.sessions_table, items)
+        transcript = Transcript.of(head)
+        compaction = source.compaction_seq
+        if compaction is not None and compaction > last:
+            compaction = yield from previous_compaction(ctx, transcript, last + 1)
+        preview = yield from _preview(ctx, transcript, 1, min(last, PREVIEW_PAGE))
+        objects = any(get_s(c, keys.SK) and c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX) for c in children)
+        seed = Seed(token, last, 0, source.id, sources, objects) if last > 0 or objects else None
+        now = ctx.now()
+        metadata = dict(source.metadata if request.metadata is UNSET else request.metadata)
+        metadata[rules.FORKED_FROM] = rules.forked_from(source.id, last)
+        session = Session(
+            id=target,
+            owner=owner,
+            title=source.title if request.title is UNSET else request.title,
+            model=source.model,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+            last_seq=last,
+            retention=source.retention,
+            expires_at=expiry(now, source.retention) if source.retention is not None else None,
+            state_version=get_int(state, "version") if state else 0,
+            compaction_seq=compaction,
+            preview=preview,
+            copying=seed is not None,
+        )
+        made = head_item(session, epoch(session.expires_at) if session.expires_at else None)
+        made.update(last_seq=n(last), state_version=n(session.state_version))
+        if compaction is not None:
+            made["compaction_seq"] = n(compaction)
+        if preview is not None:
+            made["preview"] = s(preview)
+        if seed is not None:
+            made[SEED] = seed.to_attr()
+        actions = _fork_actions(ctx, request, head, made, token, seed, target)
+        actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
+        try:
+            yield transact(actions)
+        except AwsError as err:
+            failed = None if contended(err) else cancelled(err, actions)
+            if failed is not None and failed.failed("fork"):
+                raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from None
+            if failed is not None and not failed.failed(HEAD) and not failed.conflicted():
+                raise Cancelled(failed, "fork_session") from None
+            yield from _undo(ctx, target, owner, staged)  # the source moved (or contention): start over
+            return None
+        return head_from_item(made)
+    except BaseException:
+        yield from _undo(ctx, target, owner, staged)
+        raise
+
+
+def _fork_actions(
+    ctx: Context, request: ForkSession, head: Head, made: Item, token: str, seed: Seed | None, target: str
+) -> Actions:
+    """The transaction making the fork: its head (while it is still this fork's), and the source's head,
+    unchanged since it was read, pinning the copy when there is one."""
+    fexpr = Expr()
+    fork = {
+        "Put": {
+            "TableName": ctx.sessions_table,
+            "Item": made,
+            "ConditionExpression": f"{fexpr.name(FORKING)} = {fexpr.value(s(token))}",
+            **fexpr.params(),
+        }
+    }
+    expr = Expr()
+    condition = " AND ".join(
+        [
+            guard(expr, ctx.now(), request.owner),
+            f"{expr.name('updated_at')} = {expr.value(s(iso(head.session.updated_at)))}",
+            in_part(expr, head.part_attr),
+        ]
+    )
+    body: dict[str, Any] = {
+        "TableName": ctx.sessions_table,
+        "Key": keys.head_key(head.session.id),
+        "ConditionExpression": condition,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if seed is None:
+        return Actions(head={"ConditionCheck": {**body, **expr.params()}}, fork=fork)
+    pin = Pin(token, head.part, seed.through, target)
+    pinned = (
+        f"SET {expr.name(pin_attr(target))} = {expr.value(pin.to_attr())} ADD {expr.name('pinrev')} {expr.value(n(1))}"
+    )
+    return Actions(head={"Update": {**body, "UpdateExpression": pinned, **expr.params()}}, fork=fork)
+
+
+def _children(ctx: Context, request: ForkSession, source: str, target: str, last: int) -> Plan[list[Item]]:
+    """What the fork takes along besides its messages, as the fork's items: the source's records, the states
+    it keeps for rewinds (those saved at or before `last`), its artifact index and version items (whose
+    objects are still the source's), and its state (unless the caller gives one) as having seen no message
+    past `last`."""
+    found: list[Item] = []
+    for prefix in COPIED:
+        found += yield from partition_prefix(ctx, source, prefix)
+    if request.state is UNSET:
+        stored = yield from get_item(ctx.sessions_table, keys.session_key(source, keys.STATE))
+        if stored is not None:
+            found.append({**stored, "seq": n(min(get_int(stored, "seq"), last))})
+    pk = s(keys.session_pk(target))
+    return [
+        {**i, keys.PK: pk}
+        for i in found
+        if not (i[keys.SK]["S"].startswith(KEPT_STATE_PREFIX) and get_int(i, "seq") > last)
+    ]
+
+
+def _given_state(ctx: Context, target: str, owner: str, state: Any, last: int) -> Plan[Staged]:
+    """The state a fork is given, as its first version (its body in S3 when it does not fit an item)."""
+    write_id = new_id()
+    item = state_item(target, 1, last, encode(ctx, state, "state"), ctx.now(), write_id)
+    staged: Staged = yield from stage(
+        ctx, [item], "fork_session", session=None, prefix=object_keys.session_prefix(owner, target), write_id=write_id
+    )
+    return staged
+
+
+def _preview(ctx: Context, transcript: Transcript, lo: int, hi: int) -> Plan[str | None]:
+    """The preview of messages lo..hi (the start of the first user message among them), or None."""
+    if lo > hi:
+        return None
+    items = yield from read_range(ctx, transcript, lo, hi, newest_first=False, limit=None)
+    resolved = yield from resolve(ctx, items)
+    return preview_of(record_from_item(i) for i in resolved)
+
+
+def _undo(ctx: Context, target: str, owner: str, staged: list[Staged]) -> Plan[None]:
+    """Remove what a fork attempt made (its head is still the invisible one, so the purge owns all of it)."""
+    for done in staged:
+        yield from abandon(ctx, done.intent)
+    item = yield from get_item(ctx.sessions_table, keys.head_key(target))
+    if item is not None and FORKING in item:
+        yield from purge(ctx, target, owner, head=item)
+
+
+# ---------------------------------------------------------------- rewind and branches
+
+
+def _not_copying(head: Head, what: str) -> None:
+    if head.seed is not None:
+        raise Conflict(
+            f"{what}: the session's transcript is still being copied (a fork's or an earlier rewind's); "
+            "retry once it is done"
+        )
+
+
+def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
+    """Keep the transcript as the branch `request.branch` and continue from `to_seq` in a new partition
+    seeded from it (one transaction; the copy within the call up to `fork_inline_messages`)."""
+    session_id, owner, to_seq, name = request.session_id, request.owner, request.to_seq, request.branch
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        _not_copying(head, "rewind_session")
+        last = head.session.last_seq
+        rules.check_rewind(to_seq, last)
+        if to_seq == last:
+            return head.session
+        transcript = Transcript.of(head)
+        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        kept = yield from partition_prefix(ctx, session_id, KEPT_STATE_PREFIX)
+        current = state_from_item(state) if state is not None else None
+        chosen = rules.state_as_of(current, [state_from_item(k) for k in kept], to_seq)
+        restored = next((k for k in kept if chosen is not None and get_int(k, "version") == chosen.version), None)
+        compaction = head.session.compaction_seq
+        if compaction is not None and compaction > to_seq:
+            compaction = yield from previous_compaction(ctx, transcript, to_seq + 1)
+        preview = yield from _preview(ctx, transcript, 1, min(to_seq, PREVIEW_PAGE))
+        own_preview = yield from _preview(ctx, transcript, to_seq + 1, min(last, to_seq + PREVIEW_PAGE))
+        copies = yield from placed(
+            ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
+        )
+        kept_state, new_state = _split(copies.items, state, restored)
+        now = ctx.now()
+        token = new_id()
+        part = f"{session_id}{PART_MARK}{new_id()}"
+        seed = Seed(token, to_seq, 0, session_id, (Source(head.part, to_seq),)) if to_seq > 0 else None
+        kept_branch = branch_item(
+            session_id,
+            name,
+            part=head.part,
+            from_seq=to_seq,
+            last_seq=last,
+            created_at=now,
+            usage=head.session.usage,
+            compaction_seq=head.session.compaction_seq,
+            preview=head.session.preview,
+            own_preview=own_preview,
+            state=kept_state,
+        )
+        actions = _switch(
+            ctx,
+            head,
+            owner,
+            now,
+            part=part,
+            last_seq=to_seq,
+            usage=TokenUsage(),
+            compaction_seq=compaction,
+            preview=preview,
+            seed=seed,
+            state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+        )
+        actions.add("branch", _put_branch(ctx, kept_branch, None))
+        if copies.intent is not None:
+            actions.add("intent", copies.intent.release(ctx))
+        outcome = yield from _commit(ctx, actions, copies, "rewind_session")
+        if outcome == "branch":
+            raise rules.branch_exists(name)
+        if outcome == "done":
+            break
+        attempt = yield from again(ctx, attempt, "rewind_session")
+    ctx.forget(session_id)
+    if seed is not None and to_seq <= ctx.settings.fork_inline_messages:
+        yield from finish_copy(ctx, session_id)
+    return (yield from read_head(ctx, session_id, owner)).session
+
+
+def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
+    """Swap the branch's partition (and state) in, keeping the transcript it replaces as `keep_as`: one
+    transaction, nothing copied but a spilled state's body."""
+    session_id, owner, name, keep_as = request.session_id, request.owner, request.branch, request.keep_as
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        _not_copying(head, "restore_branch")
+        branch = yield from read_branch(ctx, session_id, owner, name)
+        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        wanted = branch.state_item()
+        copies = yield from placed(
+            ctx, [x for x in (state, wanted) if x is not None], session_id, head.session.owner, fresh=True
+        )
+        kept_state, new_state = _split(copies.items, state, wanted)
+        now = ctx.now()
+        transcript = Transcript.of(head)
+        last = head.session.last_seq
+        own_preview = yield from _preview(
+            ctx, transcript, branch.from_seq + 1, min(last, branch.from_seq + PREVIEW_PAGE)
+        )
+        kept_branch = branch_item(
+            session_id,
+            keep_as,
+            part=head.part,
+            from_seq=branch.from_seq,
+            last_seq=last,
+            created_at=now,
+            usage=head.session.usage,
+            compaction_seq=head.session.compaction_seq,
+            preview=head.session.preview,
+            own_preview=own_preview,
+            state=kept_state,
+        )
+        actions = _switch(
+            ctx,
+            head,
+            owner,
+            now,
+            part=branch.part,
+            last_seq=branch.last_seq,
+            usage=branch.usage,
+            compaction_seq=branch.compaction_seq,
+            preview=branch.preview,
+            seed=None,
+            state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+        )
+        if keep_as != name:
+            bexpr = Expr()
+            actions.add(
+                "restored",
+                {
+                    "Delete": {
+                        "TableName": ctx.sessions_table,
+                        "Key": keys.session_key(session_id, branch_sk(name)),
+                        "ConditionExpression": f"{bexpr.name('part')} = {bexpr.value(s(branch.part))}",
+                        **bexpr.params(),
+                    }
+                },
+            )
+        actions.add("branch", _put_branch(ctx, kept_branch, branch.part if keep_as == name else None))
+        if copies.intent is not None:
+            actions.add("intent", copies.intent.release(ctx))
+        outcome = yield from _commit(ctx, actions, copies, "restore_branch")
+        if outcome == "branch" and keep_as != name:
+            raise rules.branch_exists(keep_as)
+        if outcome == "done":
+            break
+        attempt = yield from again(ctx, attempt, "restore_branch")
+    ctx.forget(session_id)
+    return (yield from read_head(ctx, session_id, owner)).session
+
+
+def _split(copies: list[Item], first: Item | None, second: Item | None) -> tuple[Item | None, Item | None]:
+    """The placed copies of (first, second), either of which may be absent."""
+    out = iter(copies)
+    return (next(out) if first is not None else None), (next(out) if second is not None else None)
+
+
+def _as_state(kept: Item, session_id: str, version: int) -> Item:
+    """A kept state (a branch's, or one kept by save_full) as the session's state of `version`."""
+    fields = {k: v for k, v in kept.items() if k in ("seq", "saved_at", "c", "b", "ref")}
+    return {**keys.session_key(session_id, keys.STATE), **fields, "version": n(version), "write_id": s(new_id())}
+
+
+def _switch(
+    ctx: Context,
+    head: Head,
+    owner: str | None,
+    now: datetime,
+    *,
+    part: str,
+    last_seq: int,
+    usage: TokenUsage,
+    compaction_seq: int | None,
+    preview: str | None,
+    seed: Seed | None,
+    state: Item | None,
+) -> Actions:
+    """The session's head moved to another transcript (and state, when given), while it is as read."""
+    session_id = head.session.id
+    expr = Expr()
+    sets = touch(expr, session_id, now, Position.of(head).retention)
+    sets += [f"{expr.name(PART)} = {expr.value(s(part))}", f"{expr.name('last_seq')} = {expr.value(n(last_seq))}"]
+    removes: list[str] = []
+    numbers = usage.numbers()
+    for f in TokenUsage.fields():
+        name = expr.name(USAGE_PREFIX + f)
+        if f in numbers:
+            sets.append(f"{name} = {expr.value(n(numbers[f]))}")
+        else:
+            removes.append(name)
+    for attr, value in (("compaction_seq", compaction_seq), ("preview", preview)):
+        if value is None:
+            removes.append(expr.name(attr))
+        else:
+            sets.append(f"{expr.name(attr)} = {expr.value(n(value) if isinstance(value, int) else s(value))}")
+    if seed is not None:
+        sets.append(f"{expr.name(SEED)} = {expr.value(seed.to_attr())}")
+    version = head.session.state_version
+    if state is not None:
+        sets.append(f"{expr.name('state_version')} = {expr.value(n(version + 1))}")
+    condition = " AND ".join(
+        [
+            guard(expr, now, owner),
+            f"{expr.name('last_seq')} = {expr.value(n(head.session.last_seq))}",
+            f"{expr.name('state_version')} = {expr.value(n(version))}",
+            in_part(expr, head.part_attr),
+            f"attribute_not_exists({expr.name(SEED)})",
+        ]
+    )
+    update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    actions = Actions(
+        head={
+            "Update": {
+                "TableName": ctx.sessions_table,
+                "Key": keys.head_key(session_id),
+                "UpdateExpression": update,
+                "ConditionExpression": condition,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                **expr.params(),
+            }
+        }
+    )
+    if state is not None:
+        actions.add("state", {"Put": {"TableName": ctx.sessions_table, "Item": state}})
+    return actions
+
+
+def _put_branch(ctx: Context, item: Item, replacing: str | None) -> dict[str, Any]:
+    """The Put of a branch item: a new name (refused when the session has a branch of that name), or over
+    the branch in partition `replacing` (a restore that keeps the replaced transcript under its name)."""
+    expr = Expr()
+    condition = (
+        f"attribute_not_exists({expr.name(keys.PK)})"
+        if replacing is None
+        else f"{expr.name('part')} = {expr.value(s(replacing))}"
+    )
+    return {
+        "Put": {
+            "TableName": ctx.sessions_table,
+            "Item": item,
+            "ConditionExpression": condition,
+            **expr.params(),
+        }
+    }
+
+
+def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[str]:
+    """Run a rewind's or restore's transaction: "done", "branch" (the branch name is taken), or "again"
+    (the head moved: read it again); the copies it staged are removed unless it committed."""
+    attempt = 0
+    while True:
+        try:
+            yield transact(actions)
+            return "done"
+        except AwsError as err:
+            failed = None if contended(err) else cancelled(err, actions)
+            if failed is None or failed.conflicted():
+                attempt = yield from backoff(ctx, attempt, what)
+                continue
+            yield from abandon(ctx, copies.intent)
+            if failed.failed(HEAD) or failed.failed("restored"):
+                return "again"
+            if failed.failed("branch"):
+                return "branch"
+            raise Cancelled(failed, what) from None
+
+
+def list_branches(ctx: Context, request: ListBranches) -> Plan[list[Branch]]:
+    """The session's branches, oldest first: 1 GetItem (head) + 1 Query (`begins_with(sk, "BR#")`)."""
+    session_id, owner = request.session_id, request.owner
+    yield from read_head(ctx, session_id, owner)
+    found = yield from all_branches(ctx, session_id)
+    live = [b.model(session_id) for b in found if not b.deleting]
+    return sorted(live, key=lambda b: (b.created_at, b.id))
+
+
+def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
+    """Remove a branch: the copies still reading it finish first; the branch item is marked deleting (with
+    the head's touch), its partition purged a page at a time (inside a request's deadline, what is left is
+    handed to the cascade), then the item goes. Idempotent."""
+    session_id, owner, name = request.session_id, request.owner, request.branch
+    head = yield from read_head(ctx, session_id, owner)
+    item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, branch_sk(name)))
+    if item is None:
+        return
+    branch = BranchItem.of(item)
+    if not branch.deleting:
+        now = ctx.now()
+
+        def build(pos: Any) -> Actions:
+            expr = Expr()
+            mark = {
+                "Update": {
+                    "TableName": ctx.sessions_table,
+                    "Key": keys.session_key(session_id, branch_sk(name)),
+                    "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}",
+                    "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
+                    **expr.params(),
+                }
+            }
+            return Actions(head=touch_head(ctx, session_id, owner, pos, now), branch=mark)
+
+        try:
+            yield from write_session(ctx, session_id, owner, build, what="delete_branch")
+        except Cancelled:
+            return  # deleted (or replaced) meanwhile
+    finished = yield from _purge_branch(ctx, head, branch, hand_off=True)
+    if not finished:
+        yield from _hand_off_branch(ctx, session_id, name)
+
+
+def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_off: bool) -> Plan[bool]:
+    """Finish the copies still reading the branch's partition, purge it, remove its item; False when the
+    request's deadline came first (with `hand_off`)."""
+    reserve = ctx.settings.handoff_reserve.total_seconds() if hand_off else None
+    session_id = branch.item[keys.PK]["S"][len(keys.session_pk("")) :]
+    readers = []
+    if head is not None:
+        if head.seed is not None and any(x.part == branch.part for x in head.seed.sources):
+            readers.append(session_id)
+        readers += [t for t, pin in head.pins.items() if pin.part == branch.part]
+    for target in readers:
+        finished = yield from finish_copy(ctx, target)
+        if not finished:
+            return False
+    done = yield from purge_partition(ctx, branch.part, reserve, objects=True)
+    if not done:
+        return False
+    expr = Expr()
+    try:
+        yield Call(
+            "delete_item",
+            {
+                "TableName": ctx.sessions_table,
+                "Key": keys.session_key(session_id, branch_sk(branch.name)),
+                "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
+                **expr.params(),
+            },
+        )
+    except AwsError as err:
+        if err.code != "ConditionalCheckFailedException":
+            raise
+    return True
+
+
+def _hand_off_branch(ctx: Context, session_id: str, name: str) -> Plan[None]:
+    """Mark a branch being deleted `handoff`: that change on the stream has the cascade finish it."""
+    expr = Expr()
+    try:
+        yield Call(
+            "update_item",
+            {
+                "TableName": ctx.sessions_table,
+                "Key": keys.session_key(session_id, branch_sk(name)),
+                "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
+                "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
+                **expr.params(),
+            },
+        )
+    except AwsError as err:
+        if err.code != "ConditionalCheckFailedException":
+            raise
+
+
+def finish_branch_delete(ctx: Context, session_id: str, name: str) -> Plan[None]:
+    """The cascade's part of a `delete_branch` that ran out of its request's time."""
+    item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, branch_sk(name)))
+    if item is None or "deleting" not in item:
+        return
+    found = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    head = head_from_item(found) if found is not None else None
+    yield from _purge_branch(ctx, head, BranchItem.of(item), hand_off=False)

@@ -1,0 +1,187 @@
+"""The DynamoDB backend's own side of forks and rewinds: what one costs in requests, and a fork whose
+transcript is too long to copy within the call (more than `Settings.fork_inline_messages`, at its default):
+the call returns at once, reads and writes of both sides are correct while the cascade copies, whatever
+either side does meanwhile, and the copy leaves nothing borrowed behind."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from infra.local.aws import local_client
+from store import SessionStore, TokenUsage, deadline
+from store.aws import keys, object_keys
+from store.session_store import s3_config
+from tests.conftest import FakeClock, Harness, make_harness
+
+LONG = 1_050  # more than the 1,000 messages a fork copies within its call (Settings.fork_inline_messages)
+BIG = secrets.token_hex(450_000)  # a body too large for an item, even compressed: it is kept in S3
+
+
+def long_session(store: SessionStore, sid: str, *, big_at: int | None = None) -> None:
+    """`LONG` messages with usage; message `big_at` (if given) is too large for an item."""
+    sent = 0
+    while sent < LONG:
+        batch = []
+        for i in range(sent, min(LONG, sent + 97)):
+            content = BIG if i + 1 == big_at else f"message {i + 1}"
+            batch.append(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": content,
+                    "id": f"m{i + 1}",
+                    "usage": {"input_tokens": 1, "output_tokens": i % 3},
+                }
+            )
+        store.append_messages(sid, batch)
+        sent += len(batch)
+
+
+@pytest.fixture(scope="module")
+def far_clients(contended_endpoint: str) -> tuple[Any, Any, Any]:
+    """DynamoDB, S3 and DynamoDB Streams clients on moto's server in a process of its own (with per-item
+    transaction backups: in-process moto copies a whole table for each transaction, and a long transcript
+    makes that minutes)."""
+    return (
+        local_client(endpoint_url=contended_endpoint),
+        local_client("s3", endpoint_url=contended_endpoint, config=s3_config(path_style=True)),
+        local_client("dynamodbstreams", endpoint_url=contended_endpoint),
+    )
+
+
+@pytest.fixture
+def far(far_clients: tuple[Any, Any, Any], clock: FakeClock) -> Iterator[Harness]:
+    """The DynamoDB harness on that server."""
+    dynamodb, s3, streams = far_clients
+    harness = make_harness("dynamodb", clock, dynamodb, dynamodb, s3, s3)
+    harness.stream_clients = (dynamodb, streams)
+    yield harness
+    assert harness.requests is not None
+    harness.requests.detach()
+
+
+def head(dyn: Harness, sid: str) -> dict[str, Any]:
+    assert dyn.tables is not None and dyn.stream_clients is not None
+    client = dyn.stream_clients[0]
+    return dict(client.get_item(TableName=dyn.tables.sessions, Key=keys.head_key(sid), ConsistentRead=True)["Item"])
+
+
+def test_a_short_fork_is_copied_within_the_call_in_a_few_requests(dyn: Harness) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(10)])
+    store.save_state(sid, {"s": 1})
+    dyn.requests.clear()
+    fork = store.fork_session(sid, new_session_id="copy")
+    names = dyn.requests.names
+    assert not fork.copying and fork.last_seq == 10
+    # head, claim, records/kept states/artifacts, state, preview, batch of the children, the fork's
+    # transaction, then the copy (head, sources, own keys, one transaction, the end) and the fork's head
+    assert names.count("TransactWriteItems") == 4, names
+    assert "Scan" not in names and len(names) <= 16, names
+    dyn.requests.clear()
+    store.list_messages("copy")
+    assert dyn.requests.names == ["GetItem", "Query"], "a finished fork reads as any session"
+
+
+def test_a_long_fork_returns_at_once_and_reads_and_writes_while_it_is_copied(far: Harness) -> None:
+    dyn = far
+    store = dyn.store
+    sid = store.create_session("alice", title="long").id
+    store.save_state(sid, {"s": 1})  # before the messages: the source may pop them
+    long_session(store, sid, big_at=7)
+    store.put_artifact(sid, "a.txt", b"one")
+    store.put_artifact(sid, "a.txt", b"two")
+    wanted = store.list_messages(sid).items
+    dyn.requests.clear()
+    with deadline(10):
+        fork = store.fork_session(sid, new_session_id="fork")
+    assert fork.copying and fork.last_seq == LONG
+    assert dyn.requests.count("TransactWriteItems") == 2, "the claim of its id and the fork: no message copied"
+    assert "BatchWriteItem" in dyn.requests.names and dyn.requests.count("Query") <= 5
+    # reads of the fork are the source's messages, at once
+    assert [m.content for m in store.list_messages("fork", limit=3).items] == [w.content for w in wanted[:3]]
+    assert store.list_messages("fork", limit=3).items[0].session_id == "fork"
+    assert [m.id for m in store.last_messages("fork", 2)] == ["m1049", "m1050"]
+    assert store.get_message("fork", "m7").content == BIG
+    assert store.load_full("fork", last=5).messages[-1].id == "m1050"
+    assert store.search("alice", "message 1033")[0].session_id in (sid, "fork")
+    assert {h.session_id for h in store.search("alice", "message 1033", limit=10)} == {sid, "fork"}
+    # writes to both sides while the copy is going on
+    appended = store.append_messages("fork", [{"role": "user", "content": "fork's own"}])
+    assert appended[0].seq == LONG + 1
+    store.update_usage(sid, "m2", {"input_tokens": 500})  # the source changes a message the copy still reads
+    store.update_usage("fork", "m3", {"input_tokens": 30})  # the fork changes one not copied yet
+    store.mark_compaction(sid, "m4")
+    store.pop_message(sid)  # m1050, which the fork keeps
+    assert store.get_message("fork", "m2").usage == TokenUsage(input_tokens=1, output_tokens=1)
+    assert store.get_message("fork", "m3").usage == TokenUsage(input_tokens=30)
+    assert store.get_message("fork", "m4").kind == "message"
+    assert store.get_message("fork", "m1050") is not None
+    # the cascade copies the rest; then the fork is an ordinary session, exactly the source as it was
+    dyn.cascade()
+    done = store.get_session("fork")
+    assert not done.copying and done.last_seq == LONG + 1
+    copied = store.list_messages("fork").items
+    assert [m.id for m in copied[:LONG]] == [w.id for w in wanted]
+    assert [m.content for m in copied[:LONG]] == [w.content for w in wanted]
+    expected = TokenUsage()
+    for m in copied:
+        expected = expected.plus(m.usage)
+    assert done.usage == expected and done.usage.input_tokens == LONG - 1 + 30
+    assert not any(k.startswith("pin:") for k in head(dyn, sid)), "the source's pin is gone"
+    dyn.requests.clear()
+    store.list_messages("fork", after_seq=10, limit=10)
+    assert dyn.requests.names == ["GetItem", "Query"]
+    fork_prefix = object_keys.session_prefix("alice", "fork")
+    assert [k for k in dyn.objects(fork_prefix) if "/payloads/" in k], "the big body is the fork's own copy"
+    assert len([k for k in dyn.objects(fork_prefix) if "/artifacts/" in k]) == 2, "the fork's own objects"
+    store.delete_session(sid)
+    dyn.cascade()
+    assert store.get_message("fork", "m7").content == BIG
+    assert store.get_artifact("fork", "a.txt", version=1) == b"one"
+
+
+def test_deleting_the_source_finishes_its_forks_copies_first(far: Harness) -> None:
+    dyn = far
+    store = dyn.store
+    sid = store.create_session("alice").id
+    long_session(store, sid)
+    store.put_artifact(sid, "a.txt", b"kept")
+    store.fork_session(sid, at_seq=1_020, new_session_id="fork")
+    assert store.get_session("fork").copying
+    store.delete_session(sid)  # no deadline: the fork's copy is finished, then the source goes
+    assert store.get_session(sid) is None
+    fork = store.get_session("fork")
+    assert not fork.copying and fork.last_seq == 1_020
+    assert [m.id for m in store.list_messages("fork", after_seq=1_015).items] == [f"m{i}" for i in range(1_016, 1_021)]
+    assert store.get_artifact("fork", "a.txt") == b"kept"
+    dyn.cascade()
+    store.delete_session("fork")
+    dyn.cascade()
+    assert dyn.leftovers() == []
+
+
+def test_a_long_rewind_continues_at_once_and_its_branch_is_whole(far: Harness) -> None:
+    dyn = far
+    store = dyn.store
+    sid = store.create_session("alice").id
+    long_session(store, sid)
+    rewound = store.rewind_session(sid, 1_040, branch="before")
+    assert rewound.copying and rewound.last_seq == 1_040
+    assert [m.id for m in store.last_messages(sid, 2)] == ["m1039", "m1040"]
+    assert store.append_messages(sid, [{"role": "user", "content": "new"}])[0].seq == 1_041
+    assert store.list_messages(sid, branch="before", after_seq=1_048).items[-1].id == "m1050"
+    dyn.cascade()
+    done = store.get_session(sid)
+    assert not done.copying and done.usage.input_tokens == 1_040  # the new message has no usage
+    assert [m.id for m in store.list_messages(sid, after_seq=1_038).items] == ["m1039", "m1040", done_id(store, sid)]
+    restored = store.restore_branch(sid, "before")
+    assert restored.last_seq == LONG and not restored.copying
+
+
+def done_id(store: SessionStore, sid: str) -> str:
+    return store.last_messages(sid, 1)[0].id
