@@ -1,0 +1,70 @@
+"""A fork of a 100,000-message session on DynamoDB stays within one API request's budget: the call makes a
+handful of requests, none of them copies a message, and the fork reads as the source's transcript at once
+(its copy is the cascade's). The transcript is written straight into moto's table (the store's own item
+layout): 100,000 appends would take minutes, and are not what is measured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+from infra.local.aws import REGION
+from store import deadline
+from store.aws import keys
+from store.aws.plans.base import Context
+from store.aws.plans.messages import drafts
+from store.models import Message
+from tests.conftest import Harness
+
+MESSAGES = 100_000
+REQUEST_BUDGET = 20.0  # seconds: the template's RequestBudgetSeconds default, what one API request may take
+
+
+def long_transcript(dyn: Harness, sid: str) -> None:
+    """`MESSAGES` messages in the session's partition of moto's messages table, and its head at the last."""
+    assert dyn.tables is not None
+    ctx = Context(dyn.tables.sessions, dyn.tables.messages)
+    (item,) = drafts(ctx, sid, [Message(role="user", content="a message")], dyn.clock(), "bench")
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(dyn.tables.messages)
+    rows = table.items.setdefault(DynamoType({"S": sid}), {})
+    for seq in range(1, MESSAGES + 1):
+        key = DynamoType({"N": str(seq)})
+        rows[key] = Item(DynamoType({"S": sid}), key, {**item, keys.MID: {"S": f"m{seq}"}, keys.SEQ: {"N": str(seq)}})
+
+
+def test_a_fork_of_100000_messages_stays_within_one_requests_budget(dyn: Harness, dynamodb_client: Any) -> None:
+    store = dyn.store
+    sid = store.create_session("alice", title="a long one").id
+    long_transcript(dyn, sid)
+    assert dyn.tables is not None
+    dynamodb_client.update_item(
+        TableName=dyn.tables.sessions,
+        Key=keys.head_key(sid),
+        UpdateExpression="SET last_seq = :n",
+        ExpressionAttributeValues={":n": {"N": str(MESSAGES)}},
+    )
+    writes: list[str] = []
+
+    def note(params: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.name in ("BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem"):
+            writes.append(repr(params))
+
+    dynamodb_client.meta.events.register("provide-client-params.dynamodb.*", note)
+    dyn.requests.clear()
+    try:
+        with deadline(REQUEST_BUDGET):  # what an API request runs in (its time is bench/scale.md's)
+            fork = store.fork_session(sid, new_session_id="big-fork")
+        names = dyn.requests.names
+        assert fork.copying and fork.last_seq == MESSAGES and fork.metadata["forked_from"]["seq"] == MESSAGES
+        assert len(names) <= 12, names  # head, claim, 3 Queries of what goes along, state, preview, batch, fork, head
+        assert not any(dyn.tables.messages in w for w in writes), "no message is copied within the call"
+        # the fork reads as the source at once: its first page, its last messages, one by id
+        assert [m.id for m in store.list_messages("big-fork", limit=3).items] == ["m1", "m2", "m3"]
+        assert [m.id for m in store.last_messages("big-fork", 2)] == [f"m{MESSAGES - 1}", f"m{MESSAGES}"]
+        assert store.get_message("big-fork", "m50000").seq == 50_000
+    finally:
+        dynamodb_client.meta.events.unregister("provide-client-params.dynamodb.*", note)
+        dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(dyn.tables.messages).items.clear()  # free moto's memory
