@@ -18,11 +18,17 @@ from tests.conftest import Harness
 MSG = {"messages": [{"role": "user", "content": "x"}]}
 
 # (method, path template, JSON body, status for another owner). {s} is alice's session, {m} a message id,
-# {u} a pending upload id.
+# {u} a pending upload id, {b} a branch of the session.
 ROUTES: list[tuple[str, str, Any, int]] = [
     ("GET", "/sessions/{s}", None, 404),
     ("PATCH", "/sessions/{s}", {"title": "mine now"}, 404),
     ("DELETE", "/sessions/{s}", None, 204),  # idempotent: absent for this owner, so nothing to delete
+    ("POST", "/sessions/{s}/fork", {"session_id": "mine-now"}, 404),
+    ("POST", "/sessions/{s}/rewind", {"to_seq": 0}, 404),
+    ("GET", "/sessions/{s}/branches", None, 404),
+    ("GET", "/sessions/{s}/branches/{b}/messages", None, 404),
+    ("POST", "/sessions/{s}/branches/{b}/restore", {}, 404),
+    ("DELETE", "/sessions/{s}/branches/{b}", None, 404),
     ("POST", "/sessions/{s}/messages", MSG, 404),
     ("GET", "/sessions/{s}/messages", None, 404),
     ("GET", "/sessions/{s}/last-messages", None, 404),
@@ -75,6 +81,8 @@ def alices_session(dyn: Harness) -> dict[str, str]:
     sid = scoped_id("alice", "plans")
     store.create_session("alice", session_id=sid, title="secret plans")
     mid = store.append_messages(sid, [{"role": "user", "content": "secret"}])[0].id
+    store.append_messages(sid, [{"role": "assistant", "content": "a secret answer"}])
+    store.rewind_session(sid, 1, branch="b1")
     store.save_state(sid, {"s": 1})
     store.save_interrupt(sid, {"i": 1})
     store.save_records(sid, "runs", [1])
@@ -82,7 +90,7 @@ def alices_session(dyn: Harness) -> dict[str, str]:
     store.put_artifact(sid, "a.txt", b"alice's")
     store.append_trace_events(sid, "run-1", [{"e": 1}])
     upload = store.presign_artifact_upload(sid, "a.txt", owner="alice")
-    return {"s": "plans", "m": mid, "u": upload.upload_id, "k": "runs", "r": "run-1"}
+    return {"s": "plans", "m": mid, "u": upload.upload_id, "k": "runs", "r": "run-1", "b": "b1"}
 
 
 def fill(template: str, ids: dict[str, str]) -> str:
@@ -92,7 +100,14 @@ def fill(template: str, ids: dict[str, str]) -> str:
 def test_the_table_covers_every_route() -> None:
     doc = json.loads(Path("docs/openapi.json").read_text(encoding="utf-8"))
     documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
-    names = {"{s}": "{session_id}", "{m}": "{message_id}", "{u}": "{upload_id}", "{k}": "{kind}", "{r}": "{run_id}"}
+    names = {
+        "{s}": "{session_id}",
+        "{m}": "{message_id}",
+        "{u}": "{upload_id}",
+        "{k}": "{kind}",
+        "{r}": "{run_id}",
+        "{b}": "{branch}",
+    }
 
     def as_template(path: str) -> str:
         for short, long in names.items():
@@ -187,7 +202,9 @@ def test_every_route_refuses_a_bad_id(api: Harness, method: str, template: str, 
     if "{" not in template.replace("{s}", ""):  # routes with the session id only
         path = fill(template, bad)
     else:
-        path = fill(template, {**ids, "m": "bad%20id!", "k": "bad%20id!", "r": "bad%20id!", "u": "bad%20id!"})
+        path = fill(
+            template, {**ids, "m": "bad%20id!", "k": "bad%20id!", "r": "bad%20id!", "u": "bad%20id!", "b": "bad%20id!"}
+        )
     if "/checkpoints/" in template:
         path = fill(template, bad)
     reply = call(method, path, json_body=body)

@@ -120,3 +120,26 @@ def test_the_tables_seen_as_an_owner_name_sessions_as_the_api_does(stack: LocalS
     out = io.StringIO()
     assert main(["sessions", "show", "same-name", "--owner", "erin"], store=direct, out=out) == 0
     assert out.getvalue().startswith("session same-name  from the API")
+
+
+def test_fork_and_rewind_over_the_api_and_the_cli(stack: LocalStack) -> None:
+    alice = over_api(stack, "alice")
+    alice.create_session("alice", session_id="f1", title="to fork")
+    alice.append_messages("f1", [{"role": "user", "content": f"m{i}"} for i in range(4)])
+    alice.save_state("f1", {"s": 1})
+    fork = alice.fork_session("f1", at_seq=3, new_session_id="f1-fork")
+    assert fork.id == "f1-fork" and fork.metadata["forked_from"] == {"session_id": "f1", "seq": 3}
+    assert [m.content for m in alice.list_messages("f1-fork").items] == ["m0", "m1", "m2"]
+    assert alice.load_state("f1-fork").state == {"s": 1}
+    with pytest.raises(SessionNotFound):
+        over_api(stack, "bob").fork_session("f1")
+    code, out = cli(stack, "alice", "sessions", "fork", "f1", "--at", "1", "--id", "f1-cli")
+    assert code == 0 and out == "forked f1 at message 1 into f1-cli: 1 messages\n"
+    code, out = cli(stack, "alice", "sessions", "rewind", "f1", "--to", "2", "--branch", "b")
+    assert code == 0 and out.startswith("rewound f1: 2 messages\n")
+    assert [b.id for b in alice.list_branches("f1")] == ["b"]
+    assert [m.content for m in alice.list_messages("f1", branch="b").items] == ["m0", "m1", "m2", "m3"]
+    code, out = cli(stack, "alice", "sessions", "restore", "f1", "b")
+    assert code == 0 and out.startswith("restored b in f1: 4 messages")
+    code, out = cli(stack, "bob", "sessions", "branches", "f1")
+    assert code == 1

@@ -147,6 +147,13 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     put_through_url(dyn, up["url"], m.encode(), up["headers"])
     go("POST", f"{s}/artifact-uploads/{up['upload_id']}/confirm", json_body={"name": "b.txt"})
     go("DELETE", f"{s}/artifacts/a.txt")
+    go("POST", f"{s}/fork", json_body={"session_id": "f1", "title": m, "metadata": {"m": m}, "state": {"m": m}})
+    go("POST", f"{s}/fork", json_body={"at_seq": 99, "title": m})  # 400, with the marker sent
+    go("POST", f"{s}/rewind", json_body={"to_seq": 1, "branch": "b1"})
+    go("GET", f"{s}/branches")
+    go("GET", f"{s}/branches/b1/messages")
+    go("POST", f"{s}/branches/b1/restore", json_body={"keep_as": "b2"})
+    go("DELETE", f"{s}/branches/b2")
     go("POST", f"{s}/traces/run-1", json_body={"events": [{"m": m}]})
     go("GET", f"{s}/traces")
     go("GET", f"{s}/trace-runs")

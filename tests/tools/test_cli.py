@@ -305,3 +305,29 @@ def test_an_import_line_nested_past_any_limit_is_one_line(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert err.startswith("agent-store: line 1 is nested deeper than") and err.count("\n") == 1
     assert store.list_sessions("alice").items == []
+
+
+def test_fork_rewind_branches_and_restore(h: Harness) -> None:
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="trip", title="Trip")
+    alice.append_messages("trip", TOOL_TURN)
+    code, out = run(h.store, "sessions", "fork", "trip", "--at", "2", "--id", "trip-b")
+    assert code == 0 and out == "forked trip at message 2 into trip-b: 2 messages\n"
+    assert [m.content for m in alice.list_messages("trip-b").items] == [TOOL_TURN[0]["content"], None]
+    code, out = run(h.store, "sessions", "show", "trip-b")
+    assert code == 0 and "forked from trip at message 2\n" in out
+    code, out = run(h.store, "sessions", "rewind", "trip", "--to", "1", "--branch", "before")
+    assert code == 0 and out.startswith("rewound trip: 1 messages\n")
+    assert "agent-store sessions restore trip before" in out
+    code, out = run(h.store, "sessions", "branches", "trip")
+    assert code == 0 and re.search(r"^before\s+1\s+4\s+", out.splitlines()[2]), out
+    code, out = run(h.store, "sessions", "show", "trip")
+    assert "branches (agent-store sessions branches trip): before (after message 1)" in out
+    code, out = run(h.store, "sessions", "restore", "trip", "before", "--keep-as", "short", "--json")
+    assert code == 0 and json.loads(out)["last_seq"] == 4
+    code, out = run(h.store, "sessions", "branches", "trip", "--json")
+    assert [b["id"] for b in json.loads(out)["items"]] == ["short"]
+    code, out = run(h.store, "sessions", "fork", "trip", "--at", "9")
+    assert code == 1 and out == ""
+    code, out = run(h.store, "sessions", "fork", "trip", owner="mallory")
+    assert code == 1 and out == ""

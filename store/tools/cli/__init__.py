@@ -4,6 +4,7 @@ environment's, as one `--owner`). Human-readable tables by default, `--json` for
 failure is one line on stderr and a non-zero status, never a traceback.
 
     agent-store sessions list | search Q | show ID | export ID | import FILE | delete ID
+    agent-store sessions fork ID [--at SEQ] | rewind ID --to SEQ | branches ID | restore ID BRANCH
     agent-store messages tail ID [--follow]
     agent-store traces show ID [RUN]
     agent-store artifacts list ID | get ID NAME
@@ -64,7 +65,9 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"agent-store {version()}")
     groups = top.add_subparsers(dest="group", required=True, metavar="COMMAND")
 
-    sessions = groups.add_parser("sessions", help="list, search, show, export, import and delete sessions")
+    sessions = groups.add_parser(
+        "sessions", help="list, search, show, export, import, delete, fork and rewind sessions"
+    )
     sub = sessions.add_subparsers(dest="command", required=True, metavar="ACTION")
     p = sub.add_parser("list", parents=[common], help="my sessions, most recently updated first")
     p.add_argument("--limit", type=int, default=50, help="sessions per page (50)")
@@ -93,6 +96,23 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("delete", parents=[common], help="delete a session and everything it owns")
     p.add_argument("session_id", help="the session's id")
     p.add_argument("-y", "--yes", action="store_true", help="do not ask first")
+    p = sub.add_parser("fork", parents=[common], help="a new session holding a session's messages up to a point")
+    p.add_argument("session_id", help="the session to fork")
+    p.add_argument("--at", type=int, metavar="SEQ", help="the fork's last message (default: the session's last)")
+    p.add_argument("--id", dest="new_id", metavar="ID", help="the fork's id (default: a new one)")
+    p.add_argument("--title", help="the fork's title (default: the session's)")
+    p = sub.add_parser(
+        "rewind", parents=[common], help="continue a session from a message; later ones kept as a branch"
+    )
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("--to", type=int, required=True, metavar="SEQ", help="the message the session continues from")
+    p.add_argument("--branch", help="the name the transcript as it was is kept under (default: a new one)")
+    p = sub.add_parser("branches", parents=[common], help="the branches a session keeps (from its rewinds)")
+    p.add_argument("session_id", help="the session's id")
+    p = sub.add_parser("restore", parents=[common], help="make a branch a session's transcript again")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument("branch", help="the branch to restore")
+    p.add_argument("--keep-as", help="the name the transcript it replaces is kept under (default: a new one)")
 
     messages = groups.add_parser("messages", help="follow a transcript")
     sub = messages.add_subparsers(dest="command", required=True, metavar="ACTION")
@@ -153,6 +173,10 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("sessions", "export"): c.sessions_export,
         ("sessions", "import"): c.sessions_import,
         ("sessions", "delete"): c.sessions_delete,
+        ("sessions", "fork"): c.sessions_fork,
+        ("sessions", "rewind"): c.sessions_rewind,
+        ("sessions", "branches"): c.sessions_branches,
+        ("sessions", "restore"): c.sessions_restore,
         ("messages", "tail"): c.messages_tail,
         ("traces", "show"): c.traces_show,
         ("traces", "export"): c.traces_export,

@@ -112,6 +112,10 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
     out.write(f"created {_when(s.created_at)}, updated {_when(s.updated_at)}\n")
     if s.usage.numbers():
         out.write("  usage: " + ", ".join(f"{k} {v}" for k, v in s.usage.numbers().items()) + "\n")
+    source = s.metadata.get("forked_from")
+    if isinstance(source, dict):
+        out.write(f"  forked from {source.get('session_id')} at message {source.get('seq')}")
+        out.write(" (its transcript is still being copied)\n" if s.copying else "\n")
     if s.metadata:
         out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
     agents = t.store.list_sessions(t.owner, metadata={"strands_parent": args.session_id}, limit=50).items
@@ -136,6 +140,10 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
         )
     if runs:
         out.write(f"\ntrace runs: {', '.join(runs)}\n")
+    branches = t.store.list_branches(args.session_id)
+    if branches:
+        out.write(f"\nbranches (agent-store sessions branches {args.session_id}): ")
+        out.write(", ".join(f"{b.id} (after message {b.from_seq})" for b in branches) + "\n")
     return 0
 
 
@@ -302,4 +310,55 @@ def artifacts_get(args: Any, t: Target, out: TextIO) -> int:
         except FileExistsError:
             raise InvalidInput(f"{args.output} exists: write to a new file") from None
         sys.stderr.write(f"wrote {len(data):,} bytes to {args.output}\n")
+    return 0
+
+
+def _session_line(verb: str, session: Any) -> str:
+    copying = "; its transcript is still being copied (reads and writes work meanwhile)" if session.copying else ""
+    return f"{verb} {session.id}: {session.last_seq} messages{copying}\n"
+
+
+def sessions_fork(args: Any, t: Target, out: TextIO) -> int:
+    """A new session holding the session's messages up to --at (all by default), its state and artifacts."""
+    fork = t.store.fork_session(args.session_id, at_seq=args.at, new_session_id=args.new_id, title=args.title)
+    if args.json:
+        out.write(as_json(fork) + "\n")
+        return 0
+    out.write(_session_line(f"forked {args.session_id} at message {fork.last_seq} into", fork))
+    return 0
+
+
+def sessions_rewind(args: Any, t: Target, out: TextIO) -> int:
+    """Continue the session from message --to; the transcript as it was is kept as a branch."""
+    before = {b.id for b in t.store.list_branches(args.session_id)}
+    session = t.store.rewind_session(args.session_id, args.to, branch=args.branch)
+    kept = [b for b in t.store.list_branches(args.session_id) if b.id not in before]
+    if args.json:
+        out.write(as_json({"session": session, "branch": kept[0] if kept else None}) + "\n")
+        return 0
+    out.write(_session_line("rewound", session))
+    if kept:
+        out.write(f"the transcript as it was is the branch {kept[0].id} (restore: agent-store sessions restore ")
+        out.write(f"{args.session_id} {kept[0].id})\n")
+    return 0
+
+
+def sessions_branches(args: Any, t: Target, out: TextIO) -> int:
+    """The branches the session keeps, oldest first."""
+    branches = t.store.list_branches(args.session_id)
+    if args.json:
+        out.write(as_json({"items": branches}) + "\n")
+        return 0
+    rows = [(b.id, b.from_seq, b.last_seq, short(b.preview or "", 40), _when(b.created_at)) for b in branches]
+    table(("BRANCH", "AFTER", "MESSAGES", "FIRST TURN", "KEPT"), rows, out)
+    return 0
+
+
+def sessions_restore(args: Any, t: Target, out: TextIO) -> int:
+    """Make a branch the session's transcript again; the one it replaces is kept as a branch."""
+    session = t.store.restore_branch(args.session_id, args.branch, keep_as=args.keep_as)
+    if args.json:
+        out.write(as_json(session) + "\n")
+        return 0
+    out.write(_session_line(f"restored {args.branch} in", session))
     return 0
