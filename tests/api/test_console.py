@@ -378,3 +378,31 @@ def test_a_stored_link_cannot_switch_who_is_signed_in(page: Any, stack: LocalSta
     link.click()
     page.wait_for_selector("article.msg")
     expect(page.locator("#who")).to_have_text("signed in as alice")
+
+
+def test_fork_from_here_opens_the_fork_linked_to_its_source(page: Any, stack: LocalStack, tmp_path: Path) -> None:
+    carol = SessionStore(backend=HttpBackend(stack.api_url, stack.token("carol")))
+    carol.create_session("carol", session_id="plan", title="Plan a trip")
+    carol.append_messages("plan", TURN)
+    open_console(page, stack, "carol", "/s/plan")
+    page.wait_for_selector("article#m-4")
+    page.locator("article#m-2").get_by_role("button", name="Fork from here").click()
+    expect(page.locator("p.source")).to_contain_text("Forked from plan at message #2")
+    expect(page.locator("article.msg")).to_have_count(2)
+    fork_id = page.evaluate("decodeURIComponent(location.hash.split('/')[2])")
+    fork = carol.get_session(fork_id)
+    assert fork is not None and fork.metadata["forked_from"] == {"session_id": "plan", "seq": 2}
+    assert [m.content for m in carol.list_messages(fork_id).items] == [TURN[0]["content"], None]
+    assert carol.list_messages("plan").items[-1].seq == 4, "the source is as it was"
+    page.screenshot(path=str(shots(tmp_path) / "fork.png"), full_page=True)
+    page.locator("p.source").get_by_role("link", name="plan").click()  # back to the source, at that message
+    page.wait_for_selector("article#m-4")
+    assert page.locator("h1").inner_text() == "Plan a trip"
+    # a rewind's branch is listed under the session, readable, and restored with one click
+    carol.rewind_session("plan", 1, branch="first-try")
+    page.reload()
+    page.locator("p.branches").get_by_role("link", name="first-try").click()
+    expect(page.locator("article.msg")).to_have_count(4)
+    page.get_by_role("button", name="Restore this branch").click()
+    page.wait_for_selector("article#m-4")
+    assert carol.get_session("plan").last_seq == 4

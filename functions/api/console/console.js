@@ -135,6 +135,16 @@ async function api(path, params) {
   if (!answer.ok) throw new ApiError(answer.status, body?.code || "", body?.message || `HTTP ${answer.status}`);
   return body;
 }
+async function apiPost(path, body) {
+  const answer = await fetch(new URL(BASE + path, location.origin), {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body || {}),
+  });
+  const reply = answer.headers.get("content-type")?.includes("json") ? await answer.json() : null;
+  if (!answer.ok) throw new ApiError(answer.status, reply?.code || "", reply?.message || `HTTP ${answer.status}`);
+  return reply;
+}
 async function apiBlob(path, params) {
   const url = new URL(BASE + path, location.origin);
   for (const [key, value] of Object.entries(params || {})) url.searchParams.set(key, value);
@@ -288,17 +298,29 @@ function rawOf(m) {
   return el("details", { class: "raw" }, el("summary", {}, `raw${m.canonical?.dialect && m.canonical.dialect !== "store" ? " · " + m.canonical.dialect : ""}`),
     el("pre", { class: "json" }, pretty(raw)));
 }
-function messageNode(m) {
+function messageNode(m, sessionId) {
   const view = m.canonical || { role: m.role, parts: [] };
   const usage = view.usage || m.usage;
+  const fork = sessionId ? el("button", {
+    type: "button", class: "fork", title: `a new session holding messages 1 to ${m.seq} of this one`,
+    onclick: () => forkAt(sessionId, m.seq),
+  }, "Fork from here") : null;
   return el("article", { class: `msg ${view.role}`, id: `m-${m.seq}`, "aria-label": `message ${m.seq}, ${view.role}` },
     m.kind === "compaction" ? el("div", { class: "compaction" }, "compaction: the live context starts here") : null,
     el("header", {}, el("span", { class: "role" }, view.role),
       view.author && view.author !== view.role ? el("span", { class: "author" }, view.author) : null,
       el("span", {}, `#${m.seq}`), el("span", {}, when(m.created_at)),
       view.model ? el("span", { class: "model" }, view.model) : null,
-      usage ? el("span", { class: "usage" }, usageText(usage)) : null),
+      usage ? el("span", { class: "usage" }, usageText(usage)) : null, fork),
     partsOf(m), rawOf(m));
+}
+async function forkAt(sessionId, seq) {
+  // a fork is a session of its own, the same conversation up to here: open it, ready to go on differently
+  say(`Forking at message ${seq}…`);
+  try {
+    const fork = await apiPost(`/sessions/${encodeURIComponent(sessionId)}/fork`, { at_seq: seq });
+    location.hash = `#/s/${encodeURIComponent(fork.id)}`;
+  } catch (error) { failed(error); }
 }
 
 async function sessionView(id, tab) {
@@ -328,7 +350,7 @@ async function sessionView(id, tab) {
     el("h1", {}, session.title || session.preview || session.id),
     el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
-    agentsOf(id), checkpointsOf(id, session), bar, panel);
+    sourceOf(session), agentsOf(id), checkpointsOf(id, session), branchesOf(id), bar, panel);
   say("");
   if (current === "transcript") await transcriptTab(id, panel);
   if (current === "state") await stateTab(id, panel);
@@ -336,6 +358,51 @@ async function sessionView(id, tab) {
   if (current === "traces") await tracesTab(id, panel);
 }
 
+function sourceOf(session) {
+  // a fork links to the session it was forked from, at the message it was forked at
+  const line = el("p", { class: "meta source", "aria-label": "Forked from" });
+  const source = session.metadata?.forked_from;
+  if (!source || typeof source.session_id !== "string") return line;
+  line.append("Forked from ", el("a", { href: `#/s/${encodeURIComponent(source.session_id)}/transcript?seq=${Number(source.seq)}` },
+    source.session_id), ` at message #${Number(source.seq)}`);
+  if (session.copying) line.append(" · its transcript is still being copied (usage counts what is copied so far)");
+  return line;
+}
+function branchesOf(id) {
+  // what a rewind kept aside: each branch's messages, and making it the transcript again
+  const line = el("p", { class: "meta branches", "aria-label": "Branches" });
+  api(`/sessions/${encodeURIComponent(id)}/branches`).then((found) => {
+    if (!found.items.length) return;
+    line.append("Branches: ");
+    found.items.forEach((b, i) => {
+      if (i) line.append(" · ");
+      line.append(el("a", { href: `#/s/${encodeURIComponent(id)}/branch/${encodeURIComponent(b.id)}` }, b.id),
+        ` (after #${b.from_seq}, ${b.last_seq} messages)`);
+    });
+  }).catch(() => {});
+  return line;
+}
+async function branchView(id, branch) {
+  const path = `/sessions/${encodeURIComponent(id)}/branches/${encodeURIComponent(branch)}`;
+  const list = el("div", { class: "transcript", "aria-label": "Branch transcript" });
+  const restore = el("button", { type: "button", onclick: async () => {
+    try {
+      await apiPost(`${path}/restore`, {});
+      location.hash = `#/s/${encodeURIComponent(id)}`;
+    } catch (error) { failed(error); }
+  } }, "Restore this branch");
+  main.replaceChildren(el("p", {}, el("a", { href: `#/s/${encodeURIComponent(id)}` }, `← ${id}`)),
+    el("h1", {}, `Branch ${branch}`), el("p", { class: "row" }, restore), list);
+  try {
+    let cursor = null;
+    do {
+      const page = await api(`${path}/messages`, { limit: PAGE, cursor });
+      list.append(...page.items.map((m) => messageNode(m)));
+      cursor = page.next_cursor;
+    } while (cursor);
+    say("");
+  } catch (error) { failed(error); }
+}
 function checkpointsOf(id, session) {
   // a LangGraph thread holds its conversation; its checkpoints are in its log, a session the thread's state names
   const line = el("p", { class: "meta checkpoints", "aria-label": "Checkpoints" });
@@ -371,7 +438,7 @@ async function transcriptTab(id, panel) {
   try {
     const first = await api(path, { newest_first: "true", limit: PAGE });
     const items = first.items.slice().reverse();
-    list.append(...items.map(messageNode));
+    list.append(...items.map((m) => messageNode(m, id)));
     if (items.length) { oldest = items[0].seq; newest = items[items.length - 1].seq; }
     sentinel.textContent = oldest > 1 ? "Scroll up for older messages" : items.length ? "Start of the transcript" : "No messages yet.";
   } catch (error) { failed(error); return; }
@@ -382,7 +449,7 @@ async function transcriptTab(id, panel) {
       const older = await api(path, { newest_first: "true", before_seq: oldest, limit: PAGE });
       const items = older.items.slice().reverse();
       const anchor = list.firstChild, top = anchor ? anchor.getBoundingClientRect().top : 0;
-      list.prepend(...items.map(messageNode));
+      list.prepend(...items.map((m) => messageNode(m, id)));
       if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
       if (items.length) oldest = items[0].seq;
       sentinel.textContent = oldest > 1 && items.length ? "Scroll up for older messages" : "Start of the transcript";
@@ -395,7 +462,7 @@ async function transcriptTab(id, panel) {
     if (!live.checked || document.hidden) return;
     try {
       const fresh = await api(path, { after_seq: newest, limit: PAGE });
-      for (const m of fresh.items) { list.append(messageNode(m)); newest = m.seq; }
+      for (const m of fresh.items) { list.append(messageNode(m, id)); newest = m.seq; }
     } catch (error) { failed(error); }
   }, 2000);
   stopLive = () => { clearInterval(timer); observer.disconnect(); };
@@ -580,8 +647,10 @@ function route() {
   if (!token()) { signInView(CONFIG.oidc); return; }
   signedIn(token());
   const hash = location.hash.split("?")[0];
+  const branch = hash.match(/^#\/s\/([^/]+)\/branch\/([^/]+)$/);
   const match = hash.match(/^#\/s\/([^/]+)(?:\/(\w+))?$/);
-  if (match) sessionView(decodeURIComponent(match[1]), match[2]);
+  if (branch) branchView(decodeURIComponent(branch[1]), decodeURIComponent(branch[2]));
+  else if (match) sessionView(decodeURIComponent(match[1]), match[2]);
   else sessionsView();
   main.focus({ preventScroll: true });
 }
