@@ -142,6 +142,7 @@ class RewindSession(InSession[Session]):
     operation = "rewind_session"
     to_seq: int
     branch: str
+    metadata: dict[str, Any] | Unset = UNSET  # the session's metadata from then on, set in the same write
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,6 +158,7 @@ class RestoreBranch(InSession[Session]):
     operation = "restore_branch"
     branch: str
     keep_as: str
+    metadata: dict[str, Any] | Unset = UNSET  # the session's metadata from then on, set in the same write
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,7 +45,8 @@ def fork_session(session_id: str, body: ForkSession) -> Response[Session]:
 )
 def rewind_session(session_id: str, body: RewindSession) -> Session:
     me = caller(router.current_event)
-    return me.store.rewind_session(session_id, body.to_seq, branch=body.branch)
+    metadata = (body.metadata or {}) if "metadata" in body.model_fields_set else UNSET
+    return me.store.rewind_session(session_id, body.to_seq, branch=body.branch, metadata=metadata)
 
 
 @router.get("/sessions/<session_id>/branches", tags=["forks"], summary="The branches a session keeps, oldest first")
@@ -90,7 +91,8 @@ def list_branch_messages(
 )
 def restore_branch(session_id: str, branch: str, body: RestoreBranch) -> Session:
     me = caller(router.current_event)
-    return me.store.restore_branch(session_id, branch, keep_as=body.keep_as)
+    metadata = (body.metadata or {}) if "metadata" in body.model_fields_set else UNSET
+    return me.store.restore_branch(session_id, branch, keep_as=body.keep_as, metadata=metadata)
 
 
 @router.delete("/sessions/<session_id>/branches/<branch>", tags=["forks"], status_code=204, summary="Delete a branch")

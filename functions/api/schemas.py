@@ -50,6 +50,9 @@ class RewindSession(Strict):
     branch: str | None = Field(
         default=None, description="the name the transcript as it was is kept under (generated when absent)"
     )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="the session's metadata from then on, set in the same write (unchanged when absent)"
+    )
 
 
 class RestoreBranch(Strict):
@@ -57,6 +60,9 @@ class RestoreBranch(Strict):
         default=None,
         description="the name the replaced transcript is kept under (generated when absent; the restored "
         "branch's own name swaps the two)",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="the session's metadata from then on, set in the same write (unchanged when absent)"
     )
 
 

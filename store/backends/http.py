@@ -293,7 +293,9 @@ def _fork(http: HttpBackend, r: rq.ForkSession) -> Session:
 
 
 def _rewind(http: HttpBackend, r: rq.RewindSession) -> Session:
-    body = {"to_seq": r.to_seq, "branch": r.branch}
+    body: dict[str, Any] = {"to_seq": r.to_seq, "branch": r.branch}
+    if r.metadata is not rq.UNSET:
+        body["metadata"] = r.metadata
     return Session.model_validate(http.call(r, "POST", _in(r, "rewind"), body=body))
 
 
@@ -302,7 +304,9 @@ def _branches(http: HttpBackend, r: rq.ListBranches) -> list[Branch]:
 
 
 def _restore(http: HttpBackend, r: rq.RestoreBranch) -> Session:
-    body = {"keep_as": r.keep_as}
+    body: dict[str, Any] = {"keep_as": r.keep_as}
+    if r.metadata is not rq.UNSET:
+        body["metadata"] = r.metadata
     return Session.model_validate(http.call(r, "POST", _in(r, "branches", r.branch, "restore"), body=body))
 
 

@@ -50,7 +50,13 @@ class Forks(Domain):
         )
 
     def rewind_session(
-        self, session_id: str, to_seq: int, *, branch: str | None = None, owner: str | None = None
+        self,
+        session_id: str,
+        to_seq: int,
+        *,
+        branch: str | None = None,
+        owner: str | None = None,
+        metadata: dict[str, Any] | Unset = UNSET,
     ) -> Session:
         """The session continues from message `to_seq`: its transcript is messages 1..`to_seq` and the next
         append is numbered `to_seq` + 1. Nothing is destroyed: the transcript as it was (with the state it
@@ -58,15 +64,17 @@ class Forks(Domain):
         name), which `list_branches` shows and `restore_branch` brings back. The state becomes the state as
         of `to_seq` when the store knows it (the current one, if saved at or before `to_seq`; else the
         latest of the states kept by `save_full` at or before `to_seq`: `Settings.state_history`), and is
-        left as it is otherwise. Usage totals and the compaction marker follow the transcript. Rewinding to
-        the last message changes nothing and keeps no branch. `to_seq` past the last message is
-        InvalidInput."""
+        left as it is otherwise. Usage totals and the compaction marker follow the transcript. `metadata`,
+        when given, replaces the session's in the same write (an application's label for the line it goes
+        on with). Rewinding to the last message changes nothing and keeps no branch. `to_seq` past the
+        last message is InvalidInput."""
         return self._backend.execute(
             RewindSession(
                 session_id=v.ident(session_id, "session_id"),
                 owner=v.optional_owner(owner),
                 to_seq=v.seq(to_seq, "to_seq", allow_none=False) or 0,
                 branch=v.new_id() if branch is None else v.ident(branch, "branch"),
+                metadata=UNSET if metadata is UNSET else v.metadata(metadata),
             )
         )
 
@@ -77,12 +85,18 @@ class Forks(Domain):
         )
 
     def restore_branch(
-        self, session_id: str, branch: str, *, keep_as: str | None = None, owner: str | None = None
+        self,
+        session_id: str,
+        branch: str,
+        *,
+        keep_as: str | None = None,
+        owner: str | None = None,
+        metadata: dict[str, Any] | Unset = UNSET,
     ) -> Session:
         """Make the branch the session's transcript again, with the state it was kept with; the transcript it
         replaces is kept as the branch `keep_as` (a fresh id when None; it may be `branch` itself, which
-        swaps the two). BranchNotFound when the session has no such branch; Conflict when `keep_as` names
-        another existing branch."""
+        swaps the two). `metadata`, when given, replaces the session's in the same write. BranchNotFound
+        when the session has no such branch; Conflict when `keep_as` names another existing branch."""
         checked = v.ident(branch, "branch")
         return self._backend.execute(
             RestoreBranch(
@@ -90,6 +104,7 @@ class Forks(Domain):
                 owner=v.optional_owner(owner),
                 branch=checked,
                 keep_as=v.new_id() if keep_as is None else v.ident(keep_as, "keep_as"),
+                metadata=UNSET if metadata is UNSET else v.metadata(metadata),
             )
         )
 

@@ -631,10 +631,48 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._generations.pop(thread_id, None)
 
     def _copy_thread(self, source: str, target: str) -> Flow[None]:
+        """A new target thread is a fork of the source's: its log (every checkpoint and write, however many:
+        the store's `fork_session` is bounded) and its conversation, in a few requests. Into a thread that
+        exists, the source's checkpoints are appended to its log."""
+        generation = yield from self._generation(source, refresh=True)
+        if generation is None:
+            return
+        existing = yield from self._generation(target, refresh=True)
+        if existing is None and (yield from self._fork_thread(source, target, generation)):
+            return
         records = yield from self._records(source, newest_first=False, roles=None)
         messages = [_as_message(r) for r in records if r.role != SEAL]
         for start in range(0, len(messages), APPEND_MAX):
             yield from self._append(target, messages[start : start + APPEND_MAX], None)
+
+    def _fork_thread(self, source: str, target: str, generation: int) -> Flow[bool]:
+        """Fork the source thread's log, then its session (conversation, and the state naming the log's
+        generation), under the target's ids; False when the target was made meanwhile (nothing forked)."""
+        meta = {"framework": FRAMEWORK, "langgraph_thread": target}
+        try:
+            yield from ask(
+                CALLS.fork_session,
+                self.log_session_id(source, generation),
+                new_session_id=self.log_session_id(target, generation),
+                metadata={**meta, "langgraph": "log"},
+                owner=self.owner,
+            )
+        except SessionExists:
+            return False
+        try:
+            yield from ask(
+                CALLS.fork_session,
+                self.thread_session_id(source),
+                new_session_id=self.thread_session_id(target),
+                title=target,
+                metadata={**meta, "langgraph": "thread"},
+                owner=self.owner,
+            )
+        except SessionExists:  # the thread was made meanwhile: its own log is another generation's
+            yield from ask(CALLS.delete_session, self.log_session_id(target, generation), owner=self.owner)
+            return False
+        self._generations[target] = generation
+        return True
 
     def _rewrite(self, thread_id: str, keep: Callable[[list[MessageRecord]], list[MessageRecord]]) -> Flow[None]:
         """Replace the thread's log by the records `keep` chooses of it (see the module docstring)."""

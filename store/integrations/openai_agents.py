@@ -19,18 +19,21 @@ Install with `pip install agent-session-store[openai-agents]`.
 from __future__ import annotations
 
 import contextlib
+import time
 from datetime import timedelta
 from typing import Any
 
 from store.conversation.dialects import usage_of
 from store.core.scoped_ids import scoped_id
-from store.core.validation import MAX_LIMIT
-from store.errors import SessionNotFound
+from store.core.validation import ID_PATTERN, MAX_LIMIT
+from store.errors import BranchNotFound, InvalidInput, SessionNotFound
 from store.integrations._calls import AnyStore, as_async, ensure_session, or_missing, settled
 from store.models import TokenUsage
 from store.session_store import APPEND_MAX
 
 ROLE_MAX = 64
+BRANCH = "openai_branch"  # the session's metadata key naming its current branch
+MAIN = "main"
 MODEL_OUTPUTS = frozenset({"assistant", "function_call", "reasoning", "message"})  # what a model call produced
 BILLED = "_agent_store_billed"  # on the SDK's run context: the run's usage already written to the session
 
@@ -185,3 +188,150 @@ class OpenAIAgentsSession:
     async def _create(self) -> None:
         meta = {"framework": "openai-agents"}
         await ensure_session(self._store, self.owner, self.store_session_id, meta, self.retention)
+
+    # ------------------------------------------------------------ branches
+
+    async def _head(self) -> Any:
+        """The store session (ValueError, as the SDK's, when there is none yet)."""
+        session = await or_missing(None, self._store.get_session(self.store_session_id, owner=self.owner))
+        if session is None:
+            raise ValueError(f"session {self.session_id!r} has no items yet")
+        return session
+
+    async def current_branch(self) -> str:
+        """The branch the session's items are read from and added to ("main" until another is made)."""
+        session = await or_missing(None, self._store.get_session(self.store_session_id, owner=self.owner))
+        return MAIN if session is None else str(session.metadata.get(BRANCH, MAIN))
+
+    async def _user_turns(self, branch: str | None = None) -> list[Any]:
+        """The user messages of the current line (or of the branch `branch`), oldest first."""
+        records: list[Any] = []
+        cursor = None
+        while True:
+            page = await self._store.list_messages(
+                self.store_session_id, roles=["user"], limit=MAX_LIMIT, cursor=cursor, owner=self.owner, branch=branch
+            )
+            records += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                return records
+
+    async def get_conversation_turns(self, branch_id: str | None = None) -> list[dict[str, Any]]:
+        """The user turns of the current branch (or of `branch_id`): `turn` (from 1), `content` (its first 100
+        characters), `full_content`, `timestamp` and `can_branch`, as the SDK's advanced session lists them."""
+        current = await self.current_branch()
+        other = None if branch_id in (None, current) else branch_id
+        turns = []
+        for n, record in enumerate(await self._user_turns(other), start=1):
+            text = _text_of(record.content)
+            turns.append(
+                {
+                    "turn": n,
+                    "content": text[:100] + "..." if len(text) > 100 else text,
+                    "full_content": text,
+                    "timestamp": record.created_at.isoformat(),
+                    "can_branch": True,
+                }
+            )
+        return turns
+
+    async def create_branch_from_turn(self, turn_number: int, branch_name: str | None = None) -> str:
+        """Go on, as the new branch `branch_name`, from just before the user's `turn_number`-th message (the
+        SDK's `create_branch_from_turn`): the session's line so far is kept under the current branch's name.
+        Returns the new branch's name. ValueError for a turn the session does not have, or a name that is
+        blank, not an id (letters, digits, `._:-`), or the name of a branch the session has."""
+        if branch_name is not None and not branch_name.strip():
+            raise ValueError("Branch name cannot be empty")
+        session = await self._head()
+        current = str(session.metadata.get(BRANCH, MAIN))
+        turns = await self._user_turns()
+        if not 1 <= turn_number <= len(turns):
+            raise ValueError(f"Turn {turn_number} does not contain a user message in branch '{current}'")
+        name = branch_name if branch_name is not None else f"branch_from_turn_{turn_number}_{int(time.time())}"
+        if not ID_PATTERN.fullmatch(name):
+            raise ValueError(f"a branch name is letters, digits and ._:- (at most 128): {name!r}")
+        taken = {current, *(b.id for b in await self._store.list_branches(self.store_session_id, owner=self.owner))}
+        if name in taken:
+            raise ValueError(f"Branch ID '{name}' has already been used. Choose a new branch ID.")
+        await self._store.rewind_session(
+            self.store_session_id,
+            turns[turn_number - 1].seq - 1,
+            branch=current,
+            metadata={**session.metadata, BRANCH: name},
+            owner=self.owner,
+        )
+        return name
+
+    async def switch_to_branch(self, branch_id: str) -> None:
+        """Make `branch_id` the current branch (the line left is kept under its name); ValueError when the
+        session has no such branch."""
+        session = await self._head()
+        current = str(session.metadata.get(BRANCH, MAIN))
+        if branch_id == current:
+            return
+        try:
+            await self._store.restore_branch(
+                self.store_session_id,
+                branch_id,
+                keep_as=current,
+                metadata={**session.metadata, BRANCH: branch_id},
+                owner=self.owner,
+            )
+        except (BranchNotFound, InvalidInput):
+            raise ValueError(f"Branch '{branch_id}' does not exist") from None
+
+    async def list_branches(self) -> list[dict[str, Any]]:
+        """Every branch, the current one first: `branch_id`, `message_count`, `user_turns`, `is_current`,
+        `created_at`."""
+        session = await or_missing(None, self._store.get_session(self.store_session_id, owner=self.owner))
+        if session is None:
+            return []
+        current = str(session.metadata.get(BRANCH, MAIN))
+        out = [
+            {
+                "branch_id": current,
+                "message_count": session.last_seq,
+                "user_turns": len(await self._user_turns()),
+                "is_current": True,
+                "created_at": session.created_at.isoformat(),
+            }
+        ]
+        for branch in await self._store.list_branches(self.store_session_id, owner=self.owner):
+            out.append(
+                {
+                    "branch_id": branch.id,
+                    "message_count": branch.last_seq,
+                    "user_turns": len(await self._user_turns(branch.id)),
+                    "is_current": False,
+                    "created_at": branch.created_at.isoformat(),
+                }
+            )
+        return out
+
+    async def delete_branch(self, branch_id: str, force: bool = False) -> None:
+        """Delete a branch and its items. ValueError for "main", for the current branch unless `force` (then
+        the session switches to "main" first), and for a branch the session does not have."""
+        if not branch_id or not branch_id.strip():
+            raise ValueError("Branch ID cannot be empty")
+        if branch_id == MAIN:
+            raise ValueError("Cannot delete the 'main' branch")
+        current = await self.current_branch()
+        if branch_id == current:
+            if not force:
+                raise ValueError(f"Cannot delete current branch '{branch_id}'. Use force=True or switch branches first")
+            await self.switch_to_branch(MAIN)
+        names = {b.id for b in await self._store.list_branches(self.store_session_id, owner=self.owner)}
+        if branch_id not in names:
+            raise ValueError(f"Branch '{branch_id}' does not exist")
+        await self._store.delete_branch(self.store_session_id, branch_id, owner=self.owner)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a user item (a string, or the text parts of its content list)."""
+    if isinstance(content, dict):
+        content = content.get("content", "")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("text"))
+    return ""

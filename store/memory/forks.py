@@ -107,6 +107,8 @@ class MemoryForks(MemoryCore):
                 )
                 changes["state_version"] = entry.state.version
             entry.messages = kept
+            if request.metadata is not UNSET:
+                changes["metadata"] = self._copy(request.metadata)
             self._touch(
                 entry,
                 last_seq=to_seq,
@@ -164,6 +166,8 @@ class MemoryForks(MemoryCore):
                 entry.state = branch.state.model_copy(update={"version": version, "saved_at": self._now()})
                 changes["state_version"] = version
             entry.messages = branch.messages
+            if request.metadata is not UNSET:
+                changes["metadata"] = self._copy(request.metadata)
             self._touch(
                 entry,
                 last_seq=len(branch.messages),

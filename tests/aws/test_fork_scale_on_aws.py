@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 

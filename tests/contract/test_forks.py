@@ -265,6 +265,11 @@ def test_rewind_keeps_the_later_messages_as_a_branch_and_restores_them(harness: 
     assert store.list_messages(source, branch="second-try").items == whole
     assert store.rewind_session(source, 3).last_seq == 3  # rewinding to the end changes nothing
     assert len(store.list_branches(source)) == 1
+    # a rewind and a restore may label the line they go on with, in the same write
+    labelled = store.rewind_session(source, 1, branch="third", metadata={"team": "ops", "line": "short"})
+    assert labelled.metadata == {"team": "ops", "line": "short"} and labelled.last_seq == 1
+    back = store.restore_branch(source, "third", keep_as="third", metadata={"team": "ops", "line": "long"})
+    assert back.metadata == {"team": "ops", "line": "long"} and back.last_seq == 3
 
 
 def test_rewind_brings_back_the_state_saved_with_the_transcript(harness: Harness) -> None:

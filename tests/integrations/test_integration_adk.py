@@ -526,3 +526,72 @@ def test_a_session_takes_the_name_the_user_chose_unless_another_app_has_it(harne
         assert harness.store.get_session(old) is None
 
     asyncio.run(scenario())
+
+
+async def _rewind_script(session_service: Any, artifact_service: Any) -> list[Any]:
+    """Three turns (two of them change state and save an artifact), ADK's own `Runner.rewind_async` to
+    before the third, and a turn after it: what the session then holds and what the model was shown."""
+    model = ScriptedLlm(model="scripted", replies=["Hi Ada.", "Lisbon.", "Hi Bob.", "Porto, then."], seen=[])
+    agent = LlmAgent(name="planner", model=model, instruction="Plan trips.", tools=[remember])
+    runner = Runner(app_name=APP, agent=agent, session_service=session_service, artifact_service=artifact_service)
+    session = await session_service.create_session(app_name=APP, user_id="ada", state={"tier": "gold"})
+
+    async def turn(text: str) -> list[Event]:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        return [e async for e in runner.run_async(user_id="ada", session_id=session.id, new_message=message)]
+
+    await turn("I am Ada")
+    await turn("Where should I go?")
+    third = await turn("I am Bob")
+    await runner.rewind_async(user_id="ada", session_id=session.id, rewind_before_invocation_id=third[0].invocation_id)
+    rewound = await session_service.get_session(app_name=APP, user_id="ada", session_id=session.id)
+    await turn("Where next?")
+    after = await session_service.get_session(app_name=APP, user_id="ada", session_id=session.id)
+    invocations = list(dict.fromkeys(e.invocation_id for e in after.events))
+
+    def shape(events: list[Event]) -> list[Any]:
+        out = []
+        for e in events:
+            actions = e.actions
+            parts = [p.text or (p.function_call and p.function_call.name) or (p.function_response and "result")
+                     for p in (e.content.parts if e.content else [])]  # fmt: skip
+            rewind = actions.rewind_before_invocation_id
+            out.append((
+                e.author,
+                invocations.index(e.invocation_id),
+                parts,
+                dict(actions.state_delta),
+                dict(actions.artifact_delta),
+                invocations.index(rewind) if rewind else None,
+            ))  # fmt: skip
+        return out
+
+    note = await artifact_service.load_artifact(app_name=APP, user_id="ada", session_id=session.id, filename="note.txt")
+    versions = await artifact_service.list_versions(
+        app_name=APP, user_id="ada", session_id=session.id, filename="note.txt"
+    )
+    return [
+        shape(rewound.events),
+        {k: v for k, v in rewound.state.items() if not k.startswith("app:")},
+        shape(after.events),
+        {k: v for k, v in after.state.items() if not k.startswith("app:")},
+        note.text if note is not None else None,
+        versions,
+        model.seen[-1],
+    ]
+
+
+def test_adks_rewind_works_as_on_adks_own_services(harness: Harness) -> None:
+    """ADK's own `Runner.rewind_async` on this store's services: the events and state after it, and after the
+    next turn, and the artifacts, exactly as on ADK's in-memory services (differential)."""
+    from google.adk.artifacts import InMemoryArtifactService
+    from google.adk.sessions import InMemorySessionService
+
+    reference = asyncio.run(_rewind_script(InMemorySessionService(), InMemoryArtifactService()))
+    ours = asyncio.run(_rewind_script(StoreSessionService(harness.store), StoreArtifactService(harness.store)))
+    assert ours == reference
+    events, state = reference[0], reference[1]
+    assert events[-1][0] == "user" and events[-1][5] == 2, "the rewind event, before the third invocation"
+    assert state["turns"] == 1, "the session's state as before the third turn"
+    assert state["tier"] is None, "ADK undoes what no event set (the state given at create) too: so do we"
+    assert "I am Bob" not in reference[6] and "I am Ada" in reference[6], "the model no longer sees the third turn"

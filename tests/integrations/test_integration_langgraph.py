@@ -297,3 +297,33 @@ def test_a_graph_fanning_out_to_eight_branches_completes(backend: Backend, mode:
         assert found[-1] == f"{8 * (run + 1) + run} findings"
     state = graph.get_state(config) if mode == "sync" else backend.run(graph.aget_state(config))
     assert len(state.values["findings"]) == 27 and state.next == ()
+
+
+def test_copy_thread_forks_the_thread_with_its_conversation(backend: Backend) -> None:
+    """`copy_thread` into a new thread is the store's fork of the thread: every checkpoint and its history,
+    the conversation, a thread of its own from then on (the source goes on unchanged)."""
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    graph = travel_graph().compile(checkpointer=saver)
+    source: Any = {"configurable": {"thread_id": "trip-1"}}
+    copy: Any = {"configurable": {"thread_id": "trip-2"}}
+    graph.invoke({"messages": [HumanMessage("Book me a flight to Lisbon")]}, source)
+    graph.invoke(Command(resume="yes"), source)
+    saver.copy_thread("trip-1", "trip-2")
+
+    def steps(config: Any) -> list[tuple[Any, list[Any]]]:
+        return [(h.next, [m.content for m in h.values.get("messages", [])]) for h in graph.get_state_history(config)]
+
+    assert steps(copy) == steps(source) and len(steps(copy)) == 6
+    thread = backend.call(store, "get_session", saver.thread_session_id("trip-2"), owner="ada")
+    assert thread.title == "trip-2" and thread.metadata["forked_from"]["session_id"] == saver.thread_session_id(
+        "trip-1"
+    )
+    conversation = backend.call(store, "list_messages", saver.thread_session_id("trip-2"), owner="ada").items
+    assert [m.role for m in conversation] == ["human", "ai", "tool", "ai"]
+    # the copy goes on by itself: declining in it leaves the source's booking alone
+    before = graph.get_state_history(copy)
+    graph.invoke(None, list(before)[-2].config)
+    graph.invoke(Command(resume="no"), copy)
+    assert graph.get_state(copy).values["messages"][-1].content == "Done: the traveller declined"
+    assert graph.get_state(source).values["messages"][-1].content == "Done: flight to LIS, seat 12A"

@@ -239,3 +239,64 @@ def test_a_limited_history_starting_at_a_tool_output_reaches_the_model_as_with_s
     ours = model_input(OpenAIAgentsSession("limit", harness.store))
     assert ours == reference
     assert not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in ours)
+
+
+async def _branch_script(session: Any, agent: Agent[Any]) -> list[Any]:
+    """Three turns under the SDK's Runner, a branch from the second turn with a turn of its own, a switch
+    back to main and to the branch again, and the branch deleted: what the session shows at each step."""
+    seen: list[Any] = []
+    for text in ("Hi, I am Ada.", "Plan Lisbon.", "Plan Porto."):
+        await Runner.run(agent, text, session=session)
+    turns = await session.get_conversation_turns()
+    seen.append([(t["turn"], t["content"], t["can_branch"]) for t in turns])
+    name = await session.create_branch_from_turn(2, "rethink")
+    seen.append(name)
+    seen.append(said(await session.get_items()))
+    await Runner.run(agent, "Plan Madrid.", session=session)
+    seen.append(said(await session.get_items()))
+    branches = await session.list_branches()
+    seen.append(sorted((b["branch_id"], b["message_count"], b["user_turns"], b["is_current"]) for b in branches))
+    await session.switch_to_branch("main")
+    seen.append(said(await session.get_items()))
+    await session.switch_to_branch("rethink")
+    seen.append(said(await session.get_items(limit=2)))
+    for bad in (lambda: session.create_branch_from_turn(9), lambda: session.switch_to_branch("nowhere")):
+        try:
+            await bad()
+            seen.append("no error")
+        except ValueError:
+            seen.append("ValueError")
+    try:
+        await session.create_branch_from_turn(1, "rethink")
+        seen.append("no error")
+    except ValueError:
+        seen.append("ValueError")
+    await session.delete_branch("rethink", force=True)
+    seen.append(said(await session.get_items()))
+    seen.append([b["branch_id"] for b in await session.list_branches()])
+    return seen
+
+
+def test_branches_from_a_turn_as_the_sdks_advanced_session(harness: Harness, tmp_path: Any) -> None:
+    """`create_branch_from_turn`, `switch_to_branch`, `list_branches`, `delete_branch` on the store, under the
+    SDK's Runner, against the SDK's own `AdvancedSQLiteSession` (differential)."""
+    from agents.extensions.memory import AdvancedSQLiteSession
+
+    def agent() -> Agent[Any]:
+        replies = ["Hello Ada.", "Lisbon it is.", "Porto it is.", "Madrid it is."]
+        return Agent(name="assistant", instructions="Be brief.", model=ScriptedModel(replies))
+
+    reference = AdvancedSQLiteSession(session_id="trip", db_path=str(tmp_path / "sdk.db"), create_tables=True)
+    try:
+        theirs = asyncio.run(_branch_script(reference, agent()))
+    finally:
+        reference.close()
+    ours = asyncio.run(_branch_script(OpenAIAgentsSession("trip", harness.store, owner="ada"), agent()))
+    assert ours == theirs
+    assert theirs[2] == [("user", "Hi, I am Ada."), ("assistant", "Hello Ada.")], "before the second turn"
+    assert theirs[4] == [("main", 6, 3, False), ("rethink", 4, 2, True)] and theirs[5][-1] == (
+        "assistant",
+        "Porto it is.",
+    )
+    stored = harness.store.list_branches(scoped_id("ada", "trip"), owner="ada")
+    assert [b.id for b in stored] == [], "the deleted branch is gone from the store too"

@@ -31,6 +31,7 @@ from store.aws.items import (
     Source,
     head_from_item,
     head_item,
+    metadata_attrs,
     pin_attr,
     record_from_item,
     state_from_item,
@@ -72,7 +73,7 @@ from store.core.timeutil import epoch, expiry, iso
 from store.core.validation import new_id
 from store.errors import Conflict
 from store.models import Branch, Session, TokenUsage
-from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession
+from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession, Unset
 
 FORKING = "forking"  # on a fork's head until the transaction that makes it visible: the fork's token
 MAX_SOURCES = 4  # a fork of a fork still being copied reads its sources through at most this many partitions
@@ -359,6 +360,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
             preview=preview,
             seed=seed,
             state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+            metadata=request.metadata,
         )
         actions.add("branch", _put_branch(ctx, kept_branch, None))
         if copies.intent is not None:
@@ -421,6 +423,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
             preview=branch.preview,
             seed=None,
             state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+            metadata=request.metadata,
         )
         if keep_as != name:
             bexpr = Expr()
@@ -473,8 +476,10 @@ def _switch(
     preview: str | None,
     seed: Seed | None,
     state: Item | None,
+    metadata: dict[str, Any] | Unset = UNSET,
 ) -> Actions:
-    """The session's head moved to another transcript (and state, when given), while it is as read."""
+    """The session's head moved to another transcript (and state and metadata, when given), while it is as
+    read."""
     session_id = head.session.id
     expr = Expr()
     sets = touch(expr, session_id, now, Position.of(head).retention)
@@ -494,6 +499,8 @@ def _switch(
             sets.append(f"{expr.name(attr)} = {expr.value(n(value) if isinstance(value, int) else s(value))}")
     if seed is not None:
         sets.append(f"{expr.name(SEED)} = {expr.value(seed.to_attr())}")
+    if metadata is not UNSET:
+        sets += [f"{expr.name(k)} = {expr.value(v)}" for k, v in metadata_attrs(metadata).items()]
     version = head.session.state_version
     if state is not None:
         sets.append(f"{expr.name('state_version')} = {expr.value(n(version + 1))}")
