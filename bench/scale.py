@@ -1,16 +1,20 @@
 """Scale: what one call costs whatever an owner or a session has accumulated.
 
-    .venv/bin/python -m bench.scale [--owners 100 1000 10000] [--sessions 1000 10000 100000] [--rtt-ms 10]
+    .venv/bin/python -m bench.scale [--owners 100 1000 10000] [--sessions 1000 10000 100000]
+        [--forks 10 1000 100000] [--rtt-ms 10]
 
 `make bench` runs it after bench/compare.py; it writes bench/scale.json and bench/scale.md. For search,
 an owner with 100, 1,000 and 10,000 sessions of 50 messages (first page and one continuation); for a
 session of 1,000, 10,000 and 100,000 messages: `load_full` whole and its live context (`last=50`), and
-`delete_session` inside an API request's deadline. Each call is measured with bench/meter.py (requests,
-bytes, capacity units from item sizes) and timed with a simulated network round trip added to every
-request (a sleep in botocore's `before-send`, so requests sent at once overlap as they would). Data is
-written straight into the tables with the store's own item layout (BatchWriteItem, unmeasured), each
-scenario in tables of its own: moto's Query reads every item of a table, so its own time for one bare
-Query of the same page is reported beside ours, and the figure that must stay flat is ours above it.
+`delete_session` inside an API request's deadline; for a session of 10, 1,000 and 100,000 messages, a
+`fork_session` inside an API request's deadline, the fork's first read, and the copy the cascade then
+makes (nothing is left to it up to 1,000 messages: the fork copies them itself). Each call is measured
+with bench/meter.py (requests, bytes, capacity units from item sizes) and timed with a simulated network
+round trip added to every request (a sleep in botocore's `before-send`, so requests sent at once overlap
+as they would). Data is written straight into the tables with the store's own item layout
+(BatchWriteItem, unmeasured), each scenario in tables of its own: moto's Query reads every item of a
+table, so its own time for one bare Query of the same page is reported beside ours, and the figure that
+must stay flat is ours above it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from store.session_store import s3_config
 HERE = Path(__file__).parent
 OWNER_SESSIONS = (100, 1_000, 10_000)
 SESSION_MESSAGES = (1_000, 10_000, 100_000)
+FORK_MESSAGES = (10, 1_000, 100_000)
+REQUEST_BUDGET = 20.0  # seconds: the template's RequestBudgetSeconds default, what one API request may take
 MESSAGES_PER_SESSION = 50
 DELETE_BUDGET = 5.0  # seconds: the deadline a delete runs in (the API gives each request REQUEST_BUDGET_SECONDS)
 FLAT = 1.5  # a per-call figure is flat when the largest size costs at most this times the smallest
@@ -205,6 +211,43 @@ def session_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
     }
 
 
+def fork_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
+    """A fork of a session of `messages` messages inside an API request's deadline, the fork's first read
+    (a page of 100), then the cascade's part: the copy of what the fork did not copy itself."""
+    sc = Scenario(url, f"fork{messages}", rtt)
+    sc.add_session("owner", "long", messages, lambda q: f"message {q}")
+    sc.pool.shutdown()
+    sc.store.save_state("long", {"step": messages})
+
+    def fork() -> Any:
+        with deadline(REQUEST_BUDGET):
+            return sc.store.fork_session("long", new_session_id="fork")
+
+    forked, made = sc.measure(fork)
+    forked["copying"] = made.copying
+    first, page = sc.measure(lambda: sc.store.list_messages("fork", limit=100))
+    first["messages_returned"] = len(page.items)
+    streams = local_client("dynamodbstreams", endpoint_url=url)
+    arn = sc.writer.describe_table(TableName=sc.tables.sessions)["Table"]["LatestStreamArn"]
+    records: list[dict[str, Any]] = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
+        records.extend(streams.get_records(ShardIterator=it["ShardIterator"])["Records"])
+    sc.meter.capacity = False  # reading every copied item back would be most of the copy's time
+    copied, _ = sc.measure(lambda: sc.store.reclaim([r for r in records if r["eventName"] == "MODIFY"]))
+    sc.meter.capacity = True
+    done = sc.store.get_session("fork")
+    copied["copying_after"] = bool(done is not None and done.copying)
+    copied["messages_in_the_fork"] = sc.count_messages("fork")
+    return {
+        "messages": messages,
+        "fork": forked,
+        "first_read": first,
+        "cascade": copied,
+        "moto_query_seconds": sc.bare_query_seconds("long", 100),
+    }
+
+
 def queries(measured: dict[str, Any]) -> int:
     """How many Query requests a measurement made (from its calls summary, "51 Query + GetItem")."""
     for part in str(measured["calls"]).split(" + "):
@@ -276,6 +319,32 @@ def write_report(results: dict[str, Any], out: Path) -> None:
                 f"{m['rcu']:g} | {count:,} {what} | {m['seconds'] * 1000:,.0f} ms | "
                 f"{row['moto_query_seconds'] * 1000:,.1f} ms | {share_of_moto(m, row):.2f} |"
             )
+    if results.get("forks"):
+        lines += [
+            "",
+            "## A fork, per call",
+            "",
+            "`fork_session` inside an API request's deadline (20 s), the fork's first read (a page of 100 "
+            "messages), and the cascade's copy of what the fork left to it (docs/decisions.md, Fork and rewind).",
+            "",
+            "| messages | call | requests | bytes received | RCU | what | time |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in results["forks"]:
+            fork, first, cascade = row["fork"], row["first_read"], row["cascade"]
+            left = "copied by the cascade" if fork["copying"] else "copied within the call"
+            returned = f"{first['messages_returned']} returned"
+            lines += [
+                f"| {row['messages']:,} | fork_session | {fork['requests']} ({fork['calls']}) | "
+                f"{fork['bytes_received'] / 1024:,.1f} KB | {fork['rcu']:g} | {left} | "
+                f"{fork['seconds'] * 1000:,.0f} ms |",
+                f"| {row['messages']:,} | first read | {first['requests']} ({first['calls']}) | "
+                f"{first['bytes_received'] / 1024:,.1f} KB | {first['rcu']:g} | {returned} | "
+                f"{first['seconds'] * 1000:,.0f} ms |",
+                f"| {row['messages']:,} | the cascade's copy | {cascade['requests']} ({cascade['calls']}) | "
+                f"{cascade['bytes_received'] / 1024:,.1f} KB | - | {cascade['messages_in_the_fork']:,} in the fork"
+                f"{', still copying' if cascade['copying_after'] else ''} | {cascade['seconds'] * 1000:,.0f} ms |",
+            ]
     imports = results.get("imports", {}).get("modules", {})
     if imports:
         lines += ["", "## Handler import, against `import boto3`", "", "| module | median | ratio |", "|---|---|---|"]
@@ -317,6 +386,18 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
             f"longest {worst:.1f} s; left for the cascade {[m['messages_left_for_the_cascade'] for m in deletes]}",
         )
     )
+    forks = results.get("forks") or []
+    if forks:
+        calls = [r["fork"] for r in forks]
+        longest = max(m["seconds"] for m in calls)
+        out.append(
+            (
+                f"a fork stays within one request's {REQUEST_BUDGET:g} s budget, however long the session",
+                longest <= REQUEST_BUDGET and all(not r["cascade"]["copying_after"] for r in forks),
+                f"requests {[m['requests'] for m in calls]}, longest {longest:.1f} s; every fork complete after the "
+                f"cascade: {all(not r['cascade']['copying_after'] for r in forks)}",
+            )
+        )
     api = results.get("imports", {}).get("modules", {}).get("functions.api.app")
     if api is not None:
         out.append(
@@ -334,6 +415,7 @@ def main() -> None:
     parser.add_argument("--owners", type=int, nargs="+", default=list(OWNER_SESSIONS))
     parser.add_argument("--messages", type=int, default=MESSAGES_PER_SESSION, help="messages per searched session")
     parser.add_argument("--sessions", type=int, nargs="+", default=list(SESSION_MESSAGES))
+    parser.add_argument("--forks", type=int, nargs="*", default=list(FORK_MESSAGES), help="sizes of forked sessions")
     parser.add_argument("--rtt-ms", type=float, default=10.0)
     parser.add_argument("--imports", type=int, default=5, help="fresh processes per module timed (0: skip)")
     parser.add_argument("--out", type=Path, default=HERE)
@@ -350,6 +432,10 @@ def main() -> None:
         for count in sorted(args.sessions):
             print(f"session: {count} messages", flush=True)
             results["sessions"].append(session_at(url, count, rtt))
+        results["forks"] = []
+        for count in sorted(args.forks):
+            print(f"fork: {count} messages", flush=True)
+            results["forks"].append(fork_at(url, count, rtt))
     if args.imports:
         print("import times", flush=True)
         results["imports"] = startup.measure(args.imports)

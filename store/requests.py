@@ -244,6 +244,7 @@ class SaveFull(InSession[StateSnapshot]):
     messages: list[Message]
     state: Any
     expected_seq: int | None = None
+    keep_state: bool = True  # keep a copy of the state for a rewind to this point to bring back
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -86,6 +86,7 @@ class SaveFull(Strict):
     messages: list[Message] = Field(min_length=1, max_length=97)
     state: Any
     expected_seq: int | None = Field(default=None, ge=0)
+    keep_state: bool = Field(default=True, description="keep a copy of the state for a rewind to this point")
 
 
 class SaveCheckpoint(Strict):

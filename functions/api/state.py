@@ -48,7 +48,9 @@ def load_full(
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")
 def save_full(session_id: str, body: SaveFull) -> StateSnapshot:
     me = caller(router.current_event)
-    return me.store.save_full(session_id, body.messages, body.state, expected_seq=body.expected_seq)
+    return me.store.save_full(
+        session_id, body.messages, body.state, expected_seq=body.expected_seq, keep_state=body.keep_state
+    )
 
 
 @router.get("/sessions/<session_id>/interrupt", tags=["state"], summary="The pending interrupt")

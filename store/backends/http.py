@@ -353,6 +353,7 @@ def _save_full(http: HttpBackend, r: rq.SaveFull) -> StateSnapshot:
         "messages": [_wire(m) for m in r.messages],
         "state": r.state,
         "expected_seq": r.expected_seq,
+        "keep_state": r.keep_state,
     }
     return StateSnapshot.model_validate(http.call(r, "POST", _in(r, "full"), body=body))
 

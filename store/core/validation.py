@@ -111,6 +111,13 @@ def limit(value: Any, what: str = "limit", *, allow_none: bool = False, maximum:
     return value
 
 
+def flag(value: Any, what: str) -> bool:
+    """A boolean (no other value stands for one)."""
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be true or false")
+    return value
+
+
 def seq(value: Any, what: str, *, allow_none: bool = True) -> int | None:
     """A sequence or version number from 0 to 2**53 (what every JSON reader holds exactly), or None."""
     if value is None and allow_none:

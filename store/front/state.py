@@ -47,8 +47,12 @@ class State(Domain):
         *,
         expected_seq: int | None = None,
         owner: str | None = None,
+        keep_state: bool = True,
     ) -> StateSnapshot:
-        """Append messages (up to 97) and store the state after them, in one transaction."""
+        """Append messages (up to 97) and store the state after them, in one transaction. With `keep_state`
+        (the default), a copy of the state is kept too (the session's last `Settings.state_history`), so that
+        `rewind_session` to this point brings it back; a caller that never rewinds (or rewinds its own way,
+        as ADK does) saves that write with False."""
         return self._backend.execute(
             SaveFull(
                 session_id=v.ident(session_id, "session_id"),
@@ -56,6 +60,7 @@ class State(Domain):
                 messages=v.messages(messages, maximum=SAVE_FULL_MAX),
                 state=v.json_value(state, "state"),
                 expected_seq=v.seq(expected_seq, "expected_seq"),
+                keep_state=v.flag(keep_state, "keep_state"),
             )
         )
 

@@ -428,8 +428,13 @@ class StoreSessionService(BaseSessionService):
                 return  # these very events were stored by an earlier delivery
             seq = 0 if snapshot is None else snapshot.seq
             try:
-                await self._store.save_full(
-                    sid, turn.messages, {**state, **turn.session, LAST_EVENT: turn.last}, expected_seq=seq, owner=owner
+                await self._store.save_full(  # ADK rewinds by its events' deltas: no state copy kept
+                    sid,
+                    turn.messages,
+                    {**state, **turn.session, LAST_EVENT: turn.last},
+                    expected_seq=seq,
+                    owner=owner,
+                    keep_state=False,
                 )
                 return
             except Conflict:

@@ -206,7 +206,7 @@ def migrate_langchain_table(
             batch = [_stored(m) for m in messages_from_dict(history[copied : copied + APPEND_MAX])]
             copied += len(batch)
             state["langchain_migration"] = {"copied": copied}
-            saved = store.save_full(sid, batch, state, expected_seq=position, owner=owner)
+            saved = store.save_full(sid, batch, state, expected_seq=position, owner=owner, keep_state=False)
             position = saved.seq
             done.messages_copied += len(batch)
         done.sessions += 1

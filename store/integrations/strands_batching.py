@@ -136,7 +136,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
             if held.messages:
                 messages = [stored_message(m) for m in held.messages]
                 version = self.store.save_full(
-                    child, messages, state, expected_seq=held.first, owner=self.owner
+                    child, messages, state, expected_seq=held.first, owner=self.owner, keep_state=False
                 ).version
             else:
                 version = self.store.save_state(child, state, expected_version=version, owner=self.owner)

@@ -66,7 +66,7 @@ class MemoryState(MemoryCore):
                 saved_at=self._now(),
             )
             self._commit(entry, records, state_version=version)
-            if rules.keeps_state(len(messages), self.settings.state_history):
+            if request.keep_state and rules.keeps_state(len(messages), self.settings.state_history):
                 self._keep_state(entry, entry.state)
             return entry.state.model_copy(deep=True)
 

@@ -327,7 +327,7 @@ def test_a_token_for_another_owner_without_a_restart(stack: LocalStack) -> None:
 def test_every_route_refuses_missing_malformed_expired_and_wrongly_signed_tokens(stack: LocalStack) -> None:
     from tests.api.test_api_isolation import OWNER_ROUTES, ROUTES
 
-    ids = {"s": "s-1", "m": "m-1", "u": "0" * 32, "k": "runs", "r": "run-1"}
+    ids = {"s": "s-1", "m": "m-1", "u": "0" * 32, "k": "runs", "r": "run-1", "b": "b-1"}
     tokens = {
         "none": None,
         "malformed": "x.y",

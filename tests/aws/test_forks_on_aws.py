@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra.local.aws import local_client
-from store import SessionStore, TokenUsage, deadline
+from store import SessionStore, StoreError, TokenUsage, deadline
 from store.aws import keys, object_keys
 from store.session_store import s3_config
 from tests.conftest import FakeClock, Harness, make_harness
@@ -63,10 +63,19 @@ def far(far_clients: tuple[Any, Any, Any], clock: FakeClock) -> Iterator[Harness
     harness.requests.detach()
 
 
+def client_of(dyn: Harness) -> Any:
+    return dyn.stream_clients[0] if dyn.stream_clients is not None else local_client()
+
+
 def head(dyn: Harness, sid: str) -> dict[str, Any]:
-    assert dyn.tables is not None and dyn.stream_clients is not None
-    client = dyn.stream_clients[0]
-    return dict(client.get_item(TableName=dyn.tables.sessions, Key=keys.head_key(sid), ConsistentRead=True)["Item"])
+    assert dyn.tables is not None
+    found = client_of(dyn).get_item(TableName=dyn.tables.sessions, Key=keys.head_key(sid), ConsistentRead=True)
+    return dict(found["Item"])
+
+
+def inspector_delete(dyn: Harness, key: dict[str, Any]) -> None:
+    assert dyn.tables is not None
+    client_of(dyn).delete_item(TableName=dyn.tables.sessions, Key=key)
 
 
 def test_a_short_fork_is_copied_within_the_call_in_a_few_requests(dyn: Harness) -> None:
@@ -185,3 +194,40 @@ def test_a_long_rewind_continues_at_once_and_its_branch_is_whole(far: Harness) -
 
 def done_id(store: SessionStore, sid: str) -> str:
     return store.last_messages(sid, 1)[0].id
+
+
+def test_a_fork_that_fails_or_dies_part_way_leaves_nothing(dyn: Harness, monkeypatch: Any) -> None:
+    """A fork whose last write fails removes what it made; one whose process dies part-way leaves only its
+    invisible head (deleting, with an hour's TTL), and the head's removal makes the cascade purge the rest."""
+    from store.aws.plans import forks
+
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": BIG}])  # a spilled body the fork copies along
+    store.save_state(sid, {"big": BIG})
+    store.put_artifact(sid, "a.txt", b"bytes")
+    before = dyn.leftovers()
+    real = forks._fork_actions
+
+    def failing(*args: Any) -> Any:
+        actions = real(*args)
+        missing = {"TableName": "no-such-table", "Key": {"pk": {"S": "x"}, "sk": {"S": "y"}}}
+        return actions.add("boom", {"ConditionCheck": {**missing, "ConditionExpression": "attribute_exists(pk)"}})
+
+    monkeypatch.setattr(forks, "_fork_actions", failing)
+    with pytest.raises(StoreError):
+        store.fork_session(sid, new_session_id="fork")
+    assert dyn.leftovers() == before, "the failed fork removed what it made"
+    # the process dies after its copies: nothing undoes them, but the head is invisible and expires
+    monkeypatch.setattr(forks, "_undo", lambda *args: iter(()))
+    with pytest.raises(StoreError):
+        store.fork_session(sid, new_session_id="fork")
+    assert store.get_session("fork") is None and dyn.leftovers() != before
+    item = head(dyn, "fork")
+    assert item["deleting"] == {"BOOL": True} and "ttl" in item
+    inspector_delete(dyn, keys.head_key("fork"))  # as DynamoDB's TTL removes it
+    dyn.cascade()
+    left = [x for x in dyn.leftovers() if x not in before]
+    # only the intent of the bodies it copied, whose objects the purge took: its own TTL removes it too
+    assert len(left) == 1 and left[0].startswith("item:sessions/U#") and left[0].endswith("|UPLOAD"), left
+    assert dyn.objects(object_keys.session_prefix("alice", "fork")) == []

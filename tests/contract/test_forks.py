@@ -291,6 +291,14 @@ def test_rewind_brings_back_the_state_saved_with_the_transcript(harness: Harness
     assert store.load_state(other).state == {"known": "only now"}
     store.rewind_session(other, 0)
     assert store.get_session(other).last_seq == 0 and store.load_state(other).state == {"known": "only now"}
+    # a caller that rewinds its own way (ADK) keeps no copy: the state then stays as it is
+    own_way = store.create_session("alice").id
+    store.save_full(own_way, turns(2), {"plan": "A"}, keep_state=False)
+    store.save_full(own_way, turns(2, 2), {"plan": "B"}, keep_state=False)
+    store.rewind_session(own_way, 2)
+    assert store.load_state(own_way).state == {"plan": "B"}
+    with pytest.raises(InvalidInput):
+        store.save_full(own_way, turns(1), {}, keep_state="no")  # type: ignore[arg-type]
 
 
 def test_branch_names_and_deleting_branches(harness: Harness, source: str) -> None:

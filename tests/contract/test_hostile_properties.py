@@ -101,6 +101,8 @@ def valid_arguments(store: Any, sid: str, mid: str) -> dict[str, Any]:
         "usage": {"input_tokens": 1},
         "upload": "0" * 32,
         "n": 2,
+        "to_seq": 0,
+        "branch": "b1",
     }
 
 
@@ -172,8 +174,11 @@ SPECIFIC: dict[str, st.SearchStrategy[Any]] = {
     "max_size": numbers,
     "cursor": st.one_of(texts, st.just("eyJrIjoibWVzc2FnZXMifQ"), st.just("e30")),
 }
-for _name in ("session_id", "message_id", "key", "kind", "run_id", "idempotency_key"):
+for _name in ("session_id", "message_id", "key", "kind", "run_id", "idempotency_key", "new_session_id", "branch"):
     SPECIFIC[_name] = ids
+SPECIFIC["keep_as"] = ids
+for _name in ("at_seq", "to_seq"):
+    SPECIFIC[_name] = numbers
 for _name in ("owner", "name", "title", "model", "query", "content_type", "method", "scope"):
     SPECIFIC[_name] = texts
 
@@ -216,7 +221,8 @@ def test_every_public_method_is_covered() -> None:
     assert {"append_messages", "confirm_artifact_upload", "reclaim", "presign_artifact_upload", "supports"} <= set(
         METHODS
     )
-    assert len(METHODS) == 41
+    assert {"fork_session", "rewind_session", "restore_branch", "delete_branch", "list_branches"} <= set(METHODS)
+    assert len(METHODS) == 46
 
 
 @pytest.mark.slow

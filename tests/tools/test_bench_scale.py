@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_small_scale_run_measures_every_call(tmp_path: Path) -> None:
-    args = ["--owners", "3", "60", "--messages", "2", "--sessions", "40", "400", "--imports", "0"]
+    args = ["--owners", "3", "60", "--messages", "2", "--sessions", "40", "400", "--forks", "5", "1100"]
+    args += ["--imports", "0"]
     subprocess.run(
         [sys.executable, "-m", "bench.scale", *args, "--out", str(tmp_path)],
         cwd=ROOT,
@@ -34,8 +35,15 @@ def test_a_small_scale_run_measures_every_call(tmp_path: Path) -> None:
     assert long["live_context"]["requests"] == short["live_context"]["requests"] == 2
     assert long["load_full"]["bytes_received"] > 5 * long["live_context"]["bytes_received"]
     assert long["delete"]["messages_left_for_the_cascade"] == 0  # no deadline pressure at this size
+    small_fork, long_fork = results["forks"]
+    assert not small_fork["fork"]["copying"] and long_fork["fork"]["copying"]  # over 1,000: the cascade's
+    assert "2 TransactWriteItems" in long_fork["fork"]["calls"], "the claim and the fork: no message copied"
+    assert long_fork["fork"]["requests"] <= small_fork["fork"]["requests"]
+    assert long_fork["cascade"]["messages_in_the_fork"] == 1100 and not long_fork["cascade"]["copying_after"]
+    assert long_fork["first_read"]["messages_returned"] == 100
     report = (tmp_path / "scale.md").read_text()
     assert "| 60 × 2 | first | 51 (51 Query) |" in report
+    assert "| 1,100 | fork_session |" in report and "copied by the cascade" in report
     # the report follows the measurements: change one, and its row and target change with it
     results["sessions"][1]["live_context"]["requests"] = 9
     write_report(results, tmp_path)

@@ -115,6 +115,8 @@ def test_every_route_but_health_openapi_and_the_console_needs_the_jwt_authorizer
         "/sessions/{session_id}",
         "/sessions/{session_id}/artifact-uploads",
         "/sessions/{session_id}/artifact-uploads/{upload_id}/confirm",
+        "/sessions/{session_id}/fork",
+        "/sessions/{session_id}/rewind",
         "/v1/traces",
     }
     assert set(paths) == public | costly | {"/{proxy+}"}

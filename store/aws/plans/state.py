@@ -115,7 +115,9 @@ def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
     encoded = encode_all(ctx, [*(m.body() for m in messages), state], "save_full")
     write_id = new_id()
     # a copy is kept when it fits the transaction: head, state, its copy, an intent, and the messages
-    history = ctx.settings.state_history if rules.keeps_state(len(messages), ctx.settings.state_history) else 0
+    history = ctx.settings.state_history
+    if not (request.keep_state and rules.keeps_state(len(messages), history)):
+        history = 0
     inline = [*drafts(ctx, session_id, messages, now, "save_full", encoded[:-1])]
     inline.append(state_item(session_id, 0, 0, encoded[-1], now, write_id))
     if history:
