@@ -13,6 +13,7 @@ from store.errors import Conflict, InvalidInput
 from store.models import StateSnapshot
 
 FORKED_FROM = "forked_from"  # the metadata key a fork records its source in
+PREVIEW_WINDOW = 20  # a fork's (or a rewound line's) preview is read from at most this many messages
 
 
 def stale_seq(what: str, expected: int | None, last: int) -> str | None:

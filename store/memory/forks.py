@@ -67,7 +67,7 @@ class MemoryForks(MemoryCore):
                 expires_at=expiry(now, old.retention) if old.retention is not None else None,
                 state_version=state.version if state is not None else 0,
                 compaction_seq=_latest_compaction(messages),
-                preview=preview_of(messages),
+                preview=preview_of(messages[: rules.PREVIEW_WINDOW]),
             )
             entry = SessionEntry(session=session, messages=messages, state=state)
             entry.slots = {k: self._copy(v) for k, v in source.slots.items() if k.startswith(RECORDS_PREFIX)}
@@ -114,7 +114,7 @@ class MemoryForks(MemoryCore):
                 last_seq=to_seq,
                 usage=_usage(kept),
                 compaction_seq=_latest_compaction(kept),
-                preview=preview_of(kept),
+                preview=preview_of(kept[: rules.PREVIEW_WINDOW]),
                 **changes,
             )
             return entry.session.model_copy(deep=True)
@@ -146,7 +146,7 @@ class MemoryForks(MemoryCore):
             last_seq=len(branch.messages),
             created_at=branch.created_at,
             usage=branch.usage,
-            preview=preview_of(branch.messages[branch.from_seq :]),
+            preview=preview_of(branch.messages[branch.from_seq : branch.from_seq + rules.PREVIEW_WINDOW]),
         )
 
     def restore_branch(self, request: RestoreBranch) -> Session:

@@ -87,9 +87,9 @@ def test_a_short_fork_is_copied_within_the_call_in_a_few_requests(dyn: Harness) 
     fork = store.fork_session(sid, new_session_id="copy")
     names = dyn.requests.names
     assert not fork.copying and fork.last_seq == 10
-    # head, claim, records/kept states/artifacts, state, preview, batch of the children, the fork's
-    # transaction, then the copy (head, sources, own keys, one transaction, the end) and the fork's head
-    assert names.count("TransactWriteItems") == 4, names
+    # head, claim, records/kept states/artifacts, state, preview, the children, the fork's transaction,
+    # then the copy (head, sources, own keys, one transaction, the end) and the fork's head
+    assert names.count("TransactWriteItems") == 5, names
     assert "Scan" not in names and len(names) <= 16, names
     dyn.requests.clear()
     store.list_messages("copy")
@@ -109,8 +109,8 @@ def test_a_long_fork_returns_at_once_and_reads_and_writes_while_it_is_copied(far
     with deadline(10):
         fork = store.fork_session(sid, new_session_id="fork")
     assert fork.copying and fork.last_seq == LONG
-    assert dyn.requests.count("TransactWriteItems") == 2, "the claim of its id and the fork: no message copied"
-    assert "BatchWriteItem" in dyn.requests.names and dyn.requests.count("Query") <= 5
+    # the claim of its id, what goes along (state, artifacts), the fork itself: no message copied
+    assert dyn.requests.count("TransactWriteItems") == 3 and dyn.requests.count("Query") <= 5
     # reads of the fork are the source's messages, at once
     assert [m.content for m in store.list_messages("fork", limit=3).items] == [w.content for w in wanted[:3]]
     assert store.list_messages("fork", limit=3).items[0].session_id == "fork"

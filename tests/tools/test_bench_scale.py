@@ -37,7 +37,7 @@ def test_a_small_scale_run_measures_every_call(tmp_path: Path) -> None:
     assert long["delete"]["messages_left_for_the_cascade"] == 0  # no deadline pressure at this size
     small_fork, long_fork = results["forks"]
     assert not small_fork["fork"]["copying"] and long_fork["fork"]["copying"]  # over 1,000: the cascade's
-    assert "2 TransactWriteItems" in long_fork["fork"]["calls"], "the claim and the fork: no message copied"
+    assert "3 TransactWriteItems" in long_fork["fork"]["calls"], "the claim, the state, the fork: no message copied"
     assert long_fork["fork"]["requests"] <= small_fork["fork"]["requests"]
     assert long_fork["cascade"]["messages_in_the_fork"] == 1100 and not long_fork["cascade"]["copying_after"]
     assert long_fork["first_read"]["messages_returned"] == 100

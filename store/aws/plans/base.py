@@ -616,18 +616,7 @@ def _failure(err: AwsError, actions: Actions) -> Failed | None:
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
     """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
     at once; unprocessed items are resubmitted, with backoff, until none is left."""
-    yield from batch_write(ctx, table, [{"DeleteRequest": {"Key": k}} for k in item_keys])
-
-
-def batch_put(ctx: Context, table: str, items: Sequence[Item]) -> Plan[None]:
-    """Put any number of items (overwriting) with BatchWriteItem, as `batch_delete` deletes them."""
-    yield from batch_write(ctx, table, [{"PutRequest": {"Item": i}} for i in items])
-
-
-def batch_write(ctx: Context, table: str, requests: list[dict[str, Any]]) -> Plan[None]:
-    """BatchWriteItem of any number of write requests, 25 a request and up to PARALLEL_REQUESTS requests at
-    once; unprocessed ones are resubmitted, with backoff, until none is left."""
-    pending = list(requests)
+    pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
     attempt = 0
     while pending:
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]

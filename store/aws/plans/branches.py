@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from store.aws import keys
 from store.aws.attrs import Item, get_int, get_n, get_s, n, need_s, s
@@ -20,7 +19,6 @@ from store.errors import BranchNotFound
 from store.models import Branch, TokenUsage
 
 BRANCH_PREFIX = "BR#"
-STATE_ATTRS = ("state_version", "state_seq", "state_saved_at", CODEC, BODY, REF)  # the state it was kept with
 
 
 def branch_sk(name: str) -> str:
@@ -138,10 +136,3 @@ def all_branches(ctx: Context, session_id: str) -> Plan[list[BranchItem]]:
     """Every branch item of the session, those being deleted too (1 Query per 1 MB)."""
     items = yield from partition_prefix(ctx, session_id, BRANCH_PREFIX)
     return [BranchItem.of(i) for i in items]
-
-
-def state_attrs(state: Item | None) -> dict[str, Any]:
-    """The attributes of a STATE item a branch keeps (for `branch_item(state=...)`)."""
-    if state is None:
-        return {}
-    return {k: v for k, v in state.items() if k in ("version", "seq", "saved_at", CODEC, BODY, REF)}

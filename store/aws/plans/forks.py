@@ -42,7 +42,6 @@ from store.aws.plans.base import (
     Position,
     again,
     backoff,
-    batch_put,
     get_item,
     guard,
     in_part,
@@ -77,7 +76,6 @@ from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, Resto
 
 FORKING = "forking"  # on a fork's head until the transaction that makes it visible: the fork's token
 MAX_SOURCES = 4  # a fork of a fork still being copied reads its sources through at most this many partitions
-PREVIEW_PAGE = 20  # messages read for a preview (the first user message is nearly always among them)
 COPIED = ("ART", keys.RECORDS_PREFIX, KEPT_STATE_PREFIX)  # sort-key prefixes of what a fork takes along
 
 
@@ -155,12 +153,12 @@ def _fork_once(
             staged.append(given)
         items = [i for done in staged for i in done.items]
         state = next((i for i in items if i[keys.SK]["S"] == keys.STATE), None)
-        yield from batch_put(ctx, ctx.sessions_table, items)
+        yield from _put_children(ctx, target, token, items)
         transcript = Transcript.of(head)
         compaction = source.compaction_seq
         if compaction is not None and compaction > last:
             compaction = yield from previous_compaction(ctx, transcript, last + 1)
-        preview = yield from _preview(ctx, transcript, 1, min(last, PREVIEW_PAGE))
+        preview = yield from _preview(ctx, transcript, 1, min(last, rules.PREVIEW_WINDOW))
         objects = any(get_s(c, keys.SK) and c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX) for c in children)
         seed = Seed(token, last, 0, source.id, sources, objects) if last > 0 or objects else None
         now = ctx.now()
@@ -206,6 +204,41 @@ def _fork_once(
     except BaseException:
         yield from _undo(ctx, target, owner, staged)
         raise
+
+
+CHILDREN_PER_WRITE = 99  # a transaction's items: the fork's head checked, and these
+
+
+def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> Plan[None]:
+    """Put what the fork takes along under its invisible head, 99 items a transaction, each conditioned on the
+    head still being this fork's (a session made under the id meanwhile has purged it: then Conflict, and
+    nothing lands in that session)."""
+    for start in range(0, len(items), CHILDREN_PER_WRITE):
+        expr = Expr()
+        check = {
+            "ConditionCheck": {
+                "TableName": ctx.sessions_table,
+                "Key": keys.head_key(target),
+                "ConditionExpression": f"{expr.name(FORKING)} = {expr.value(s(token))}",
+                **expr.params(),
+            }
+        }
+        puts = [
+            {"Put": {"TableName": ctx.sessions_table, "Item": i}} for i in items[start : start + CHILDREN_PER_WRITE]
+        ]
+        actions = Actions(fork=check).add_each("child", puts)
+        attempt = 0
+        while True:
+            try:
+                yield transact(actions)
+                break
+            except AwsError as err:
+                failed = None if contended(err) else cancelled(err, actions)
+                if failed is not None and failed.failed("fork"):
+                    raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from None
+                if failed is not None and not failed.conflicted():
+                    raise Cancelled(failed, "fork_session") from None
+                attempt = yield from backoff(ctx, attempt, "fork_session")
 
 
 def _fork_actions(
@@ -325,8 +358,8 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         compaction = head.session.compaction_seq
         if compaction is not None and compaction > to_seq:
             compaction = yield from previous_compaction(ctx, transcript, to_seq + 1)
-        preview = yield from _preview(ctx, transcript, 1, min(to_seq, PREVIEW_PAGE))
-        own_preview = yield from _preview(ctx, transcript, to_seq + 1, min(last, to_seq + PREVIEW_PAGE))
+        preview = yield from _preview(ctx, transcript, 1, min(to_seq, rules.PREVIEW_WINDOW))
+        own_preview = yield from _preview(ctx, transcript, to_seq + 1, min(last, to_seq + rules.PREVIEW_WINDOW))
         copies = yield from placed(
             ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
         )
@@ -396,7 +429,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
         transcript = Transcript.of(head)
         last = head.session.last_seq
         own_preview = yield from _preview(
-            ctx, transcript, branch.from_seq + 1, min(last, branch.from_seq + PREVIEW_PAGE)
+            ctx, transcript, branch.from_seq + 1, min(last, branch.from_seq + rules.PREVIEW_WINDOW)
         )
         kept_branch = branch_item(
             session_id,
