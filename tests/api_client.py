@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from infra.local.apigw import LambdaContext, http_event, response_body
 
@@ -30,9 +30,13 @@ def call(
     headers: dict[str, str] | None = None,
     query: dict[str, Any] | list[tuple[str, Any]] | None = None,
 ) -> Reply:
-    """Invoke the API handler; `owner` is the `sub` the JWT authorizer verified (None: no token)."""
+    """Invoke the API handler; `owner` is the `sub` the JWT authorizer verified (None: no token). A query
+    written into `path` (`?a=b`) is sent as the query string."""
     from functions.api.app import lambda_handler
 
+    path, _, inline = path.partition("?")
+    if inline and query is None:
+        query = parse_qsl(inline, keep_blank_values=True)
     hdrs = dict(headers or {})
     if json_body is not None:
         body = json.dumps(json_body).encode()

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import caller
 from functions.api.schemas import Branches, ForkSession, RestoreBranch, RewindSession
-from store.conversation import ViewedMessage, viewed
-from store.models import Page, Session
+from store.models import Session
 from store.requests import UNSET
 
 router = APIGatewayHttpRouter()
@@ -53,35 +49,6 @@ def rewind_session(session_id: str, body: RewindSession) -> Session:
 def list_branches(session_id: str) -> Branches:
     me = caller(router.current_event)
     return Branches(items=me.store.list_branches(session_id))
-
-
-@router.get(
-    "/sessions/<session_id>/branches/<branch>/messages", tags=["forks"], summary="A page of a branch's transcript"
-)
-def list_branch_messages(
-    session_id: str,
-    branch: str,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
-    before_seq: Annotated[int | None, Query(ge=0)] = None,
-    limit: Annotated[int | None, Query(ge=1, le=1000)] = 100,
-    newest_first: Annotated[bool, Query()] = False,
-    since_compaction: Annotated[bool, Query()] = False,
-    roles: Annotated[list[str] | None, Query()] = None,
-    cursor: Annotated[str | None, Query()] = None,
-) -> Page[ViewedMessage]:
-    me = caller(router.current_event)
-    page = me.store.list_messages(
-        session_id,
-        after_seq=after_seq,
-        before_seq=before_seq,
-        limit=limit,
-        newest_first=newest_first,
-        since_compaction=since_compaction,
-        roles=roles,
-        cursor=cursor,
-        branch=branch,
-    )
-    return Page[ViewedMessage](items=[viewed(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 @router.post(

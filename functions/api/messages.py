@@ -47,6 +47,7 @@ def list_messages(
     since_compaction: Annotated[bool, Query()] = False,
     roles: Annotated[list[str] | None, Query()] = None,
     cursor: Annotated[str | None, Query()] = None,
+    branch: Annotated[str | None, Query(description="Read a branch a rewind kept, not the transcript")] = None,
 ) -> Page[ViewedMessage]:
     me = caller(router.current_event)
     page = me.store.list_messages(
@@ -58,6 +59,7 @@ def list_messages(
         since_compaction=since_compaction,
         roles=roles,
         cursor=cursor,
+        branch=branch,
     )
     return Page[ViewedMessage](items=[viewed(r) for r in page.items], next_cursor=page.next_cursor)
 

@@ -278,9 +278,9 @@ def _messages(http: HttpBackend, r: rq.ListMessages) -> Page[MessageRecord]:
         since_compaction=q.since_compaction,
         roles=q.roles,
         cursor=q.cursor,
+        branch=r.branch,
     )
-    where = _in(r, "messages") if r.branch is None else _in(r, "branches", r.branch, "messages")
-    page = http.call(r, "GET", where, query=query)
+    page = http.call(r, "GET", _in(r, "messages"), query=query)
     return Page[MessageRecord](items=_records(page["items"]), next_cursor=page.get("next_cursor"))
 
 

@@ -26,7 +26,7 @@ ROUTES: list[tuple[str, str, Any, int]] = [
     ("POST", "/sessions/{s}/fork", {"session_id": "mine-now"}, 404),
     ("POST", "/sessions/{s}/rewind", {"to_seq": 0}, 404),
     ("GET", "/sessions/{s}/branches", None, 404),
-    ("GET", "/sessions/{s}/branches/{b}/messages", None, 404),
+    ("GET", "/sessions/{s}/messages?branch={b}", None, 404),
     ("POST", "/sessions/{s}/branches/{b}/restore", {}, 404),
     ("DELETE", "/sessions/{s}/branches/{b}", None, 404),
     ("POST", "/sessions/{s}/messages", MSG, 404),

@@ -151,7 +151,7 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("POST", f"{s}/fork", json_body={"at_seq": 99, "title": m})  # 400, with the marker sent
     go("POST", f"{s}/rewind", json_body={"to_seq": 1, "branch": "b1"})
     go("GET", f"{s}/branches")
-    go("GET", f"{s}/branches/b1/messages")
+    go("GET", f"{s}/messages?branch=b1")
     go("POST", f"{s}/branches/b1/restore", json_body={"keep_as": "b2"})
     go("DELETE", f"{s}/branches/b2")
     go("POST", f"{s}/traces/run-1", json_body={"events": [{"m": m}]})

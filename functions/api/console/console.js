@@ -396,7 +396,7 @@ async function branchView(id, branch) {
   try {
     let cursor = null;
     do {
-      const page = await api(`${path}/messages`, { limit: PAGE, cursor });
+      const page = await api(`/sessions/${encodeURIComponent(id)}/messages`, { branch, limit: PAGE, cursor });
       list.append(...page.items.map((m) => messageNode(m)));
       cursor = page.next_cursor;
     } while (cursor);
