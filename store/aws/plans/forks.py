@@ -359,7 +359,6 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         if compaction is not None and compaction > to_seq:
             compaction = yield from previous_compaction(ctx, transcript, to_seq + 1)
         preview = yield from _preview(ctx, transcript, 1, min(to_seq, rules.PREVIEW_WINDOW))
-        own_preview = yield from _preview(ctx, transcript, to_seq + 1, min(last, to_seq + rules.PREVIEW_WINDOW))
         copies = yield from placed(
             ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
         )
@@ -368,19 +367,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         token = new_id()
         part = f"{session_id}{PART_MARK}{new_id()}"
         seed = Seed(token, to_seq, 0, session_id, (Source(head.part, to_seq),)) if to_seq > 0 else None
-        kept_branch = branch_item(
-            session_id,
-            name,
-            part=head.part,
-            from_seq=to_seq,
-            last_seq=last,
-            created_at=now,
-            usage=head.session.usage,
-            compaction_seq=head.session.compaction_seq,
-            preview=head.session.preview,
-            own_preview=own_preview,
-            state=kept_state,
-        )
+        kept_branch = yield from _current_line(ctx, head, name, to_seq, now, kept_state)
         actions = _switch(
             ctx,
             head,
@@ -410,6 +397,27 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
     return (yield from read_head(ctx, session_id, owner)).session
 
 
+def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datetime, state: Item | None) -> Plan[Item]:
+    """The BR# item keeping the session's current line as the branch `name` (it parts from the other line
+    after `from_seq`): its partition, usage, compaction, both previews and `state` (a STATE item or None)."""
+    last = head.session.last_seq
+    window = min(last, from_seq + rules.PREVIEW_WINDOW)
+    own_preview = yield from _preview(ctx, Transcript.of(head), from_seq + 1, window)
+    return branch_item(
+        head.session.id,
+        name,
+        part=head.part,
+        from_seq=from_seq,
+        last_seq=last,
+        created_at=now,
+        usage=head.session.usage,
+        compaction_seq=head.session.compaction_seq,
+        preview=head.session.preview,
+        own_preview=own_preview,
+        state=state,
+    )
+
+
 def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
     """Swap the branch's partition (and state) in, keeping the transcript it replaces as `keep_as`: one
     transaction, nothing copied but a spilled state's body."""
@@ -426,24 +434,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
         )
         kept_state, new_state = _split(copies.items, state, wanted)
         now = ctx.now()
-        transcript = Transcript.of(head)
-        last = head.session.last_seq
-        own_preview = yield from _preview(
-            ctx, transcript, branch.from_seq + 1, min(last, branch.from_seq + rules.PREVIEW_WINDOW)
-        )
-        kept_branch = branch_item(
-            session_id,
-            keep_as,
-            part=head.part,
-            from_seq=branch.from_seq,
-            last_seq=last,
-            created_at=now,
-            usage=head.session.usage,
-            compaction_seq=head.session.compaction_seq,
-            preview=head.session.preview,
-            own_preview=own_preview,
-            state=kept_state,
-        )
+        kept_branch = yield from _current_line(ctx, head, keep_as, branch.from_seq, now, kept_state)
         actions = _switch(
             ctx,
             head,
