@@ -613,6 +613,18 @@ def _failure(err: AwsError, actions: Actions) -> Failed | None:
     return failed
 
 
+def write_if(method: str, params: dict[str, Any]) -> Plan[bool]:
+    """Make one conditional write (`put_item`, `update_item` or `delete_item`): True when it was made, False
+    when its condition did not hold (nothing written); any other failure is raised."""
+    try:
+        yield Call(method, params)
+    except AwsError as err:
+        if err.code != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
     """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
     at once; unprocessed items are resubmitted, with backoff, until none is left."""

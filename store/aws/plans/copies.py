@@ -39,6 +39,7 @@ from store.aws.plans.base import (
     partition_prefix,
     query,
     usage_adds,
+    write_if,
 )
 from store.aws.plans.objects import abandon, copy_objects, record_intent
 from store.aws.plans.payloads import REF, Staged
@@ -381,31 +382,23 @@ def unpin_action(ctx: Context, source: str, target: str, token: str) -> dict[str
 
 def unpin(ctx: Context, source: str, target: str, token: str) -> Plan[None]:
     """Remove the pin of a copy that will not finish (its target is being deleted); gone already is fine."""
-    try:
-        yield Call("update_item", unpin_action(ctx, source, target, token)["Update"])
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
+    yield from write_if("update_item", unpin_action(ctx, source, target, token)["Update"])
 
 
 def _next_lap(ctx: Context, session_id: str, seed: Seed) -> Plan[None]:
     """Hand the copy to the next cascade invocation: a new lap on the head is a change on its stream."""
     expr = Expr()
     path = expr.name(SEED)
-    try:
-        yield Call(
-            "update_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(session_id),
-                "UpdateExpression": f"SET {path}.{expr.name('lap')} = {expr.value(n(seed.lap + 1))}",
-                "ConditionExpression": f"{path}.{expr.name('t')} = {expr.value(s(seed.token))}",
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
+    yield from write_if(
+        "update_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Key": keys.head_key(session_id),
+            "UpdateExpression": f"SET {path}.{expr.name('lap')} = {expr.value(n(seed.lap + 1))}",
+            "ConditionExpression": f"{path}.{expr.name('t')} = {expr.value(s(seed.token))}",
+            **expr.params(),
+        },
+    )
 
 
 # ---------------------------------------------------------------- artifacts' objects
@@ -424,8 +417,8 @@ def _adopt_objects(ctx: Context, session_id: str, owner: str, seed: Seed) -> Pla
         return False  # read them again: only a version that borrows nothing any more is done
     expr = Expr()
     path = expr.name(SEED)
-    try:
-        yield Call(
+    return (
+        yield from write_if(
             "update_item",
             {
                 "TableName": ctx.sessions_table,
@@ -435,11 +428,7 @@ def _adopt_objects(ctx: Context, session_id: str, owner: str, seed: Seed) -> Pla
                 **expr.params(),
             },
         )
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
-        return False
-    return True
+    )
 
 
 def adopt_versions(ctx: Context, session_id: str, owner: str, digest: str) -> Plan[None]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, boolean, get_int, get_s, n, s
-from store.aws.calls import AwsError, Call, Plan
+from store.aws.calls import AwsError, Plan
 from store.aws.items import (
     PART,
     PART_MARK,
@@ -49,6 +49,7 @@ from store.aws.plans.base import (
     read_head,
     touch,
     touch_head,
+    write_if,
     write_session,
 )
 from store.aws.plans.branches import (
@@ -62,7 +63,7 @@ from store.aws.plans.copies import finish_copy, placed
 from store.aws.plans.messages import previous_compaction
 from store.aws.plans.objects import abandon
 from store.aws.plans.payloads import Staged, encode, resolve, stage
-from store.aws.plans.sessions import DELETE_GRACE, HANDOFF, claim, purge, purge_partition
+from store.aws.plans.sessions import DELETE_GRACE, claim, hand_off, purge, purge_partition
 from store.aws.plans.state import KEPT_STATE_PREFIX
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
 from store.aws.plans.transcript import Transcript, read_range
@@ -636,7 +637,7 @@ def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
             return  # deleted (or replaced) meanwhile
     finished = yield from _purge_branch(ctx, head, branch, hand_off=True)
     if not finished:
-        yield from _hand_off_branch(ctx, session_id, name)
+        yield from hand_off(ctx, session_id, branch_sk(name))
 
 
 def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_off: bool) -> Plan[bool]:
@@ -657,39 +658,16 @@ def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_o
     if not done:
         return False
     expr = Expr()
-    try:
-        yield Call(
-            "delete_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.session_key(session_id, branch_sk(branch.name)),
-                "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
+    yield from write_if(
+        "delete_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Key": keys.session_key(session_id, branch_sk(branch.name)),
+            "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
+            **expr.params(),
+        },
+    )
     return True
-
-
-def _hand_off_branch(ctx: Context, session_id: str, name: str) -> Plan[None]:
-    """Mark a branch being deleted `handoff`: that change on the stream has the cascade finish it."""
-    expr = Expr()
-    try:
-        yield Call(
-            "update_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.session_key(session_id, branch_sk(name)),
-                "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
-                "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
 
 
 def finish_branch_delete(ctx: Context, session_id: str, name: str) -> Plan[None]:

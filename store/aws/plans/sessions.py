@@ -22,6 +22,7 @@ from store.aws.plans.base import (
     out_of_time,
     partition,
     touch,
+    write_if,
     write_session,
 )
 from store.aws.plans.base import query as run_query
@@ -221,22 +222,19 @@ def delete_session(ctx: Context, request: DeleteSession) -> Plan[None]:
     condition = f"attribute_exists({expr.name(keys.PK)}) AND {expr.name('owner')} = {expr.value(s(head.session.owner))}"
     grace = epoch(expiry(ctx.now(), DELETE_GRACE))
     ttl = expr.name(keys.TTL)
-    try:
-        yield Call(
-            "update_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(session_id),
-                "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}, "
-                f"{ttl} = {expr.value(n(grace))}",
-                "ConditionExpression": condition,
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code == "ConditionalCheckFailedException":
-            return  # deleted (or replaced by another owner's session) meanwhile
-        raise
+    marked = yield from write_if(
+        "update_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Key": keys.head_key(session_id),
+            "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}, "
+            f"{ttl} = {expr.value(n(grace))}",
+            "ConditionExpression": condition,
+            **expr.params(),
+        },
+    )
+    if not marked:
+        return  # deleted (or replaced by another owner's session) meanwhile
     yield from purge(ctx, session_id, head.session.owner, may_hand_off=True, head=item)
 
 
@@ -312,24 +310,21 @@ PURGE_PAGE = 1000  # message keys read (and then deleted, 8 BatchWriteItem reque
 HANDOFF = "handoff"  # set on a deleting head whose purge the cascade is to finish
 
 
-def hand_off(ctx: Context, session_id: str) -> Plan[None]:
-    """Mark a deleting head `handoff` (only while it is still the deleting head: a finished purge has
-    removed it), so that the cascade, seeing the change on the stream, finishes the purge."""
+def hand_off(ctx: Context, session_id: str, sk: str = keys.HEAD) -> Plan[None]:
+    """Mark a deleting item (the head, or the branch item `sk`) `handoff`, only while it is still being
+    deleted (a finished purge has removed it), so that the cascade, seeing the change on the stream,
+    finishes the purge."""
     expr = Expr()
-    try:
-        yield Call(
-            "update_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(session_id),
-                "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
-                "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code != "ConditionalCheckFailedException":
-            raise
+    yield from write_if(
+        "update_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Key": keys.session_key(session_id, sk),
+            "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
+            "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
+            **expr.params(),
+        },
+    )
 
 
 CASCADE = "cascade"
@@ -359,20 +354,17 @@ def purge_removed(ctx: Context, session_id: str, owner: str, old: Item | None = 
         keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
         **{k: v for k, v in (old or {}).items() if k in (PART, SEED) or k.startswith(PIN_PREFIX)},
     }
-    try:
-        yield Call(
-            "put_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Item": tomb,
-                "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)}) OR "
-                f"attribute_exists({expr.name('deleting')}) OR {ttl} <= {expr.value(n(now_epoch(now)))}",
-                **expr.params(),
-            },
-        )
-    except AwsError as err:
-        if err.code == "ConditionalCheckFailedException":
-            return False  # a live session holds the id again
-        raise
+    put = yield from write_if(
+        "put_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Item": tomb,
+            "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)}) OR "
+            f"attribute_exists({expr.name('deleting')}) OR {ttl} <= {expr.value(n(now_epoch(now)))}",
+            **expr.params(),
+        },
+    )
+    if not put:
+        return False  # a live session holds the id again
     yield from purge(ctx, session_id, owner, head=tomb)
     return True
