@@ -44,6 +44,7 @@ from store.aws.plans.base import (
     backoff,
     get_item,
     guard,
+    head_update,
     in_part,
     partition_prefix,
     read_head,
@@ -63,7 +64,7 @@ from store.aws.plans.copies import finish_copy, placed
 from store.aws.plans.messages import previous_compaction
 from store.aws.plans.objects import abandon
 from store.aws.plans.payloads import Staged, encode, resolve, stage
-from store.aws.plans.sessions import DELETE_GRACE, claim, hand_off, purge, purge_partition
+from store.aws.plans.sessions import claim, hand_off, purge, purge_partition, unseen_head
 from store.aws.plans.state import KEPT_STATE_PREFIX
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
 from store.aws.plans.transcript import Transcript, read_range
@@ -129,19 +130,7 @@ def _fork_once(
     owner = source.owner
 
     def forking(now: datetime) -> Item:
-        stamp = s(iso(now))
-        return {
-            **keys.head_key(target),
-            "id": s(target),
-            "owner": s(owner),
-            "created_at": stamp,
-            "updated_at": stamp,
-            "last_seq": n(0),
-            "state_version": n(0),
-            "deleting": boolean(True),
-            FORKING: s(token),
-            keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
-        }
+        return {**unseen_head(target, owner, now), FORKING: s(token)}
 
     yield from claim(ctx, target, owner, forking, lambda old: get_s(old, FORKING) == token)
     staged: list[Staged] = []
@@ -538,19 +527,7 @@ def _switch(
             f"attribute_not_exists({expr.name(SEED)})",
         ]
     )
-    update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-    actions = Actions(
-        head={
-            "Update": {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(session_id),
-                "UpdateExpression": update,
-                "ConditionExpression": condition,
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                **expr.params(),
-            }
-        }
-    )
+    actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, removes=removes))
     if state is not None:
         actions.add("state", {"Put": {"TableName": ctx.sessions_table, "Item": state}})
     return actions

@@ -327,6 +327,23 @@ def hand_off(ctx: Context, session_id: str, sk: str = keys.HEAD) -> Plan[None]:
     )
 
 
+def unseen_head(session_id: str, owner: str, now: datetime) -> Item:
+    """An empty head every operation treats as absent (`deleting`), expiring after DELETE_GRACE: it holds
+    the id while a purge or a fork works under it."""
+    stamp = s(iso(now))
+    return {
+        **keys.head_key(session_id),
+        "id": s(session_id),
+        "owner": s(owner),
+        "created_at": stamp,
+        "updated_at": stamp,
+        "last_seq": n(0),
+        "state_version": n(0),
+        "deleting": boolean(True),
+        keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
+    }
+
+
 CASCADE = "cascade"
 
 
@@ -340,18 +357,9 @@ def purge_removed(ctx: Context, session_id: str, owner: str, old: Item | None = 
     now = ctx.now()
     expr = Expr()
     ttl = expr.name(keys.TTL)
-    stamp = s(iso(now))
     tomb = {
-        **keys.head_key(session_id),
-        "id": s(session_id),
-        "owner": s(owner),
-        "created_at": stamp,
-        "updated_at": stamp,
-        "last_seq": n(0),
-        "state_version": n(0),
-        "deleting": boolean(True),
+        **unseen_head(session_id, owner, now),
         CASCADE: boolean(True),
-        keys.TTL: n(epoch(expiry(now, DELETE_GRACE))),
         **{k: v for k, v in (old or {}).items() if k in (PART, SEED) or k.startswith(PIN_PREFIX)},
     }
     put = yield from write_if(
