@@ -10,7 +10,7 @@ from typing import Any
 
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
-from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 
 from infra.local.aws import REGION
 from store import deadline
@@ -36,7 +36,8 @@ def long_transcript(dyn: Harness, sid: str) -> None:
     for seq in range(1, MESSAGES + 1):
         key = DynamoType({"N": str(seq)})
         row = copy.copy(template)
-        row.range_key, row.attrs = key, {**template.attrs, keys.MID: DynamoType({"S": f"m{seq}"}), keys.SEQ: key}
+        row.range_key = key
+        row.attrs = LimitedSizeDict({**template.attrs, keys.MID: DynamoType({"S": f"m{seq}"}), keys.SEQ: key})
         rows[key] = row
 
 
