@@ -8,7 +8,6 @@ from dataclasses import replace
 from store.conversation.preview import preview_of
 from store.core import rules
 from store.core.slots import RECORDS_PREFIX
-from store.core.timeutil import expiry
 from store.errors import BranchNotFound, SessionExists
 from store.memory.core import ArtifactEntry, BranchEntry, MemoryCore, SessionEntry
 from store.models import Branch, MessageRecord, Session, StateSnapshot, TokenUsage
@@ -43,9 +42,6 @@ class MemoryForks(MemoryCore):
                 raise SessionExists(new_id)
             now = self._now()
             messages = _moved(source.messages[:last], new_id)
-            old = source.session
-            metadata = self._copy(old.metadata if request.metadata is UNSET else request.metadata)
-            metadata[rules.FORKED_FROM] = rules.forked_from(source_id, last)
             state: StateSnapshot | None
             if request.state is not UNSET:
                 state = StateSnapshot(version=1, state=self._copy(request.state), seq=last, saved_at=now)
@@ -53,18 +49,12 @@ class MemoryForks(MemoryCore):
                 state = source.state.model_copy(update={"seq": min(source.state.seq, last)}, deep=True)
             else:
                 state = None
-            session = Session(
-                id=new_id,
-                owner=old.owner,
-                title=old.title if request.title is UNSET else request.title,
-                model=old.model,
-                metadata=metadata,
-                created_at=now,
-                updated_at=now,
-                last_seq=last,
+            session = rules.forked_session(
+                source.session,
+                request,
+                last,
+                now,
                 usage=_usage(messages),
-                retention=old.retention,
-                expires_at=expiry(now, old.retention) if old.retention is not None else None,
                 state_version=state.version if state is not None else 0,
                 compaction_seq=_latest_compaction(messages),
                 preview=preview_of(messages[: rules.PREVIEW_WINDOW]),

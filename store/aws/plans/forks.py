@@ -70,7 +70,7 @@ from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, co
 from store.aws.plans.transcript import Transcript, read_range
 from store.conversation.preview import preview_of
 from store.core import rules
-from store.core.timeutil import epoch, expiry, iso
+from store.core.timeutil import epoch, iso
 from store.core.validation import new_id
 from store.errors import Conflict
 from store.models import Branch, Session, TokenUsage
@@ -152,19 +152,11 @@ def _fork_once(
         objects = any(get_s(c, keys.SK) and c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX) for c in children)
         seed = Seed(token, last, 0, source.id, sources, objects) if last > 0 or objects else None
         now = ctx.now()
-        metadata = dict(source.metadata if request.metadata is UNSET else request.metadata)
-        metadata[rules.FORKED_FROM] = rules.forked_from(source.id, last)
-        session = Session(
-            id=target,
-            owner=owner,
-            title=source.title if request.title is UNSET else request.title,
-            model=source.model,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-            last_seq=last,
-            retention=source.retention,
-            expires_at=expiry(now, source.retention) if source.retention is not None else None,
+        session = rules.forked_session(
+            source,
+            request,
+            last,
+            now,
             state_version=get_int(state, "version") if state else 0,
             compaction_seq=compaction,
             preview=preview,
