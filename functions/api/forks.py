@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import caller
-from functions.api.schemas import Branches, ForkSession, RestoreBranch, RewindSession
+from functions.api.schemas import Branches, ForkSession, RestoreBranch, RewindSession, metadata_given
 from store.models import Session
 from store.requests import UNSET
 
@@ -28,7 +28,7 @@ def fork_session(session_id: str, body: ForkSession) -> Response[Session]:
         at_seq=body.at_seq,
         new_session_id=body.session_id,
         title=body.title,
-        metadata=(body.metadata or {}) if "metadata" in given else UNSET,
+        metadata=metadata_given(body),
         state=body.state if "state" in given else UNSET,
     )
     return Response(201, body=fork, content_type="application/json")
@@ -41,8 +41,7 @@ def fork_session(session_id: str, body: ForkSession) -> Response[Session]:
 )
 def rewind_session(session_id: str, body: RewindSession) -> Session:
     me = caller(router.current_event)
-    metadata = (body.metadata or {}) if "metadata" in body.model_fields_set else UNSET
-    return me.store.rewind_session(session_id, body.to_seq, branch=body.branch, metadata=metadata)
+    return me.store.rewind_session(session_id, body.to_seq, branch=body.branch, metadata=metadata_given(body))
 
 
 @router.get("/sessions/<session_id>/branches", tags=["forks"], summary="The branches a session keeps, oldest first")
@@ -58,8 +57,7 @@ def list_branches(session_id: str) -> Branches:
 )
 def restore_branch(session_id: str, branch: str, body: RestoreBranch) -> Session:
     me = caller(router.current_event)
-    metadata = (body.metadata or {}) if "metadata" in body.model_fields_set else UNSET
-    return me.store.restore_branch(session_id, branch, keep_as=body.keep_as, metadata=metadata)
+    return me.store.restore_branch(session_id, branch, keep_as=body.keep_as, metadata=metadata_given(body))
 
 
 @router.delete("/sessions/<session_id>/branches/<branch>", tags=["forks"], status_code=204, summary="Delete a branch")

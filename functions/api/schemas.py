@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from store.conversation import ViewedMessage
 from store.models import ArtifactVersion, Branch, FullSession, Message, SessionHit, TokenUsage
+from store.requests import UNSET, Unset
 
 
 class Strict(BaseModel):
@@ -64,6 +65,11 @@ class RestoreBranch(Strict):
     metadata: dict[str, Any] | None = Field(
         default=None, description="the session's metadata from then on, set in the same write (unchanged when absent)"
     )
+
+
+def metadata_given(body: ForkSession | RewindSession | RestoreBranch) -> dict[str, Any] | Unset:
+    """The metadata a fork, rewind or restore body sets ({} for null), or UNSET when the body names none."""
+    return (body.metadata or {}) if "metadata" in body.model_fields_set else UNSET
 
 
 class UpdateSession(Strict):
