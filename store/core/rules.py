@@ -1,5 +1,6 @@
 """The store's write rules, once: when an expectation is stale, when an idempotent replay is refused, when
-a pop is refused, and where the compaction marker goes when a message is popped. Pure functions of what a
+a pop is refused, where the compaction marker goes when a message is popped, what a fork is made of and
+which state a rewind brings back. Pure functions of what a
 backend has read; the memory backend and the DynamoDB plans both call them (as Powertools' idempotency
 layer owns its rules and each persistence layer supplies primitives), so the rules and their messages
 cannot drift apart."""
