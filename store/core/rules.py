@@ -1,21 +1,16 @@
 """The store's write rules, once: when an expectation is stale, when an idempotent replay is refused, when
-a pop is refused, where the compaction marker goes when a message is popped, what a fork is made of and
-which state a rewind brings back. Pure functions of what a
+a pop is refused, where the compaction marker goes when a message is popped, and which state a rewind brings
+back. Pure functions of what a
 backend has read; the memory backend and the DynamoDB plans both call them (as Powertools' idempotency
 layer owns its rules and each persistence layer supplies primitives), so the rules and their messages
 cannot drift apart."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
 
-from store.core.timeutil import expiry
 from store.errors import Conflict, InvalidInput
-from store.models import Session, StateSnapshot
-from store.requests import UNSET, ForkSession
+from store.models import StateSnapshot
 
 FORKED_FROM = "forked_from"  # the metadata key a fork records its source in
 PREVIEW_WINDOW = 20  # a fork's (or a rewound line's) preview is read from at most this many messages
@@ -74,28 +69,6 @@ def fork_point(at_seq: int | None, last: int) -> int:
     if at_seq > last:
         raise InvalidInput(f"fork_session: at_seq {at_seq} is past the session's last message ({last})")
     return at_seq
-
-
-def forked_session(source: Session, request: ForkSession, last: int, now: datetime, **fields: Any) -> Session:
-    """The session `request` forks from `source` at message `last`, made at `now`: the source's owner, model and
-    retention (its expiry counted from now), its title and metadata unless the request gives its own (copies,
-    never shared), the metadata recording `forked_from` (source id and seq); `fields` are what the backend
-    derives from what it copied (usage, state_version, compaction_seq, preview, copying)."""
-    metadata = copy.deepcopy(source.metadata if request.metadata is UNSET else request.metadata)
-    metadata[FORKED_FROM] = {"session_id": source.id, "seq": last}
-    return Session(
-        id=request.new_session_id,
-        owner=source.owner,
-        title=source.title if request.title is UNSET else request.title,
-        model=source.model,
-        metadata=metadata,
-        created_at=now,
-        updated_at=now,
-        last_seq=last,
-        retention=source.retention,
-        expires_at=expiry(now, source.retention) if source.retention is not None else None,
-        **fields,
-    )
 
 
 def check_rewind(to_seq: int, last: int) -> None:

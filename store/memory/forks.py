@@ -49,9 +49,8 @@ class MemoryForks(MemoryCore):
                 state = source.state.model_copy(update={"seq": min(source.state.seq, last)}, deep=True)
             else:
                 state = None
-            session = rules.forked_session(
+            session = request.session_from(
                 source.session,
-                request,
                 last,
                 now,
                 usage=_usage(messages),

@@ -152,9 +152,8 @@ def _fork_once(
         objects = any(get_s(c, keys.SK) and c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX) for c in children)
         seed = Seed(token, last, 0, source.id, sources, objects) if last > 0 or objects else None
         now = ctx.now()
-        session = rules.forked_session(
+        session = request.session_from(
             source,
-            request,
             last,
             now,
             state_version=get_int(state, "version") if state else 0,
