@@ -1,9 +1,8 @@
 """The store's write rules, once: when an expectation is stale, when an idempotent replay is refused, when
-a pop is refused, where the compaction marker goes when a message is popped, and which state a rewind brings
-back. Pure functions of what a
-backend has read; the memory backend and the DynamoDB plans both call them (as Powertools' idempotency
-layer owns its rules and each persistence layer supplies primitives), so the rules and their messages
-cannot drift apart."""
+a pop is refused, where the compaction marker goes when a message is popped, where a fork ends and which
+state a rewind brings back. Pure functions of what a backend has read; the memory backend and the DynamoDB
+plans both call them (as Powertools' idempotency layer owns its rules and each persistence layer supplies
+primitives), so the rules and their messages cannot drift apart."""
 
 from __future__ import annotations
 
