@@ -5,23 +5,36 @@ parts. Pure functions of JSON values: no framework package is needed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
-from store.conversation.model import Part
+from store.conversation.model import MAX_PARTS, Part
+from store.core import codec
+from store.errors import StoreError
 
 REFERENCE_SCHEMES = ("http://", "https://", "s3://", "gs://", "file://", "artifact:")
+# How deep JSON text decoded from a message (a tool call's arguments given as a string) may nest: no deeper
+# than the message could have held it as JSON (the message, its content, a block and the arguments' field).
+DECODED_DEPTH = codec.MAX_DEPTH - 4
 
 
 def parts_of(content: Any) -> list[Part]:
-    """The parts of message content: a string is one text part; a list is its blocks in order; a single
-    block (a dict) is that block."""
+    """The parts of message content: a string is one text part; a list is its blocks in order (at most
+    MAX_PARTS + 1 parts are built: the view shows MAX_PARTS and says how many it left out); a single block (a
+    dict) is that block."""
     if content is None:
         return []
     if isinstance(content, str):
         return [Part(type="text", text=content)] if content else []
     if isinstance(content, list):
-        return [p for block in content for p in block_parts(block)]
+        return first_parts(block_parts(block) for block in content)
     return block_parts(content)
+
+
+def first_parts(groups: Iterable[list[Part]]) -> list[Part]:
+    """The parts of `groups` in order, at most MAX_PARTS + 1 of them (the rest are never built)."""
+    return list(islice((p for group in groups for p in group), MAX_PARTS + 1))
 
 
 def block_parts(block: Any) -> list[Part]:
@@ -63,7 +76,7 @@ def block_parts(block: Any) -> list[Part]:
         if isinstance(block.get(key), dict):
             return [_media(part_type, block[key], fmt=block[key].get("format"))]
     if "json" in block and len(block) == 1:
-        return [Part(type="text", text=_json(block["json"]))]
+        return [Part(type="text", text=as_json(block["json"]))]
     if "cachePoint" in block or "guardContent" in block:
         return []
     return [Part(type="data", data=block)]
@@ -82,11 +95,13 @@ def tool_result(call_id: Any, content: Any, is_error: bool | None, name: Any = N
 
 
 def arguments(value: Any) -> Any:
-    """A tool call's arguments: an object when they are JSON text (as OpenAI sends them), else as given."""
+    """A tool call's arguments: the JSON value when they are JSON text (as OpenAI sends them) that the store
+    itself could keep (nested at most DECODED_DEPTH levels, no lone surrogates, NaN, Infinity or numbers
+    beyond a double: `codec.loads`), else as given (text stays text)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except ValueError:
+            return codec.loads(value, "a tool call's arguments", max_depth=DECODED_DEPTH)
+        except (StoreError, ValueError):
             return value
     return value
 
@@ -97,7 +112,7 @@ def text_of(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, list):
+    if isinstance(value, list) and len(value) <= MAX_PARTS:
         texts = [p.text or p.content or "" for block in value for p in block_parts(block)]
         if any(texts):
             return "\n".join(t for t in texts if t)
@@ -105,7 +120,7 @@ def text_of(value: Any) -> str:
         for key in ("text", "output", "result", "content"):
             if isinstance(value.get(key), str) and len(value) <= 2:
                 return str(value[key])
-    return _json(value)
+    return as_json(value)
 
 
 def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
@@ -135,6 +150,11 @@ def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
     )
 
 
+def items(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def obj(value: Any) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
@@ -145,8 +165,9 @@ def string(value: Any) -> str | None:
     return value if isinstance(value, str) else None if value is None else str(value)
 
 
-def _json(value: Any) -> str:
+def as_json(value: Any) -> str:
+    """Compact JSON text of a stored value (its `str` when it is not JSON)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return str(value)

@@ -15,8 +15,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.conversation.blocks import arguments, block_parts, obj, parts_of, string, tool_call, tool_result
-from store.conversation.model import CanonicalMessage, Part, Role, ViewedMessage
+from store.conversation.blocks import (
+    arguments,
+    as_json,
+    block_parts,
+    first_parts,
+    items,
+    obj,
+    parts_of,
+    string,
+    tool_call,
+    tool_result,
+)
+from store.conversation.model import LEFT_OUT, MAX_PARTS, CanonicalMessage, Part, Role, ViewedMessage
 from store.models import Message, MessageRecord, TokenUsage
 
 ROLES: dict[str, Role] = {
@@ -66,7 +77,43 @@ LANGGRAPH_LOG = "lg."  # the saver's log roles: lg.c.<ns> checkpoints, lg.w.<ns>
 
 def canonical(record: Message) -> CanonicalMessage:
     """`record` read as the canonical message (its dialect recognised by its shape; an unknown shape is
-    read as the store's own, unknown parts kept as `data` parts)."""
+    read as the store's own, unknown parts kept as `data` parts). It never raises and stays within the
+    message's own size: at most MAX_PARTS parts (then a last text part says the rest is left out,
+    `truncated`), JSON decoded from text only within the store's codec bounds. The role is the one the
+    writer stored (`shown_role`): a dialect refines the parts, never the role of a user's message. A message
+    no dialect can read is shown raw: one text part of its content's JSON (`raw`)."""
+    try:
+        view = _read(record)
+    except Exception:  # a shape no dialect foresaw: shown as it is rather than not at all
+        return _raw(record)
+    role = shown_role(record.role, view)
+    if len(view.parts) > MAX_PARTS:
+        parts = [*view.parts[:MAX_PARTS], Part(type="text", text=LEFT_OUT)]
+        return view.model_copy(update={"role": role, "parts": parts, "truncated": True})
+    return view if role == view.role else view.model_copy(update={"role": role})
+
+
+def shown_role(stored: str, view: CanonicalMessage) -> Role:
+    """The role a message is shown with: the one its writer stored when that is a role of the model (the
+    message's content, which may hold anybody's words, never promotes it); a framework's own role name
+    (an agent's, an item type's) leaves it to the dialect. Two refinements keep to what the writer said: an
+    assistant's turn that only returns tool results is the tool's, and so is a user turn of tool results
+    when the writer declared it a Strands message (Bedrock Converse sends tool results in a user turn)."""
+    role = ROLES.get(stored.lower())
+    if role is None:
+        return view.role
+    if view.role == "tool" and (role == "assistant" or (role == "user" and view.dialect == "strands")):
+        return "tool"
+    return role
+
+
+def _raw(record: Message) -> CanonicalMessage:
+    role = ROLES.get(record.role.lower(), "assistant")
+    text = as_json(record.content)
+    return CanonicalMessage(role=role, parts=[Part(type="text", text=text)], usage=record.usage, raw=True)
+
+
+def _read(record: Message) -> CanonicalMessage:
     content = record.content
     if isinstance(content, dict):
         if _is_langchain(content):
@@ -101,15 +148,13 @@ def viewed(record: MessageRecord) -> ViewedMessage:
 def _store(record: Message) -> CanonicalMessage:
     extra = record.model_extra or {}
     parts = parts_of(record.content)
-    for call in extra.get("tool_calls") or []:  # Chat Completions: the calls beside the content
-        if isinstance(call, dict):
-            function = obj(call.get("function")) or call
-            parts.append(tool_call(call.get("id"), function.get("name"), arguments(function.get("arguments"))))
+    # Chat Completions: the calls beside the content
+    parts += first_parts(_chat_call(call) for call in items(extra.get("tool_calls")))
     role = ROLES.get(record.role.lower(), "assistant")
     if record.tool_call_id and role == "tool":
         parts = [tool_result(record.tool_call_id, record.content, None, record.name)]
     elif parts and role == "user" and all(p.type == "tool_result" for p in parts):
-        role = "tool"  # Anthropic and Converse send tool results in a user turn
+        role = "tool"  # Anthropic and Converse send tool results in a user turn (`shown_role` decides)
     meta = record.metadata or {}
     strands = meta.get("strands") if isinstance(meta.get("strands"), dict) else None
     usage = record.usage
@@ -134,6 +179,13 @@ def _store(record: Message) -> CanonicalMessage:
         author=author,
         dialect="strands" if strands is not None else "store",
     )
+
+
+def _chat_call(call: Any) -> list[Part]:
+    if not isinstance(call, dict):
+        return []
+    function = obj(call.get("function")) or call
+    return [tool_call(call.get("id"), function.get("name"), arguments(function.get("arguments")))]
 
 
 # ---------------------------------------------------------------- OpenAI Agents SDK (Responses API items)
@@ -181,10 +233,7 @@ def _is_adk(event: dict[str, Any]) -> bool:
 
 def _adk(record: Message, event: dict[str, Any]) -> CanonicalMessage:
     content = obj(event.get("content"))
-    parts: list[Part] = []
-    for part in content.get("parts") or []:
-        if isinstance(part, dict):
-            parts += _adk_part(part)
+    parts = first_parts(_adk_part(part) for part in items(content.get("parts")) if isinstance(part, dict))
     author = string(event.get("author"))
     role: Role = "user" if content.get("role") == "user" or author == "user" else "assistant"
     if parts and all(p.type == "tool_result" for p in parts):
@@ -258,9 +307,10 @@ def _langchain(record: Message, content: dict[str, Any]) -> CanonicalMessage:
         parts = [tool_result(data.get("tool_call_id"), data.get("content"), is_error, data.get("name"))]
     else:
         parts = [p for p in parts_of(data.get("content")) if not (p.type == "tool_call" and data.get("tool_calls"))]
-        for call in data.get("tool_calls") or []:
-            if isinstance(call, dict):
-                parts.append(tool_call(call.get("id"), call.get("name"), call.get("args")))
+        calls = items(data.get("tool_calls"))
+        parts += first_parts(
+            [tool_call(c.get("id"), c.get("name"), c.get("args"))] if isinstance(c, dict) else [] for c in calls
+        )
     meta = obj(data.get("response_metadata"))
     model = meta.get("model_name") or meta.get("model") or meta.get("model_id")
     usage = record.usage or _langchain_usage(data.get("usage_metadata"))

@@ -12,6 +12,10 @@ from store.models import MessageRecord, TokenUsage
 
 Role = Literal["user", "assistant", "tool", "system"]
 PartType = Literal["text", "tool_call", "tool_result", "image", "file", "reasoning", "data"]
+# The most parts a view shows: past them it ends with a text part saying how many it left out (`truncated`), so
+# that a view is never more than a small constant factor larger than the message it reads.
+MAX_PARTS = 256
+LEFT_OUT = f"[… the rest of this message is not shown here: it has more than {MAX_PARTS} parts]"
 
 
 class Part(BaseModel):
@@ -56,6 +60,8 @@ class CanonicalMessage(BaseModel):
     usage: TokenUsage | None = None
     author: str | None = None
     dialect: str = "store"
+    truncated: bool | None = None  # True when the view leaves parts out: its last part says so (`MAX_PARTS`)
+    raw: bool | None = None  # True when no dialect could read the message: its one part is its content's JSON
 
     def text(self) -> str:
         """The words of the message: its text and reasoning, tool calls' names and arguments, tool results'

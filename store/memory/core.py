@@ -160,13 +160,15 @@ class MemoryCore:
         ]
 
     def _commit(self, entry: SessionEntry, records: list[MessageRecord], **changes: Any) -> None:
+        """Add `records` to the transcript with the head's changes: everything is worked out first, so a
+        failure changes nothing."""
         usage = entry.session.usage
         for r in records:
             usage = usage.plus(r.usage)
-        entry.messages.extend(records)
         if entry.session.preview is None and (preview := preview_of(records)) is not None:
             changes["preview"] = preview
         self._touch(entry, last_seq=entry.session.last_seq + len(records), usage=usage, **changes)
+        entry.messages.extend(records)
 
     def _find(self, entry: SessionEntry, message_id: str) -> MessageRecord | None:
         return next((m for m in entry.messages if m.id == message_id), None)

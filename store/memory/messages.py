@@ -41,11 +41,11 @@ class MemoryMessages(MemoryCore):
             rules.expect(rules.stale_seq("append_messages", expected_seq, entry.session.last_seq))
             first = entry.session.last_seq + 1
             records = [r.model_copy(update={"seq": first + i}) for i, r in enumerate(records)]
+            self._commit(entry, records)
             if idempotency_key:
                 entry.claims[idempotency_key] = IdempotencyClaim(
                     first, len(records), digest, expiry(now, self.settings.idempotency_ttl), records[0].id
                 )
-            self._commit(entry, records)
             return [r.model_copy(deep=True) for r in records]
 
     def list_messages(self, request: ListMessages) -> Page[MessageRecord]:
