@@ -1,5 +1,8 @@
 # agent-session-store: `make test` (lint, types, tests), `make run` (the local stack), `make bundle`.
 PYTHON ?= python3
+# Byte-compiled modules are kept (the environment may say not to): every test worker and subprocess then
+# imports the frameworks without compiling them again, which halves the suite's start-up.
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
@@ -34,11 +37,11 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(LLAMA_STAMP)
-	$(PY) -m pytest --durations=20
+	$(PY) -m pytest -n 2 --dist worksteal --durations=20
 
 # the longest runs, kept out of `make test` so that it stays under 15 minutes; CI runs both
 test-extended: $(STAMP) $(LLAMA_STAMP)
-	$(PY) -m pytest -m extended --durations=10
+	$(PY) -m pytest -n 2 --dist worksteal -m extended --durations=10
 
 test: lint typecheck unit
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,14 @@ _CfnLoader.add_multi_constructor("!", _intrinsic)
 
 
 def load(path: Path = TEMPLATE) -> dict[str, Any]:
-    """The template as data (intrinsic functions left as {"Ref": ...} / {"Fn::X": ...})."""
+    """The template as data (intrinsic functions left as {"Ref": ...} / {"Fn::X": ...}): a copy of its own,
+    parsed once per version of the file (every local table and bucket is created from it)."""
+    stat = path.stat()
+    return copy.deepcopy(_parsed(path.resolve(), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
     with path.open(encoding="utf-8") as fh:
         doc: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)
     return doc
