@@ -139,6 +139,7 @@ class Head:
     seed: Seed | None = None
     pins: dict[str, Pin] = field(default_factory=dict)
     pinrev: int = 0
+    edits: int = 0  # writes that changed what was already in the session (`plans.base.count_edit`)
 
     @property
     def part(self) -> str:
@@ -216,6 +217,7 @@ def head_from_item(item: Item) -> Head:
         seed=Seed.from_attr(item.get(SEED)),
         pins=pins,
         pinrev=get_int(item, PINREV),
+        edits=get_int(item, "edits"),
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +36,8 @@ def server_s3(contended_endpoint: str) -> Any:
 def stores(server_client: Any, server_s3: Any, request: pytest.FixtureRequest) -> Callable[[], SessionStore]:
     """A factory of independent stores (own position caches, as separate processes) over fresh tables
     and a fresh bucket."""
-    tables = create_tables(server_client, prefix=f"conc-{request.node.name[:40]}".lower(), s3=server_s3)
+    name = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())[:20]
+    tables = create_tables(server_client, prefix=f"conc-{name}-{zlib.crc32(request.node.name.encode())}", s3=server_s3)
 
     def make() -> SessionStore:
         return SessionStore(
@@ -219,3 +222,44 @@ def test_pops_racing_appends_keep_the_transcript_gapless(stores: Callable[[], Se
     assert [m.seq for m in store.list_messages(sid).items] == list(range(1, len(remaining) + 1))
     assert store.get_session(sid).last_seq == len(remaining)
     assert Counter(remaining) + Counter(popped) == Counter([f"seed {i}" for i in range(10)] + appended)
+
+
+@pytest.mark.parametrize("writers", [1, 3])
+def test_forks_racing_writers(stores: Callable[[], SessionStore], writers: int) -> None:
+    """20 forks of a session that writers keep appending to (and saving state in): every fork is made (it
+    once started over on every append, until its retries ran out) and holds a prefix of the source, message
+    for message."""
+    forker = stores()
+    sid = forker.create_session("alice").id
+    forker.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(5)])
+    stop = threading.Event()
+    written: list[int] = []
+
+    def write(i: int) -> None:
+        store = stores()
+        while not stop.is_set():
+            written.extend(r.seq for r in store.append_messages(sid, [{"role": "user", "content": f"w{i}"}]))
+            store.save_state(sid, {"writer": i})
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    forks, failures = [], []
+    try:
+        while len(written) < 3:  # the writers are under way
+            stop.wait(0.01)
+        for _ in range(20):
+            try:
+                forks.append(forker.fork_session(sid))
+            except Conflict as exc:
+                failures.append(exc)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+    source = {m.seq: (m.id, m.content) for m in forker.list_messages(sid).items}
+    assert max(f.last_seq for f in forks) > 5  # forks were taken while the source grew
+    for fork in forks:
+        copied = forker.list_messages(fork.id).items
+        assert [(m.seq, m.id, m.content) for m in copied] == [(q, *source[q]) for q in range(1, fork.last_seq + 1)]

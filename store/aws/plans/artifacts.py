@@ -32,6 +32,7 @@ from store.aws.plans.base import (
     again,
     batch_delete,
     batch_get,
+    count_edit,
     find_head,
     get_item,
     live_head,
@@ -436,7 +437,7 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
             now = ctx.now()
 
             def build(pos: Position, latest: int = latest, now: Any = now) -> Actions:
-                head = touch_head(ctx, session_id, owner, pos, now)
+                head = touch_head(ctx, session_id, owner, pos, now, adds=lambda e: [count_edit(e)])
                 iexpr = Expr()
                 mark = {
                     "Update": {

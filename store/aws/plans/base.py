@@ -216,6 +216,15 @@ def in_part(expr: Expr, part: str | None) -> str:
     return f"attribute_not_exists({name})" if part is None else f"{name} = {expr.value(s(part))}"
 
 
+EDITS = "edits"  # on a head: how many writes have changed what a fork takes of the session (pops, artifact deletes)
+
+
+def count_edit(expr: Expr) -> str:
+    """The ADD clause counting one edit of what is already in the session (a pop, an artifact deleted): a fork
+    taken meanwhile starts over, while appends and saves, which leave its part alone, never make it."""
+    return f"{expr.name(EDITS)} {expr.value(n(1))}"
+
+
 def usage_adds(expr: Expr, delta: TokenUsage) -> list[str]:
     """ADD clauses applying a usage delta to the head's totals."""
     return [f"{expr.name('usage_' + f)} {expr.value(n(v))}" for f, v in delta.numbers().items()]

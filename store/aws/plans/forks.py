@@ -38,10 +38,12 @@ from store.aws.items import (
     state_item,
 )
 from store.aws.plans.base import (
+    EDITS,
     Context,
     Position,
     again,
     backoff,
+    batch_delete,
     get_item,
     guard,
     head_update,
@@ -70,7 +72,7 @@ from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, co
 from store.aws.plans.transcript import Transcript, read_range
 from store.conversation.preview import preview_of
 from store.core import rules
-from store.core.timeutil import epoch, iso
+from store.core.timeutil import epoch
 from store.core.validation import new_id
 from store.errors import Conflict
 from store.models import Branch, Session, TokenUsage
@@ -87,21 +89,37 @@ COPIED = ("ART", keys.RECORDS_PREFIX, KEPT_STATE_PREFIX)  # sort-key prefixes of
 def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
     """Fork the session (see the module docstring): a head claimed invisibly, the source's state, records,
     kept states and artifact items copied under it, then one transaction that makes it visible with its
-    copy to do and pins that copy on the source (only while the source is as it was read: a write to it
-    meanwhile makes the fork start over). Bounded: a few requests plus one per 25 items copied along,
-    whatever the transcript's length; its messages are copied within the call only up to
-    `fork_inline_messages`."""
+    copy to do and pins that copy on the source, only while what the fork takes is as it was read: appends
+    and saves to the source meanwhile leave it alone (the fork is the source as read), while a pop into it,
+    an artifact deleted, a moved compaction marker or a rewind make the fork start over. Bounded: a few
+    requests plus one per 25 items copied along, whatever the transcript's length; its messages are copied
+    within the call only up to `fork_inline_messages`."""
     source_id, owner, target = request.session_id, request.owner, request.new_session_id
     attempt = 0
-    while True:
-        head = yield from read_head(ctx, source_id, owner)
-        last = rules.fork_point(request.at_seq, head.session.last_seq)
-        sources = _sources(head, last)
-        token = new_id()
-        made = yield from _fork_once(ctx, request, head, last, sources, token)
-        if made is not None:
-            break
-        attempt = yield from again(ctx, attempt, "fork_session")  # the source moved: fork it as it is now
+    token = new_id()
+    head = yield from read_head(ctx, source_id, owner)
+    last = rules.fork_point(request.at_seq, head.session.last_seq)
+
+    def forking(now: datetime) -> Item:
+        return {**unseen_head(target, head.session.owner, now), FORKING: s(token)}
+
+    # the new id is held by an invisible head for every attempt (one claim: a head removed between attempts
+    # would bring the cascade's purge of that id down on the next one)
+    claimed_for = head.session.owner
+    yield from claim(ctx, target, claimed_for, forking, lambda old: get_s(old, FORKING) == token)
+    try:
+        while True:
+            made = yield from _fork_once(ctx, request, head, last, _sources(head, last), token)
+            if made is not None:
+                break
+            attempt = yield from again(ctx, attempt, "fork_session")  # the source moved: fork it as it is now
+            head = yield from read_head(ctx, source_id, owner)
+            if head.session.owner != claimed_for:
+                raise Conflict(f"fork_session: session {source_id!r} was replaced while it was being forked")
+            last = rules.fork_point(request.at_seq, head.session.last_seq)
+    except BaseException:
+        yield from _undo(ctx, target, claimed_for, [])  # nothing of an attempt is left: the head goes too
+        raise
     if made.seed is not None and last <= ctx.settings.fork_inline_messages:
         yield from finish_copy(ctx, target)
     item = yield from get_item(ctx.sessions_table, keys.head_key(target))
@@ -124,16 +142,13 @@ def _sources(head: Head, last: int) -> tuple[Source, ...]:
 def _fork_once(
     ctx: Context, request: ForkSession, head: Head, last: int, sources: tuple[Source, ...], token: str
 ) -> Plan[Head | None]:
-    """One attempt at a fork of `head` (as read): the new head, or None when the source moved meanwhile
-    (everything of the attempt is then removed)."""
+    """One attempt at a fork of `head` (as read) under the invisible head `token` holds: the new head, or None
+    when the source moved meanwhile (what the attempt put under the head is then taken back; the head stays,
+    for the next attempt). Anything else removes the head too."""
     target, source = request.new_session_id, head.session
     owner = source.owner
-
-    def forking(now: datetime) -> Item:
-        return {**unseen_head(target, owner, now), FORKING: s(token)}
-
-    yield from claim(ctx, target, owner, forking, lambda old: get_s(old, FORKING) == token)
     staged: list[Staged] = []
+    items: list[Item] = []
     try:
         children = yield from _children(ctx, request, source.id, target, last)
         taken = yield from placed(ctx, children, target, owner)
@@ -179,7 +194,7 @@ def _fork_once(
                 raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from None
             if failed is not None and not failed.failed(HEAD) and not failed.conflicted():
                 raise Cancelled(failed, "fork_session") from None
-            yield from _undo(ctx, target, owner, staged)  # the source moved (or contention): start over
+            yield from _take_back(ctx, staged, items)  # the source moved (or contention): start over
             return None
         return head_from_item(made)
     except BaseException:
@@ -237,11 +252,18 @@ def _fork_actions(
         }
     }
     expr = Expr()
+    edits, cseq = expr.name(EDITS), expr.name("compaction_seq")
+    last = seed.through if seed is not None else 0
+    compaction = head.session.compaction_seq
     condition = " AND ".join(
         [
             guard(expr, ctx.now(), request.owner),
-            f"{expr.name('updated_at')} = {expr.value(s(iso(head.session.updated_at)))}",
             in_part(expr, head.part_attr),
+            # what the fork takes is as read: no message up to `last` popped (appends after it are not its),
+            # no artifact deleted, the compaction marker where it was
+            f"{expr.name('last_seq')} >= {expr.value(n(last))}",
+            f"attribute_not_exists({edits})" if not head.edits else f"{edits} = {expr.value(n(head.edits))}",
+            f"attribute_not_exists({cseq})" if compaction is None else f"{cseq} = {expr.value(n(compaction))}",
         ]
     )
     body: dict[str, Any] = {
@@ -296,6 +318,13 @@ def _preview(ctx: Context, transcript: Transcript, lo: int, hi: int) -> Plan[str
     items = yield from read_range(ctx, transcript, lo, hi, newest_first=False, limit=None)
     resolved = yield from resolve(ctx, items)
     return preview_of(record_from_item(i) for i in resolved)
+
+
+def _take_back(ctx: Context, staged: list[Staged], items: list[Item]) -> Plan[None]:
+    """Remove what one fork attempt put under the fork's invisible head (its items, its staged objects)."""
+    for done in staged:
+        yield from abandon(ctx, done.intent)
+    yield from batch_delete(ctx, ctx.sessions_table, [{k: i[k] for k in (keys.PK, keys.SK)} for i in items])
 
 
 def _undo(ctx: Context, target: str, owner: str, staged: list[Staged]) -> Plan[None]:

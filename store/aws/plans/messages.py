@@ -23,6 +23,7 @@ from store.aws.plans.base import (
     Position,
     again,
     backoff,
+    count_edit,
     get_item,
     guard,
     head_update,
@@ -552,7 +553,7 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             now,
             expr,
             sets,
-            adds=usage_adds(expr, delta),
+            adds=[*usage_adds(expr, delta), count_edit(expr)],
             removes=removes,
             conditions=conditions,
         )
