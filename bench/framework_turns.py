@@ -119,8 +119,11 @@ def openai_turn(store: SessionStore, *, name: str = "turns", owner: str = "bench
 # ---------------------------------------------------------------- Google ADK
 
 
-def adk_turn(store: SessionStore, *, batched: bool, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
-    """An ADK Runner turn: a function call to `weather`, then the answer (usage_metadata reported)."""
+def adk_turn(
+    store: SessionStore, *, batched: bool, name: str = "turns", owner: str = "bench", create: bool = True
+) -> Callable[[], Any]:
+    """An ADK Runner turn: a function call to `weather`, then the answer (usage_metadata reported); in a new
+    session of that name unless `create` is False (a session that exists: another turn, or a fork)."""
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_request import LlmRequest
@@ -154,7 +157,8 @@ def adk_turn(store: SessionStore, *, batched: bool, name: str = "turns", owner: 
     service = StoreSessionService(store, flush_every=16) if batched else StoreSessionService(store)
     runner = Runner(app_name="bench", agent=agent, session_service=service)
 
-    asyncio.run(service.create_session(app_name="bench", user_id=owner, session_id=name))
+    if create:
+        asyncio.run(service.create_session(app_name="bench", user_id=owner, session_id=name))
 
     async def turn() -> None:
         message = types.Content(role="user", parts=[types.Part(text=f"What is the weather in {CITY}?")])

@@ -6,8 +6,10 @@ primitives), so the rules and their messages cannot drift apart."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from store.conversation.sessions import is_internal
 from store.errors import Conflict, InvalidInput
 from store.models import StateSnapshot
 
@@ -68,6 +70,18 @@ def fork_point(at_seq: int | None, last: int) -> int:
     if at_seq > last:
         raise InvalidInput(f"fork_session: at_seq {at_seq} is past the session's last message ({last})")
     return at_seq
+
+
+def check_copyable(what: str, metadata: Mapping[str, Any], *, names_its_metadata: bool) -> None:
+    """InvalidInput for a fork or rewind of a session an adapter keeps for itself (a LangGraph thread's log,
+    ADK's user and app state, Strands' storage: `is_internal`), unless the caller names the new metadata, as
+    the adapter that keeps it does: a copy of it made from outside would be a session no framework reads."""
+    if is_internal(metadata) and not names_its_metadata:
+        kept_by = metadata.get("framework") or next((k.split("_")[0] for k in metadata if "_" in k), "an adapter")
+        raise InvalidInput(
+            f"{what}: this session is {kept_by}'s own bookkeeping, not a conversation; fork or rewind the "
+            "conversation it belongs to (its thread or session)"
+        )
 
 
 def check_rewind(to_seq: int, last: int) -> None:

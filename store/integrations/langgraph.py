@@ -59,6 +59,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from store.async_session_store import AsyncSessionStore
 from store.conversation.dialects import with_reported_usage
 from store.core.lru import Lru
+from store.core.rules import FORKED_FROM
 from store.core.scoped_ids import scoped_id
 from store.core.steps import Stepper
 from store.errors import Conflict, SessionExists, SessionNotFound
@@ -233,8 +234,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         with self._locks_guard:
             return self._async_locks.setdefault(key, asyncio.Lock())
 
-    def _generation(self, thread_id: str, *, refresh: bool = False) -> Flow[int | None]:
-        """The generation of the thread's log, or None when the thread does not exist."""
+    def _generation(self, thread_id: str, *, refresh: bool = False, log_missing: bool = False) -> Flow[int | None]:
+        """The generation of the thread's log, or None when the thread does not exist. With `log_missing` (the
+        log of the generation last known was not found), a thread that is a fork made by the store (the API,
+        the CLI, the console: `fork_session` of the thread's session) is first given its log (`_adopt`)."""
         if not refresh and thread_id in self._generations:
             return self._generations[thread_id]
         try:
@@ -243,8 +246,66 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             self._generations.pop(thread_id, None)
             return None
         generation = int((snapshot.state or {}).get("generation", 0)) if snapshot is not None else 0
+        if log_missing:
+            yield from self._adopt(thread_id, generation)
         self._generations[thread_id] = generation
         return generation
+
+    def _adopt(self, thread_id: str, generation: int) -> Flow[None]:
+        """Give a thread forked by the store its own log, once: the thread's session is a fork of another
+        thread's conversation at message k (its metadata still names the source thread, and `forked_from`),
+        and its log becomes the source's log up to the latest checkpoint whose conversation is a prefix of
+        the fork's (a fork point inside a step resumes from the step before it: the conversation's messages
+        past that checkpoint are taken off the fork, so that the graph and the conversation agree)."""
+        sid = self.thread_session_id(thread_id)
+        session = yield from ask(CALLS.get_session, sid, owner=self.owner)
+        source = session.metadata.get("langgraph_thread") if session is not None else None
+        if session is None or not isinstance(source, str) or source == thread_id:
+            return
+        if not isinstance(session.metadata.get(FORKED_FROM), dict):
+            return
+        source_generation = yield from self._generation(source, refresh=True)
+        if source_generation is None:
+            raise Conflict(f"langgraph: thread {thread_id!r} is a fork of {source!r}, which no longer exists")
+        conversation: list[str] = []
+        cursor: str | None = None
+        while True:
+            page = yield from ask(CALLS.list_messages, sid, limit=PAGE, cursor=cursor, owner=self.owner)
+            conversation += [_conversation_id(r) for r in page.items]
+            if (cursor := page.next_cursor) is None:
+                break
+        held: dict[int, int | None] = {}  # a checkpoint's seq -> its messages, when they begin the conversation
+
+        def prefix(record: MessageRecord) -> int | None:
+            if record.seq not in held:
+                channel = (self._loads(record.content["cp"]).get("channel_values") or {}).get(MESSAGES_CHANNEL)
+                ids = [str(m.id or "") for m in channel or [] if isinstance(m, BaseMessage)]
+                held[record.seq] = len(ids) if ids == conversation[: len(ids)] else None
+            return held[record.seq]
+
+        records = yield from self._records(
+            source,
+            newest_first=True,
+            roles=[checkpoint_role("")],
+            enough=lambda read: any(prefix(r) is not None for r in read),
+            first_page=LATEST_PAGE,
+        )
+        chosen = next(((r.seq, n) for r in records if (n := prefix(r)) is not None), (0, 0))
+        at_seq, kept = chosen
+        with contextlib.suppress(SessionExists):  # another saver adopted it first: its log is the same
+            yield from ask(
+                CALLS.fork_session,
+                self.log_session_id(source, source_generation),
+                at_seq=at_seq,
+                new_session_id=self.log_session_id(thread_id, generation),
+                metadata={"framework": FRAMEWORK, "langgraph_thread": thread_id, "langgraph": "log"},
+                owner=self.owner,
+            )
+        for _ in range(len(conversation) - kept):
+            yield from ask(CALLS.pop_message, sid, owner=self.owner)
+        metadata = {**session.metadata, "langgraph_thread": thread_id}
+        yield from ask(CALLS.update_session, sid, metadata=metadata, owner=self.owner)
+        self._conversation_tail.drop(thread_id)
 
     def _ensure_thread(self, thread_id: str) -> Flow[int]:
         """The thread's generation, creating the thread (and its first log) if needed."""
@@ -281,7 +342,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         pages until `enough(records so far)` holds; pages start at `first_page` and grow to PAGE (a reader
         that wants the latest checkpoint reads a few messages, not the whole history)."""
         for attempt in range(2):
-            generation = yield from self._generation(thread_id, refresh=attempt > 0)
+            generation = yield from self._generation(thread_id, refresh=attempt > 0, log_missing=attempt > 0)
             if generation is None:
                 return []
             sid = self.log_session_id(thread_id, generation)
@@ -397,7 +458,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _find(self, thread_id: str, ns: str, cid: str) -> Flow[MessageRecord | None]:
         """The checkpoint's record in the thread's log, by its message id."""
         for attempt in range(2):
-            generation = yield from self._generation(thread_id, refresh=attempt > 0)
+            generation = yield from self._generation(thread_id, refresh=attempt > 0, log_missing=attempt > 0)
             if generation is None:
                 return None
             try:
@@ -512,9 +573,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     idempotency_key=key,
                     owner=self.owner,
                 )
-            except SessionNotFound:  # the log was rewritten and removed: the thread names its successor
-                self._last_seq.pop(sid, None)
-                yield from self._generation(thread_id, refresh=True)
+            except SessionNotFound:  # the log was rewritten and removed (the thread names its successor), or
+                self._last_seq.pop(sid, None)  # the thread is a fork the store made, whose log is to be made
+                yield from self._generation(thread_id, refresh=True, log_missing=True)
                 continue
             except Conflict:
                 tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)

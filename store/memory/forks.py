@@ -37,6 +37,8 @@ class MemoryForks(MemoryCore):
         source_id, owner, new_id, at_seq = request.session_id, request.owner, request.new_session_id, request.at_seq
         with self._lock:
             source = self._need(source_id, owner)
+            names = request.metadata is not UNSET
+            rules.check_copyable("fork_session", source.session.metadata, names_its_metadata=names)
             last = rules.fork_point(at_seq, source.session.last_seq)
             if self._live(new_id, None) is not None:
                 raise SessionExists(new_id)
@@ -77,6 +79,8 @@ class MemoryForks(MemoryCore):
         session_id, owner, to_seq, name = request.session_id, request.owner, request.to_seq, request.branch
         with self._lock:
             entry = self._need(session_id, owner)
+            names = request.metadata is not UNSET
+            rules.check_copyable("rewind_session", entry.session.metadata, names_its_metadata=names)
             last = entry.session.last_seq
             rules.check_rewind(to_seq, last)
             if to_seq == last:

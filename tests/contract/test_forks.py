@@ -334,3 +334,29 @@ def test_forks_and_rewinds_go_with_their_sessions(harness: Harness, source: str)
         store.delete_session(sid)
     harness.cascade()
     assert harness.leftovers() == []
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"framework": "langgraph", "langgraph": "log", "langgraph_thread": "t"},
+        {"adk_scope": "user"},
+        {"strands_storage": "strands-storage"},
+    ],
+    ids=["langgraph-log", "adk-user-state", "strands-storage"],
+)
+def test_an_adapters_own_bookkeeping_is_not_forked_or_rewound_from_outside(
+    harness: Harness, metadata: dict[str, Any]
+) -> None:
+    store = harness.store
+    sid = store.create_session("alice", metadata=metadata).id
+    store.append_messages(sid, [{"role": "lg.c.x", "content": {"n": i}} for i in range(3)])
+    before = harness.leftovers()
+    with pytest.raises(InvalidInput, match="bookkeeping"):
+        store.fork_session(sid, new_session_id="copy-1")
+    with pytest.raises(InvalidInput, match="bookkeeping"):
+        store.rewind_session(sid, 1)
+    assert harness.leftovers() == before and store.get_session("copy-1") is None
+    # the adapter that keeps it names what the copy is, and may make it
+    fork = store.fork_session(sid, new_session_id="copy-2", metadata={**metadata, "copy": True})
+    assert fork.last_seq == 3

@@ -98,6 +98,8 @@ def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
     attempt = 0
     token = new_id()
     head = yield from read_head(ctx, source_id, owner)
+    names = request.metadata is not UNSET
+    rules.check_copyable("fork_session", head.session.metadata, names_its_metadata=names)
     last = rules.fork_point(request.at_seq, head.session.last_seq)
 
     def forking(now: datetime) -> Item:
@@ -354,6 +356,8 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
     attempt = 0
     while True:
         head = yield from read_head(ctx, session_id, owner)
+        names = request.metadata is not UNSET
+        rules.check_copyable("rewind_session", head.session.metadata, names_its_metadata=names)
         _not_copying(head, "rewind_session")
         last = head.session.last_seq
         rules.check_rewind(to_seq, last)
