@@ -197,6 +197,15 @@ class SearchHits(list[SessionHit]):
         self.messages_searched = messages_searched
 
 
+class Branches(list[Branch]):
+    """One page of a session's branches, oldest first (a list of `Branch`); `next_cursor`, when set, continues
+    with the next page (`list_branches(..., cursor=branches.next_cursor)`), None on the last."""
+
+    def __init__(self, branches: list[Branch] | None = None, *, next_cursor: str | None = None) -> None:
+        super().__init__(branches or [])
+        self.next_cursor = next_cursor
+
+
 class ArtifactVersion(BaseModel):
     """One stored version of a named artifact (versions count 1, 2, 3, ... per name)."""
 

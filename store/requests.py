@@ -18,11 +18,11 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
 from store.core.paging import MessageQuery, SessionQuery
-from store.core.rules import FORKED_FROM
+from store.core.rules import FORKED_FROM, MAX_BRANCHES
 from store.core.timeutil import expiry
 from store.models import (
     ArtifactVersion,
-    Branch,
+    Branches,
     Checkpoint,
     FullSession,
     Message,
@@ -170,8 +170,12 @@ class RewindSession(InSession[Session]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ListBranches(InSession[list[Branch]]):
+class ListBranches(InSession[Branches]):
+    """A page of the session's branches, oldest first: at most `limit`, after the `cursor`'s."""
+
     operation = "list_branches"
+    limit: int = MAX_BRANCHES
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

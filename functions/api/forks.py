@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import caller
 from functions.api.schemas import Branches, ForkSession, RestoreBranch, RewindSession, metadata_given
+from store.core.rules import MAX_BRANCHES
 from store.models import Session
 from store.requests import UNSET
 
@@ -45,9 +49,16 @@ def rewind_session(session_id: str, body: RewindSession) -> Session:
 
 
 @router.get("/sessions/<session_id>/branches", tags=["forks"], summary="The branches a session keeps, oldest first")
-def list_branches(session_id: str) -> Branches:
+def list_branches(
+    session_id: str,
+    limit: Annotated[int, Query(ge=1, le=MAX_BRANCHES)] = MAX_BRANCHES,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> Branches:
+    """A page of at most `limit` branches; pass `next_cursor` back as `cursor` for the next. A session keeps at
+    most 100 branches (a rewind past that is refused until one is deleted)."""
     me = caller(router.current_event)
-    return Branches(items=me.store.list_branches(session_id))
+    found = me.store.list_branches(session_id, limit=limit, cursor=cursor)
+    return Branches(items=list(found), next_cursor=found.next_cursor)
 
 
 @router.post(

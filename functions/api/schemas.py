@@ -148,6 +148,7 @@ class ViewedFull(FullSession):
 
 class Branches(BaseModel):
     items: list[Branch]
+    next_cursor: str | None = None
 
 
 class Versions(BaseModel):

@@ -127,6 +127,9 @@ class Pin:
         return Pin(need_s(m, "t"), need_s(m, "p"), get_int(m, "th"), need_s(m, "tp"))
 
 
+BRANCHES = "branches"  # on a head: how many branches the session keeps (a rewind adds one, a delete takes one)
+
+
 @dataclass(frozen=True)
 class Head:
     """A session head as read, with the attributes that decide whether it is live, and where its
@@ -140,6 +143,7 @@ class Head:
     pins: dict[str, Pin] = field(default_factory=dict)
     pinrev: int = 0
     edits: int = 0  # writes that changed what was already in the session (`plans.base.count_edit`)
+    branches: int = 0  # how many branches the session keeps (counted since sessions counted them)
 
     @property
     def part(self) -> str:
@@ -218,6 +222,7 @@ def head_from_item(item: Item) -> Head:
         pins=pins,
         pinrev=get_int(item, PINREV),
         edits=get_int(item, "edits"),
+        branches=max(0, get_int(item, BRANCHES)),
     )
 
 

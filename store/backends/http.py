@@ -31,6 +31,7 @@ from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound, StoreE
 from store.models import (
     ArtifactVersion,
     Branch,
+    Branches,
     Checkpoint,
     FullSession,
     Message,
@@ -299,8 +300,9 @@ def _rewind(http: HttpBackend, r: rq.RewindSession) -> Session:
     return Session.model_validate(http.call(r, "POST", _in(r, "rewind"), body=body))
 
 
-def _branches(http: HttpBackend, r: rq.ListBranches) -> list[Branch]:
-    return [Branch.model_validate(b) for b in http.call(r, "GET", _in(r, "branches"))["items"]]
+def _branches(http: HttpBackend, r: rq.ListBranches) -> Branches:
+    page = http.call(r, "GET", _in(r, "branches"), query=_query(limit=r.limit, cursor=r.cursor))
+    return Branches([Branch.model_validate(b) for b in page["items"]], next_cursor=page.get("next_cursor"))
 
 
 def _restore(http: HttpBackend, r: rq.RestoreBranch) -> Session:

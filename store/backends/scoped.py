@@ -16,7 +16,7 @@ from store.backend import Backend
 from store.core.rules import FORKED_FROM
 from store.core.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 from store.errors import InvalidInput, StoreError
-from store.models import Checkpoint, Page, SearchHits, Session
+from store.models import Branches, Checkpoint, Page, SearchHits, Session
 
 M = TypeVar("M")
 CHECKPOINTS = (rq.SaveCheckpoint, rq.LoadCheckpoint, rq.DeleteCheckpoint)
@@ -107,6 +107,8 @@ class ScopedBackend(Backend):
                 sessions_searched=result.sessions_searched,
                 messages_searched=result.messages_searched,
             )
+        if isinstance(result, Branches):
+            return Branches(localized(self.owner, list(result)), next_cursor=result.next_cursor)
         if isinstance(result, Page) and all(isinstance(s, Session) for s in result.items):
             mine = [s for s in result.items if unscoped_id(self.owner, s.id) is not None]
             return result.model_copy(update={"items": localized(self.owner, mine)})

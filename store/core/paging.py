@@ -8,7 +8,7 @@ from datetime import datetime
 
 from store.core import cursor as cursors
 from store.errors import InvalidInput
-from store.models import MessageRecord, Page
+from store.models import Branch, Branches, MessageRecord, Page
 
 MAX_SEQ = 2**53
 
@@ -72,3 +72,21 @@ class MessageQuery:
         page = found[: self.limit]
         position = {"q": page[-1].seq, "d": self.newest_first}
         return Page[MessageRecord](items=page, next_cursor=cursors.encode("messages", session_id, position))
+
+
+def branch_page(session_id: str, branches: list[Branch], limit: int, cursor: str | None) -> Branches:
+    """A page of a session's branches (all of them given, at most `rules.MAX_BRANCHES`), oldest first: at most
+    `limit` after the cursor's branch, with a cursor when more follow."""
+    ordered = sorted(branches, key=lambda b: (b.created_at, b.id))
+    if cursor is not None:
+        after = cursors.decode(cursor, "branches", session_id)
+        if not isinstance(after.get("t"), str) or not isinstance(after.get("i"), str):
+            raise InvalidInput("cursor is not a cursor of this listing")
+        ordered = [b for b in ordered if (b.created_at.isoformat(), b.id) > (after["t"], after["i"])]
+    page = ordered[:limit]
+    if len(ordered) <= limit:
+        return Branches(page)
+    last = page[-1]
+    return Branches(
+        page, next_cursor=cursors.encode("branches", session_id, {"t": last.created_at.isoformat(), "i": last.id})
+    )

@@ -90,6 +90,18 @@ def check_rewind(to_seq: int, last: int) -> None:
         raise InvalidInput(f"rewind_session: to_seq {to_seq} is past the session's last message ({last})")
 
 
+MAX_BRANCHES = 100  # the most branches a session keeps: a listing of them is one bounded read
+
+
+def check_branch_room(kept: int) -> None:
+    """InvalidInput when a session that keeps `kept` branches may keep no more (a rewind adds one)."""
+    if kept >= MAX_BRANCHES:
+        raise InvalidInput(
+            f"rewind_session: the session keeps {MAX_BRANCHES} branches, the most it may; delete one "
+            "(delete_branch) or restore one before rewinding again"
+        )
+
+
 def branch_exists(name: str) -> Conflict:
     """The refusal of a branch name the session already has."""
     return Conflict(f"the session already has a branch {name!r}")

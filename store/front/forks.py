@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from store.core import validation as v
+from store.core.rules import MAX_BRANCHES
 from store.front.base import Domain
-from store.models import Branch, Session
+from store.models import Branches, Session
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession, Unset
 
 
@@ -78,10 +79,19 @@ class Forks(Domain):
             )
         )
 
-    def list_branches(self, session_id: str, *, owner: str | None = None) -> list[Branch]:
-        """The branches the session keeps, oldest first (read one with `list_messages(..., branch=...)`)."""
+    def list_branches(
+        self, session_id: str, *, limit: int = MAX_BRANCHES, cursor: str | None = None, owner: str | None = None
+    ) -> Branches:
+        """The branches the session keeps, oldest first (read one with `list_messages(..., branch=...)`): a
+        list of at most `limit`, whose `next_cursor` continues it (None on the last page). A session keeps at
+        most `MAX_BRANCHES` (100) branches, so the default page holds them all."""
         return self._backend.execute(
-            ListBranches(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
+            ListBranches(
+                session_id=v.ident(session_id, "session_id"),
+                owner=v.optional_owner(owner),
+                limit=v.limit(limit, maximum=MAX_BRANCHES) or MAX_BRANCHES,
+                cursor=cursor,
+            )
         )
 
     def restore_branch(

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from store.conversation.preview import preview_of
-from store.core import rules
+from store.core import paging, rules
 from store.core.slots import RECORDS_PREFIX
 from store.errors import BranchNotFound, SessionExists
 from store.memory.core import ArtifactEntry, BranchEntry, MemoryCore, SessionEntry
-from store.models import Branch, MessageRecord, Session, StateSnapshot, TokenUsage
+from store.models import Branch, Branches, MessageRecord, Session, StateSnapshot, TokenUsage
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession
 
 
@@ -87,6 +87,7 @@ class MemoryForks(MemoryCore):
                 return entry.session.model_copy(deep=True)
             if name in entry.branches:
                 raise rules.branch_exists(name)
+            rules.check_branch_room(len(entry.branches))
             entry.branches[name] = self._branch_of(entry, to_seq)
             kept = entry.messages[:to_seq]
             restored = rules.state_as_of(entry.state, list(entry.states_kept.values()), to_seq)
@@ -124,11 +125,11 @@ class MemoryForks(MemoryCore):
             state=entry.state.model_copy(deep=True) if entry.state is not None else None,
         )
 
-    def list_branches(self, request: ListBranches) -> list[Branch]:
+    def list_branches(self, request: ListBranches) -> Branches:
         with self._lock:
             entry = self._need(request.session_id, request.owner)
             found = [self._describe(request.session_id, name, b) for name, b in entry.branches.items()]
-        return sorted(found, key=lambda b: (b.created_at, b.id))
+        return paging.branch_page(request.session_id, found, request.limit, request.cursor)
 
     @staticmethod
     def _describe(session_id: str, name: str, branch: BranchEntry) -> Branch:

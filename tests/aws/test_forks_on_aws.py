@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra.local.aws import local_client
-from store import SessionStore, StoreError, TokenUsage, deadline
+from store import InvalidInput, SessionStore, StoreError, TokenUsage, deadline
 from store.aws import keys, object_keys
 from store.session_store import s3_config
 from tests.conftest import FakeClock, Harness, make_harness
@@ -231,3 +231,29 @@ def test_a_fork_that_fails_or_dies_part_way_leaves_nothing(dyn: Harness, monkeyp
     # only the intent of the bodies it copied, whose objects the purge took: its own TTL removes it too
     assert len(left) == 1 and left[0].startswith("item:sessions/U#") and left[0].endswith("|UPLOAD"), left
     assert dyn.objects(object_keys.session_prefix("alice", "fork")) == []
+
+
+def test_the_head_counts_branches_and_a_rewind_past_the_bound_is_refused(dyn: Harness) -> None:
+    """The bound of rules.MAX_BRANCHES (the contract suite reaches it on the memory backends) kept by a count on
+    the head: each rewind adds one in its own transaction, a delete takes one off."""
+    store = dyn.store
+    sid = store.create_session("alice").id
+    for n in range(2):
+        store.append_messages(sid, [{"role": "user", "content": f"try {n}"}])
+        store.rewind_session(sid, 0, branch=f"b{n}")
+    assert head(dyn, sid)["branches"] == {"N": "2"}
+    store.delete_branch(sid, "b0")
+    assert head(dyn, sid)["branches"] == {"N": "1"}
+    assert dyn.tables is not None
+    client_of(dyn).update_item(  # as if 98 more rewinds had been made
+        TableName=dyn.tables.sessions,
+        Key=keys.head_key(sid),
+        UpdateExpression="SET branches = :n",
+        ExpressionAttributeValues={":n": {"N": "99"}},
+    )
+    store.append_messages(sid, [{"role": "user", "content": "the hundredth"}])
+    store.rewind_session(sid, 0, branch="b99")
+    store.append_messages(sid, [{"role": "user", "content": "one too many"}])
+    with pytest.raises(InvalidInput, match="100 branches"):
+        store.rewind_session(sid, 0, branch="b100")
+    assert head(dyn, sid)["branches"] == {"N": "100"} and store.get_session(sid).last_seq == 1

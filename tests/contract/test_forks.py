@@ -360,3 +360,47 @@ def test_an_adapters_own_bookkeeping_is_not_forked_or_rewound_from_outside(
     # the adapter that keeps it names what the copy is, and may make it
     fork = store.fork_session(sid, new_session_id="copy-2", metadata={**metadata, "copy": True})
     assert fork.last_seq == 3
+
+
+def test_branches_are_listed_a_page_at_a_time(harness: Harness) -> None:
+    store = harness.store
+    sid = store.create_session("alice").id
+    for n in range(5):
+        store.append_messages(sid, [{"role": "user", "content": f"try {n}"}])
+        store.rewind_session(sid, 0, branch=f"b{n}")
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = store.list_branches(sid, limit=2, cursor=cursor)
+        assert len(page) <= 2
+        seen += [b.id for b in page]
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == [f"b{n}" for n in range(5)] and pages == 3
+    everything = store.list_branches(sid)
+    assert [b.id for b in everything] == seen and everything.next_cursor is None
+    for bad in (0, 101, True, "2"):
+        with pytest.raises(InvalidInput):
+            store.list_branches(sid, limit=bad)
+    other = store.create_session("alice").id
+    with pytest.raises(InvalidInput):
+        store.list_branches(other, cursor=store.list_branches(sid, limit=1).next_cursor)  # another listing's
+
+
+@pytest.mark.backends(
+    "memory", "async-memory", "scoped"
+)  # DynamoDB's count of branches: tests/aws/test_forks_on_aws.py
+def test_a_session_keeps_at_most_a_hundred_branches(harness: Harness) -> None:
+    store = harness.store
+    sid = store.create_session("alice").id
+    for n in range(100):
+        store.append_messages(sid, [{"role": "user", "content": f"try {n}"}])
+        store.rewind_session(sid, 0, branch=f"b{n}")
+    store.append_messages(sid, [{"role": "user", "content": "one more"}])
+    with pytest.raises(InvalidInput, match="100 branches"):
+        store.rewind_session(sid, 0, branch="b100")
+    assert store.get_session(sid).last_seq == 1 and len(store.list_branches(sid)) == 100  # nothing changed
+    store.delete_branch(sid, "b0")
+    assert store.rewind_session(sid, 0, branch="b100").last_seq == 0  # room again
+    assert [b.id for b in store.list_branches(sid)][-1] == "b100"

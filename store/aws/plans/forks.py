@@ -21,6 +21,7 @@ from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, boolean, get_int, get_s, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import (
+    BRANCHES,
     PART,
     PART_MARK,
     SEED,
@@ -71,11 +72,11 @@ from store.aws.plans.state import KEPT_STATE_PREFIX
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
 from store.aws.plans.transcript import Transcript, read_range
 from store.conversation.preview import preview_of
-from store.core import rules
+from store.core import paging, rules
 from store.core.timeutil import epoch
 from store.core.validation import new_id
 from store.errors import Conflict
-from store.models import Branch, Session, TokenUsage
+from store.models import Branches, Session, TokenUsage
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession, Unset
 
 FORKING = "forking"  # on a fork's head until the transaction that makes it visible: the fork's token
@@ -359,6 +360,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         names = request.metadata is not UNSET
         rules.check_copyable("rewind_session", head.session.metadata, names_its_metadata=names)
         _not_copying(head, "rewind_session")
+        rules.check_branch_room(head.branches)
         last = head.session.last_seq
         rules.check_rewind(to_seq, last)
         if to_seq == last:
@@ -395,6 +397,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
             seed=seed,
             state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
             metadata=request.metadata,
+            new_branch=True,
         )
         actions.add("branch", _put_branch(ctx, kept_branch, None))
         if copies.intent is not None:
@@ -515,9 +518,10 @@ def _switch(
     seed: Seed | None,
     state: Item | None,
     metadata: dict[str, Any] | Unset = UNSET,
+    new_branch: bool = False,
 ) -> Actions:
     """The session's head moved to another transcript (and state and metadata, when given), while it is as
-    read."""
+    read; with `new_branch`, counting one more branch, while the session has room for it."""
     session_id = head.session.id
     expr = Expr()
     sets = touch(expr, session_id, now, Position.of(head).retention)
@@ -551,7 +555,12 @@ def _switch(
             f"attribute_not_exists({expr.name(SEED)})",
         ]
     )
-    actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, removes=removes))
+    adds = []
+    if new_branch:
+        count = expr.name(BRANCHES)
+        condition += f" AND (attribute_not_exists({count}) OR {count} < {expr.value(n(rules.MAX_BRANCHES))})"
+        adds.append(f"{count} {expr.value(n(1))}")
+    actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, adds, removes=removes))
     if state is not None:
         actions.add("state", {"Put": {"TableName": ctx.sessions_table, "Item": state}})
     return actions
@@ -597,13 +606,14 @@ def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[s
             raise Cancelled(failed, what) from None
 
 
-def list_branches(ctx: Context, request: ListBranches) -> Plan[list[Branch]]:
-    """The session's branches, oldest first: 1 GetItem (head) + 1 Query (`begins_with(sk, "BR#")`)."""
+def list_branches(ctx: Context, request: ListBranches) -> Plan[Branches]:
+    """A page of the session's branches, oldest first: 1 GetItem (head) + 1 Query (`begins_with(sk, "BR#")`:
+    a session keeps at most `rules.MAX_BRANCHES`, so one query reads them all)."""
     session_id, owner = request.session_id, request.owner
     yield from read_head(ctx, session_id, owner)
     found = yield from all_branches(ctx, session_id)
     live = [b.model(session_id) for b in found if not b.deleting]
-    return sorted(live, key=lambda b: (b.created_at, b.id))
+    return paging.branch_page(session_id, live, request.limit, request.cursor)
 
 
 def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
@@ -630,7 +640,8 @@ def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
                     **expr.params(),
                 }
             }
-            return Actions(head=touch_head(ctx, session_id, owner, pos, now), branch=mark)
+            less = touch_head(ctx, session_id, owner, pos, now, adds=lambda e: [f"{e.name(BRANCHES)} {e.value(n(-1))}"])
+            return Actions(head=less, branch=mark)
 
         try:
             yield from write_session(ctx, session_id, owner, build, what="delete_branch")
