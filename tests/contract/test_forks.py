@@ -382,7 +382,7 @@ def test_branches_are_listed_a_page_at_a_time(harness: Harness) -> None:
     assert [b.id for b in everything] == seen and everything.next_cursor is None
     for bad in (0, 101, True, "2"):
         with pytest.raises(InvalidInput):
-            store.list_branches(sid, limit=bad)
+            store.list_branches(sid, limit=bad)  # type: ignore[arg-type]
     other = store.create_session("alice").id
     with pytest.raises(InvalidInput):
         store.list_branches(other, cursor=store.list_branches(sid, limit=1).next_cursor)  # another listing's
