@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from store.conversation import ViewedMessage
 from store.models import ArtifactVersion, Branch, FullSession, Message, SessionHit, TokenUsage
@@ -12,6 +12,9 @@ from store.requests import UNSET, Unset
 
 
 class Strict(BaseModel):
+    """A request body: no field it does not name, and its numbers and flags as JSON has them (StrictInt,
+    StrictBool: `true` or `"1"` is not a sequence number)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -24,7 +27,7 @@ class CreateSession(Strict):
     title: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
-    retention_seconds: int | None = Field(
+    retention_seconds: StrictInt | None = Field(
         default=None,
         ge=0,
         description="expire after this long without activity; 0 keeps the session until deleted; "
@@ -33,7 +36,7 @@ class CreateSession(Strict):
 
 
 class ForkSession(Strict):
-    at_seq: int | None = Field(
+    at_seq: StrictInt | None = Field(
         default=None, ge=0, description="the fork holds messages 1..at_seq of the session (all when absent)"
     )
     session_id: str | None = Field(
@@ -47,7 +50,7 @@ class ForkSession(Strict):
 
 
 class RewindSession(Strict):
-    to_seq: int = Field(ge=0, description="the session continues from this message")
+    to_seq: StrictInt = Field(ge=0, description="the session continues from this message")
     branch: str | None = Field(
         default=None, description="the name the transcript as it was is kept under (generated when absent)"
     )
@@ -80,24 +83,24 @@ class UpdateSession(Strict):
 
 class AppendMessages(Strict):
     messages: list[Message] = Field(min_length=1, max_length=97)
-    expected_seq: int | None = Field(default=None, ge=0)
+    expected_seq: StrictInt | None = Field(default=None, ge=0)
 
 
 class SaveState(Strict):
     state: Any
-    expected_version: int | None = Field(default=None, ge=0)
+    expected_version: StrictInt | None = Field(default=None, ge=0)
 
 
 class SaveFull(Strict):
     messages: list[Message] = Field(min_length=1, max_length=97)
     state: Any
-    expected_seq: int | None = Field(default=None, ge=0)
-    keep_state: bool = Field(default=True, description="keep a copy of the state for a rewind to this point")
+    expected_seq: StrictInt | None = Field(default=None, ge=0)
+    keep_state: StrictBool = Field(default=True, description="keep a copy of the state for a rewind to this point")
 
 
 class SaveCheckpoint(Strict):
     data: Any
-    ttl_seconds: int | None = Field(default=None, ge=1)
+    ttl_seconds: StrictInt | None = Field(default=None, ge=1)
 
 
 class SaveRecords(Strict):
@@ -116,9 +119,9 @@ class UploadRequest(Strict):
     name: str = Field(description="the artifact's name: /-separated segments, at most 512 bytes")
     content_type: str | None = None
     metadata: dict[str, str] | None = None
-    expires_in: int = Field(default=900, ge=1, le=3600, description="seconds the upload URL stays valid")
-    size: int | None = Field(default=None, ge=0, description="the exact byte count (signed: S3 refuses another)")
-    max_size: int | None = Field(
+    expires_in: StrictInt = Field(default=900, ge=1, le=3600, description="seconds the upload URL stays valid")
+    size: StrictInt | None = Field(default=None, ge=0, description="the exact byte count (signed: S3 refuses another)")
+    max_size: StrictInt | None = Field(
         default=None, ge=0, description="the most bytes the upload may hold (checked at confirm); default 64 MiB"
     )
     sha256: str | None = Field(

@@ -106,3 +106,40 @@ def test_json_in_query_parameters_is_a_400_never_a_500(api: tuple[Harness, dict[
         reply = call("GET", "/sessions", query={"metadata": metadata})
         assert reply.status == 400 and reply.json()["code"] == "invalid_input", (metadata[:20], reply.body[:200])
     assert harness.snapshot() == before
+
+
+# every number and flag of a JSON body, and a body that sets it (@): JSON's true, a string and a fraction are
+# not integers (they were taken as 1: a fork at message 1)
+STRICT_FIELDS = [
+    ("POST", "/sessions", '{"retention_seconds": @}'),
+    ("POST", "/sessions/{s}/fork", '{"at_seq": @}'),
+    ("POST", "/sessions/{s}/rewind", '{"to_seq": @}'),
+    ("POST", "/sessions/{s}/messages", '{"messages": [{"role": "user", "content": "x"}], "expected_seq": @}'),
+    ("PUT", "/sessions/{s}/state", '{"state": 1, "expected_version": @}'),
+    ("POST", "/sessions/{s}/full", '{"messages": [], "state": 1, "expected_seq": @}'),
+    ("PUT", "/checkpoints/run/k1", '{"data": 1, "ttl_seconds": @}'),
+    ("POST", "/sessions/{s}/artifact-uploads", '{"name": "a.txt", "expires_in": @}'),
+    ("POST", "/sessions/{s}/artifact-uploads", '{"name": "a.txt", "size": @}'),
+    ("POST", "/sessions/{s}/artifact-uploads", '{"name": "a.txt", "max_size": @}'),
+]
+
+
+@pytest.mark.parametrize(("method", "template", "body"), STRICT_FIELDS, ids=[b for _, _, b in STRICT_FIELDS])
+def test_integers_in_bodies_are_strict(
+    api: tuple[Harness, dict[str, str]], method: str, template: str, body: str
+) -> None:
+    harness, ids = api
+    path = template.format(**ids)
+    for value in ("true", '"1"', "1.5", "false"):
+        before = harness.snapshot()
+        reply = call(method, path, body=body.replace("@", value).encode(), headers={"content-type": "application/json"})
+        assert reply.status == 422 and reply.json()["code"] == "invalid_request", (path, value, reply.body[:200])
+        assert harness.snapshot() == before
+
+
+def test_keep_state_is_a_boolean(api: tuple[Harness, dict[str, str]]) -> None:
+    harness, _ = api
+    for value in ('"yes"', "1", '"true"'):
+        body = '{"messages": [], "state": 1, "keep_state": ' + value + "}"
+        reply = call("POST", "/sessions/s1/full", body=body.encode(), headers={"content-type": "application/json"})
+        assert reply.status == 422, (value, reply.body[:200])
