@@ -139,7 +139,9 @@ def test_integers_in_bodies_are_strict(
 
 def test_keep_state_is_a_boolean(api: tuple[Harness, dict[str, str]]) -> None:
     harness, _ = api
+    before = harness.snapshot()
     for value in ('"yes"', "1", '"true"'):
         body = '{"messages": [], "state": 1, "keep_state": ' + value + "}"
         reply = call("POST", "/sessions/s1/full", body=body.encode(), headers={"content-type": "application/json"})
         assert reply.status == 422, (value, reply.body[:200])
+    assert harness.snapshot() == before
