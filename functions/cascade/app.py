@@ -8,6 +8,7 @@ sends the batch's description to the SQS failure destination."""
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from typing import Any
 
@@ -18,6 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.runtime import TRACED_MODULES, store
+from store import deadline
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -26,11 +28,39 @@ metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Agen
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
+SAFETY_SECONDS = 5.0  # left at the end of an invocation: the batch's answer, metrics and logs
+HAND_ON_SECONDS = 0.5  # what a record needs at least: to hand its work on to the next invocation (a write or two)
+
+
+class Batch:
+    """The time an invocation has, shared out between its records: each record may work until the end, less
+    what the records after it need to hand their work on; a purge, a copy or a branch's delete that runs out
+    of its share hands the rest on (a change on the stream that a later invocation picks up), so every
+    invocation ends within its timeout whatever its batch holds, and nothing is left undone."""
+
+    def __init__(self) -> None:
+        self.end = float("inf")
+        self.left = 0
+
+    def start(self, seconds: float, records: int) -> None:
+        self.end, self.left = time.monotonic() + seconds, records
+
+    def share(self) -> float:
+        """The seconds the next record may use (at least enough to hand its work on)."""
+        self.left = max(0, self.left - 1)
+        return max(HAND_ON_SECONDS, self.end - time.monotonic() - self.left * HAND_ON_SECONDS)
+
+
+batch = Batch()
+
+
 # nothing of a record, nor of an error about one, is put in a trace: records carry the sessions' data
 @tracer.capture_method(capture_response=False, capture_error=False)
 def handle_record(record: DynamoDBRecord) -> None:
-    """Apply one stream record (idempotent: a retried record does nothing twice)."""
-    released = store().reclaim([record.raw_event])
+    """Apply one stream record within its share of the invocation's time (idempotent: a retried record does
+    nothing twice)."""
+    with deadline(batch.share()):
+        released = store().reclaim([record.raw_event])
     if released:
         metrics.add_metric(name="ObjectsReclaimed", unit=MetricUnit.Count, value=released)
 
@@ -39,6 +69,8 @@ def handle_record(record: DynamoDBRecord) -> None:
 @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    records = event.get("Records") or []
+    batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
     return dict(
         process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from infra.local.apigw import LambdaContext
 from infra.local.aws import local_client
 from store import InvalidInput, SessionStore, StoreError, TokenUsage, deadline
 from store.aws import keys, object_keys
@@ -257,3 +258,99 @@ def test_the_head_counts_branches_and_a_rewind_past_the_bound_is_refused(dyn: Ha
     with pytest.raises(InvalidInput, match="100 branches"):
         store.rewind_session(sid, 0, branch="b100")
     assert head(dyn, sid)["branches"] == {"N": "100"} and store.get_session(sid).last_seq == 1
+
+
+class FakeTime:
+    """Time that passes only by requests (each costs `per_request` seconds): what an invocation spends is
+    counted, not raced against the machine."""
+
+    def __init__(self, per_request: float) -> None:
+        self.now, self.per_request = 1000.0, per_request
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def request(self, **_: Any) -> None:
+        self.now += self.per_request
+
+
+class TimedContext(LambdaContext):
+    """A Lambda context whose invocation times out `timeout` (fake) seconds after it began."""
+
+    def __init__(self, clock: FakeTime, timeout: float) -> None:
+        super().__init__()
+        self.clock, self.end = clock, clock.now + timeout
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self.end - self.clock.now) * 1000)
+
+
+class Stream:
+    """The sessions table's stream, read on from where the last read ended."""
+
+    def __init__(self, dyn: Harness) -> None:
+        assert dyn.stream_clients is not None and dyn.tables is not None
+        self.client, self.streams = dyn.stream_clients
+        arn = self.client.describe_table(TableName=dyn.tables.sessions)["Table"]["LatestStreamArn"]
+        (shard,) = self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        start = {"StreamArn": arn, "ShardId": shard["ShardId"], "ShardIteratorType": "TRIM_HORIZON"}
+        self.iterator = self.streams.get_shard_iterator(**start)["ShardIterator"]
+
+    def read(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        while True:
+            page = self.streams.get_records(ShardIterator=self.iterator)
+            self.iterator = page["NextShardIterator"]
+            out += page["Records"]
+            if not page["Records"]:
+                return out
+
+
+def test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds(
+    far: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of long copies (two forks past the inline threshold) and the purge of a long expired session,
+    more than one invocation may do: each invocation ends before its timeout (time here passes by requests),
+    hands on what it did not finish as new stream records, and the invocations those start finish it all."""
+    from functions import runtime
+    from functions.cascade import app
+    from store.aws.plans import base, copies
+    from store.core import deadlines
+
+    dyn = far
+    store = dyn.store
+    assert dyn.stream_clients is not None and dyn.tables is not None
+    client = dyn.stream_clients[0]
+    source, doomed = store.create_session("alice").id, store.create_session("alice").id
+    long_session(store, source)
+    long_session(store, doomed)
+    stream = Stream(dyn)
+    stream.read()  # what came before is not the cascade's business here
+    forks = [store.fork_session(source).id for _ in range(2)]
+    assert all(store.get_session(f).copying for f in forks)
+    client.delete_item(TableName=dyn.tables.sessions, Key=keys.head_key(doomed))  # as its TTL would
+
+    clock = FakeTime(per_request=0.5)
+    for module in (app, base, copies, deadlines):
+        monkeypatch.setattr(module, "time", clock, raising=False)
+    client.meta.events.register("before-call.*.*", clock.request)
+    dyn.s3.meta.events.register("before-call.*.*", clock.request)
+    runtime.use_store(store)
+    timeout, invocations = 30.0, 0
+    try:
+        while records := [r for r in stream.read() if r["eventName"] in ("REMOVE", "MODIFY")]:
+            began = clock.now
+            assert app.lambda_handler({"Records": records}, TimedContext(clock, timeout)) == {"batchItemFailures": []}
+            assert clock.now - began <= timeout, f"an invocation ran {clock.now - began:.1f} s of {timeout}"
+            invocations += 1
+            assert invocations < 100
+    finally:
+        runtime.use_store(None)
+        client.meta.events.unregister("before-call.*.*", clock.request)
+        dyn.s3.meta.events.unregister("before-call.*.*", clock.request)
+    assert invocations >= 2  # the work did not fit one invocation
+    wanted = [m.content for m in store.list_messages(source).items]
+    for fork in forks:
+        assert not store.get_session(fork).copying
+        assert [m.content for m in store.list_messages(fork).items] == wanted
+    assert not [k for k in dyn.leftovers() if doomed in k]

@@ -634,15 +634,18 @@ def write_if(method: str, params: dict[str, Any]) -> Plan[bool]:
     return True
 
 
-def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[None]:
+def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item], reserve: float | None = None) -> Plan[bool]:
     """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
-    at once; unprocessed items are resubmitted, with backoff, until none is left."""
+    at once; unprocessed items are resubmitted, with backoff, until none is left (True). With a `reserve`,
+    it stops between rounds (False) once less than that is left before the enclosing `store.deadline`."""
     pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
     attempt = 0
     while pending:
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]
         pending = []
         for start in range(0, len(chunks), PARALLEL_REQUESTS):
+            if reserve is not None and out_of_time(reserve):
+                return False
             calls = tuple(
                 Call("batch_write_item", {"RequestItems": {table: chunk}})
                 for chunk in chunks[start : start + PARALLEL_REQUESTS]
@@ -652,6 +655,7 @@ def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[No
                 pending.extend((resp.get("UnprocessedItems") or {}).get(table, []))
         if pending:
             attempt = yield from backoff(ctx, attempt, "BatchWriteItem kept returning unprocessed items")
+    return True
 
 
 GROWING_LIMIT_MAX = 1000

@@ -254,6 +254,8 @@ def _copy_step(ctx: Context, transcript: Transcript, seed: Seed, owner: str) -> 
     wanted = [into(merged[q], transcript.part) for q in sorted(merged) if q not in have]
     done = seed.done
     for start in range(0, max(len(wanted), 1), COPY_BATCH):
+        if start and out_of_time(ctx.settings.handoff_reserve.total_seconds()):
+            return True  # what is done is recorded: the caller sees the time is up and hands the copy on
         batch = wanted[start : start + COPY_BATCH]
         upto = hi if start + COPY_BATCH >= len(wanted) else int(batch[-1][keys.SEQ]["N"])
         moved = yield from _put_batch(ctx, transcript.session_id, owner, seed, done, upto, batch)

@@ -689,4 +689,6 @@ def finish_branch_delete(ctx: Context, session_id: str, name: str) -> Plan[None]
         return
     found = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
     head = head_from_item(found) if found is not None else None
-    yield from _purge_branch(ctx, head, BranchItem.of(item), hand_off=False)
+    finished = yield from _purge_branch(ctx, head, BranchItem.of(item), hand_off=True)
+    if not finished:  # the invocation's deadline came first: the next one carries on
+        yield from hand_off(ctx, session_id, branch_sk(name))

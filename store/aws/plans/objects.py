@@ -15,7 +15,16 @@ from typing import Any
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan
-from store.aws.plans.base import PARALLEL_REQUESTS, Context, backoff, get_item, guard, read_head, stale_head
+from store.aws.plans.base import (
+    PARALLEL_REQUESTS,
+    Context,
+    backoff,
+    get_item,
+    guard,
+    out_of_time,
+    read_head,
+    stale_head,
+)
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.core.validation import new_id
@@ -216,22 +225,23 @@ def delete_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[None]:
             raise AwsError(str(first.get("Code")), str(first.get("Message")), "delete_objects", "s3")
 
 
-def delete_prefix(ctx: Context, prefix: str) -> Plan[int]:
+def delete_prefix(ctx: Context, prefix: str, reserve: float | None = None) -> Plan[bool]:
     """Delete every object under `prefix`, a page of up to 1,000 at a time (an operations path, not a
-    request path: it lists). Safe to repeat; returns how many objects it deleted."""
-    deleted = 0
+    request path: it lists). Safe to repeat. With a `reserve`, it stops (False) once less than that is left
+    before the enclosing `store.deadline`; True when nothing is left under the prefix."""
     token: str | None = None
     while True:
+        if reserve is not None and out_of_time(reserve):
+            return False
         params: dict[str, Any] = {"Prefix": prefix, "MaxKeys": DELETE_OBJECTS_MAX}
         if token:
             params["ContinuationToken"] = token
         resp = yield s3("list_objects_v2", ctx, **params)
         found = [o["Key"] for o in resp.get("Contents", [])]
         yield from delete_objects(ctx, found)
-        deleted += len(found)
         token = resp.get("NextContinuationToken") if resp.get("IsTruncated") else None
         if not token:
-            return deleted
+            return True
 
 
 def abandon(ctx: Context, intent: Intent | None) -> Plan[None]:

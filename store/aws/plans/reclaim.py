@@ -31,7 +31,7 @@ from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
 from store.aws.plans.forks import finish_branch_delete
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
-from store.aws.plans.sessions import CASCADE, HANDOFF, purge, purge_removed
+from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
 from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
@@ -115,10 +115,17 @@ def handed_off(record: dict[str, Any]) -> tuple[str, str, Item] | None:
     new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
     if record.get("eventName") != "MODIFY" or get_s(new, keys.SK) != keys.HEAD:
         return None
-    if not new.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFF, {}).get("BOOL"):
+    if not _handed_on(old, new):
         return None
     session_id, owner = get_s(new, "id"), get_s(new, "owner")
     return (session_id, owner, new) if session_id and owner else None
+
+
+def _handed_on(old: Item, new: Item) -> bool:
+    """Whether the change marks the item `handoff` anew (first marked, or handed on once more)."""
+    if not new.get(HANDOFF, {}).get("BOOL"):
+        return False
+    return not old.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFFS) != new.get(HANDOFFS)
 
 
 def copy_started(record: dict[str, Any]) -> str | None:
@@ -145,7 +152,7 @@ def branch_handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
     sk = get_s(new, keys.SK) or ""
     if record.get("eventName") != "MODIFY" or not sk.startswith(BRANCH_PREFIX):
         return None
-    if not new.get(HANDOFF, {}).get("BOOL") or old.get(HANDOFF, {}).get("BOOL"):
+    if not _handed_on(old, new):
         return None
     pk = get_s(new, keys.PK) or ""
     return pk[len(keys.session_pk("")) :], sk[len(BRANCH_PREFIX) :]
@@ -161,7 +168,7 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     unfinished = handed_off(record)
     if unfinished is not None:
         session_id, owner, item = unfinished
-        yield from purge(ctx, session_id, owner, head=item)
+        yield from purge(ctx, session_id, owner, head=item, may_hand_off=True)
     copying = copy_started(record)
     if copying is not None:
         yield from finish_copy(ctx, copying, slice_seconds=COPY_SLICE, hand_off=True)

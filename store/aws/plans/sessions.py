@@ -254,6 +254,7 @@ def purge(
     the cascade finish the purge. Returns True when this call finished it."""
     ctx.forget(session_id)
     reserve = ctx.settings.handoff_reserve.total_seconds()
+    reserve_if = reserve if may_hand_off else None
     seen = head_from_item(head) if head is not None else None
     for target in sorted(seen.pins if seen is not None else ()):
         finished = yield from finish_copy(ctx, target)
@@ -264,11 +265,14 @@ def purge(
     if seen is not None and seen.seed is not None and seen.seed.source_session != session_id:
         yield from unpin(ctx, seen.seed.source_session, session_id, seen.seed.token)
     if ctx.bucket is not None:
-        yield from delete_prefix(ctx, object_keys.session_prefix(owner, session_id))
+        emptied = yield from delete_prefix(ctx, object_keys.session_prefix(owner, session_id), reserve_if)
+        if not emptied:
+            yield from hand_off(ctx, session_id)
+            return False
     branches = yield from all_branches(ctx, session_id)
     parts = {session_id, *(b.part for b in branches)} | ({seen.part} if seen is not None else set())
     for part in sorted(parts):
-        done = yield from purge_partition(ctx, part, reserve if may_hand_off else None)
+        done = yield from purge_partition(ctx, part, reserve_if)
         if not done:
             yield from hand_off(ctx, session_id)
             return False
@@ -298,9 +302,13 @@ def purge_partition(ctx: Context, part: str, reserve: float | None, *, objects: 
             return False
         resp = yield Call("query", params)
         found = resp.get("Items", [])
-        yield from batch_delete(ctx, ctx.messages_table, [{k: i[k] for k in (keys.SID, keys.SEQ)} for i in found])
-        if objects:
+        if objects:  # the bodies first: an item removed is never read again, so nothing would free its body
             yield from delete_objects(ctx, [i[REF]["S"] for i in found if REF in i])
+        deleted = yield from batch_delete(
+            ctx, ctx.messages_table, [{k: i[k] for k in (keys.SID, keys.SEQ)} for i in found], reserve
+        )
+        if not deleted:  # out of time part-way through the page: the purge starts again from what is left
+            return False
         if not resp.get("LastEvaluatedKey"):
             return True
         params["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
@@ -308,19 +316,22 @@ def purge_partition(ctx: Context, part: str, reserve: float | None, *, objects: 
 
 PURGE_PAGE = 1000  # message keys read (and then deleted, 8 BatchWriteItem requests at a time) per step
 HANDOFF = "handoff"  # set on a deleting head whose purge the cascade is to finish
+HANDOFFS = "handoffs"  # how many times it was handed on: each hand-off is a change on the stream
 
 
 def hand_off(ctx: Context, session_id: str, sk: str = keys.HEAD) -> Plan[None]:
     """Mark a deleting item (the head, or the branch item `sk`) `handoff`, only while it is still being
     deleted (a finished purge has removed it), so that the cascade, seeing the change on the stream,
-    finishes the purge."""
+    finishes the purge (each hand-off counts one more in `handoffs`: a cascade invocation that runs out of
+    time itself hands the rest on to the next)."""
     expr = Expr()
     yield from write_if(
         "update_item",
         {
             "TableName": ctx.sessions_table,
             "Key": keys.session_key(session_id, sk),
-            "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))}",
+            "UpdateExpression": f"SET {expr.name(HANDOFF)} = {expr.value(boolean(True))} "
+            f"ADD {expr.name(HANDOFFS)} {expr.value(n(1))}",
             "ConditionExpression": f"attribute_exists({expr.name('deleting')})",
             **expr.params(),
         },
@@ -374,5 +385,5 @@ def purge_removed(ctx: Context, session_id: str, owner: str, old: Item | None = 
     )
     if not put:
         return False  # a live session holds the id again
-    yield from purge(ctx, session_id, owner, head=tomb)
+    yield from purge(ctx, session_id, owner, head=tomb, may_hand_off=True)  # within a deadline: handed on
     return True
