@@ -1,6 +1,10 @@
-"""An owner's namespace over any backend, as the HTTP API presents it: session ids in requests are the
-owner's own names (scoped with `scoped_id` before they reach the store) and ids in results are those names
-again (`localized`). The CLI uses it on the tables directly, so that `agent-store --owner alice sessions show
+"""An owner's view of any backend, as the HTTP API presents it (docs/decisions.md, "One id model"): every
+session the owner owns, named by the id the owner knows it by. A session made over the API or by an adapter
+lives in the owner's namespace (`scoped_id`: two owners may both have a "chat-42") and is named by its local
+id; a session the library made for the owner under an id of its own is named by that id, as the library
+returned it. An id in a request names the session of the owner's namespace when there is one, else the
+owner's session of that store id (another owner's is absent either way); new sessions (create, fork) go in
+the namespace. The CLI uses it on the tables directly, so that `agent-store --owner alice sessions show
 chat-42` names the session the API calls chat-42 for alice; the API's handlers use `localized` on answers."""
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from store import requests as rq
 from store.artifact_reader import ArtifactReader
 from store.backend import Backend
 from store.core.rules import FORKED_FROM
-from store.core.scoped_ids import VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
-from store.errors import InvalidInput, StoreError
-from store.models import Branches, Checkpoint, Page, SearchHits, Session
+from store.core.scoped_ids import MAX_LOCAL_ID, VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
+from store.core.validation import ident
+from store.errors import InvalidInput, SessionExists, SessionNotFound, StoreError
+from store.models import Branches, Checkpoint, SearchHits, Session
 
 M = TypeVar("M")
 CHECKPOINTS = (rq.SaveCheckpoint, rq.LoadCheckpoint, rq.DeleteCheckpoint)
@@ -63,9 +68,9 @@ def _localized(owner: str, value: Any) -> Any:
 
 class ScopedBackend(Backend):
     """`inner`, seen by `owner`: every request is the owner's (its `owner` set: another owner's session is
-    absent), its session ids scoped, and sessions outside the owner's namespace (made by the library under
-    unscoped ids) are not listed. With `scope_ids=False` the requests are still the owner's, but ids are
-    taken and shown as stored (the sessions the library made under ids of its own)."""
+    absent), a session id names the owner's session of its namespace, or else the owner's session of that
+    store id (see the module docstring), and results name sessions as the owner knows them. With
+    `scope_ids=False` the requests are still the owner's, but ids are taken and shown as stored."""
 
     def __init__(self, inner: Backend, owner: str, *, scope_ids: bool = True) -> None:
         if not isinstance(inner, Backend):
@@ -83,35 +88,73 @@ class ScopedBackend(Backend):
             changes["owner"] = self.owner
         if not self.scope_ids:
             return self.inner.execute(replace(request, **changes))
-        if isinstance(request, rq.InSession | rq.CreateSession):
-            changes["session_id"] = scoped_id(self.owner, local_id(request.session_id))
+        if isinstance(request, rq.CreateSession):
+            return cast(R, self._create(replace(request, **changes)))
         if isinstance(request, rq.ForkSession):
             changes["new_session_id"] = scoped_id(self.owner, local_id(request.new_session_id, "new_session_id"))
-        if isinstance(request, CHECKPOINTS) and request.scope == "session":
-            changes["key"] = scoped_id(self.owner, local_id(request.key, "key"))
+        field = "key" if isinstance(request, CHECKPOINTS) else "session_id"
+        named: str | None = None
+        if isinstance(request, rq.InSession) or (isinstance(request, CHECKPOINTS) and request.scope == "session"):
+            named = ident(getattr(request, field), field)
         try:
-            result = self.inner.execute(replace(request, **changes))
+            if named is None:
+                return cast(R, self._mine(self.inner.execute(replace(request, **changes))))
+            if isinstance(request, rq.DeleteSession):  # idempotent, so it says nothing of which id it found
+                return cast(R, self._mine(self.inner.execute(replace(request, session_id=self._which(named)))))
+            for at, store_id in enumerate(ids := self._candidates(named, field)):
+                try:
+                    result = self.inner.execute(replace(request, **changes, **{field: store_id}))
+                except SessionNotFound:
+                    if at == len(ids) - 1:
+                        raise
+                    continue
+                if result is None and isinstance(request, rq.GetSession) and at < len(ids) - 1:
+                    continue
+                return cast(R, self._mine(result))
+            raise AssertionError("unreachable: a session id has at least one candidate")
         except StoreError as exc:  # ids in the message as the owner names them
             exc.args = (scrubbed(self.owner, str(exc)),)
             if isinstance(getattr(exc, "session_id", None), str):
                 exc.session_id = unscoped_id(self.owner, exc.session_id) or exc.session_id  # type: ignore[attr-defined]
             raise
-        return cast(R, self._mine(result))
+
+    def _candidates(self, named: str, field: str) -> list[str]:
+        """The store ids `named` may be, first to last: the owner's namespace's (when the id may be a local
+        one), then the store id itself."""
+        if len(named) > MAX_LOCAL_ID:
+            return [named]
+        return [scoped_id(self.owner, local_id(named, field)), named]
+
+    def _which(self, named: str) -> str:
+        """The store id of the owner's session `named` (its namespace's when neither exists)."""
+        candidates = self._candidates(named, "session_id")
+        for store_id in candidates:
+            if self.inner.execute(rq.GetSession(session_id=store_id, owner=self.owner)) is not None:
+                return store_id
+        return candidates[0]
+
+    def _create(self, request: rq.CreateSession) -> Session:
+        """A new session in the owner's namespace; SessionExists when the owner has a session by that name
+        already (in the namespace, or one the library made under that id)."""
+        local = local_id(request.session_id)
+        if self.inner.execute(rq.GetSession(session_id=local, owner=self.owner)) is not None:
+            raise SessionExists(local)
+        try:
+            made = self.inner.execute(replace(request, session_id=scoped_id(self.owner, local)))
+        except SessionExists:
+            raise SessionExists(local) from None
+        return cast(Session, self._mine(made))
 
     def _mine(self, result: Any) -> Any:
         if isinstance(result, SearchHits):
-            hits = [h for h in result if unscoped_id(self.owner, h.session_id) is not None]
             return SearchHits(
-                localized(self.owner, hits),
+                localized(self.owner, list(result)),
                 next_cursor=result.next_cursor,
                 sessions_searched=result.sessions_searched,
                 messages_searched=result.messages_searched,
             )
         if isinstance(result, Branches):
             return Branches(localized(self.owner, list(result)), next_cursor=result.next_cursor)
-        if isinstance(result, Page) and all(isinstance(s, Session) for s in result.items):
-            mine = [s for s in result.items if unscoped_id(self.owner, s.id) is not None]
-            return result.model_copy(update={"items": localized(self.owner, mine)})
         return localized(self.owner, result)
 
     def close(self) -> None:

@@ -84,13 +84,39 @@ def test_two_owners_share_an_id_over_http(api: Harness) -> None:
         assert owner_tag("carol") not in reply.json()["message"] and owner_tag("alice") not in reply.body.decode()
 
 
-def test_http_lists_only_what_http_can_address(api: Harness) -> None:
-    """A session the library made for the owner under an unscoped id is not addressable over HTTP, so it is
-    not listed there either (the library still lists it)."""
-    api.store.create_session("alice", session_id="made-by-the-library")
+def test_what_the_library_writes_for_an_owner_the_owner_finds_over_http(api: Harness) -> None:
+    """One id model (docs/decisions.md): a session the library made for an owner, under the id it returned
+    (its own, or one the caller chose), is listed, read, written, searched, forked and deleted over HTTP
+    under that id, with no flag; another owner's is absent under any name."""
+    made = api.store.create_session("alice", title="Trip planning")  # the README's own example
+    chosen = api.store.create_session("alice", session_id="made-by-the-library")
+    api.store.append_messages(made.id, [{"role": "user", "content": "Lisbon in May?"}])
     call("POST", "/sessions", owner="alice", json_body={"session_id": "made-over-http"})
-    assert [s["id"] for s in call("GET", "/sessions", owner="alice").json()["items"]] == ["made-over-http"]
-    assert len(api.store.list_sessions("alice").items) == 2
+    listed = {s["id"] for s in call("GET", "/sessions", owner="alice").json()["items"]}
+    assert listed == {made.id, "made-by-the-library", "made-over-http"}
+    assert call("GET", f"/sessions/{made.id}", owner="alice").json()["title"] == "Trip planning"
+    posted = call(
+        "POST",
+        f"/sessions/{chosen.id}/messages",
+        owner="alice",
+        json_body={"messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert posted.status == 201 and posted.json()["items"][0]["session_id"] == chosen.id
+    assert [h["session_id"] for h in call("GET", "/search", owner="alice", query={"q": "lisbon"}).json()["items"]] == [
+        made.id
+    ]
+    fork = call("POST", f"/sessions/{made.id}/fork", owner="alice", json_body={"session_id": "trip-fork"}).json()
+    assert fork["metadata"]["forked_from"]["session_id"] == made.id
+    for other in ("GET", "DELETE"):
+        assert call(other, f"/sessions/{made.id}", owner="bob").status in (404, 204)
+    assert api.store.get_session(made.id) is not None  # bob's delete found nothing of his
+    assert call("GET", "/sessions", owner="bob").json()["items"] == []
+    # a name the owner already has is taken, whichever way it was made
+    taken = call("POST", "/sessions", owner="alice", json_body={"session_id": "made-by-the-library"})
+    assert taken.status == 409 and "made-by-the-library" in taken.json()["message"]
+    assert call("DELETE", f"/sessions/{chosen.id}", owner="alice").status == 204
+    assert api.store.get_session(chosen.id) is None
+    assert len(api.store.list_sessions("alice").items) == 3  # the library sees the same sessions
 
 
 def test_an_adapter_session_is_the_owners_http_session(api: Harness) -> None:

@@ -331,3 +331,16 @@ def test_fork_rewind_branches_and_restore(h: Harness) -> None:
     assert code == 1 and out == ""
     code, out = run(h.store, "sessions", "fork", "trip", owner="mallory")
     assert code == 1 and out == ""
+
+
+def test_the_sessions_the_library_made_for_an_owner_are_the_owners_with_no_flag(h: Harness) -> None:
+    """The README's example: `store.create_session("user-42", title="Trip planning")`, then the owner's CLI
+    lists and shows it under the id the library returned (it once needed --unscoped)."""
+    made = h.store.create_session("user-42", title="Trip planning")
+    h.store.append_messages(made.id, [{"role": "user", "content": "Lisbon in May?"}])
+    code, out = run(h.store, "sessions", "list", owner="user-42")
+    assert code == 0 and made.id in out and "Trip planning" in out
+    code, out = run(h.store, "sessions", "show", made.id, owner="user-42")
+    assert code == 0 and "Lisbon in May?" in out
+    code, out = run(h.store, "sessions", "list", owner="somebody-else")
+    assert code == 0 and made.id not in out
