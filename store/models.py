@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
 
 T = TypeVar("T")
 
@@ -28,6 +28,14 @@ class TokenUsage(BaseModel):
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     cost: float | None = None
+
+    @model_validator(mode="after")
+    def _derive_total(self) -> TokenUsage:
+        """`total_tokens`, when not reported, is input plus output (when either is known): a call that
+        reports only its parts still counts in every total, and totals add up field by field."""
+        if self.total_tokens is None and (self.input_tokens is not None or self.output_tokens is not None):
+            self.total_tokens = (self.input_tokens or 0) + (self.output_tokens or 0)
+        return self
 
     @staticmethod
     def fields() -> tuple[str, ...]:

@@ -214,3 +214,21 @@ def test_idempotent_retry_with_expected_seq_replays(harness: Harness, session_id
     assert harness.snapshot() == before
     with pytest.raises(Conflict):  # a new request with a stale expected_seq still conflicts
         store.append_messages(session_id, batch, expected_seq=0, idempotency_key="turn-2")
+
+
+def test_token_totals_add_up_when_a_call_reports_only_its_parts(harness: Harness) -> None:
+    """A call that reports input and output but no total counts its sum as its total, so a session's totals
+    add up (a session of 550/60 and 300/15/315 once read "in 850 · out 75 · total 315")."""
+    store = harness.store
+    sid = store.create_session("alice").id
+    parts = {"input_tokens": 550, "output_tokens": 60}
+    (first,) = store.append_messages(sid, [{"role": "assistant", "content": "a", "usage": parts}])
+    assert first.usage is not None and first.usage.total_tokens == 610
+    reported = {"input_tokens": 300, "output_tokens": 15, "total_tokens": 315}
+    store.append_messages(sid, [{"role": "assistant", "content": "b", "usage": reported}])
+    totals = store.get_session(sid).usage
+    assert (totals.input_tokens, totals.output_tokens, totals.total_tokens) == (850, 75, 925)
+    store.update_usage(sid, first.id, {"input_tokens": 50, "output_tokens": 10})
+    totals = store.get_session(sid).usage
+    assert (totals.input_tokens, totals.output_tokens, totals.total_tokens) == (350, 25, 375)
+    assert store.get_message(sid, first.id).usage.total_tokens == 60

@@ -87,7 +87,7 @@ def test_list_and_show_name_sessions_as_their_owner_does(h: Harness, capsys: pyt
     assert code == 0
     assert 'tool call: get_weather({"city": "Paris"})' in out  # the call with its arguments
     assert "tool result: 18 C and sunny" in out
-    assert "#4 assistant  (input_tokens 40, output_tokens 9)" in out
+    assert "#4 assistant  (input_tokens 40, output_tokens 9, total_tokens 49)" in out  # the total derived
     assert "state (version 1, as of message 4)" in out and "interrupt pending" in out
     assert "report.txt  2" in out and "trace runs: run-1" in out
     # another owner's session is absent, said in one line
