@@ -64,15 +64,15 @@ def test_presigned_put_then_confirm(server_store: SessionStore) -> None:
 
 
 def test_a_presigned_url_cannot_change_a_version(server_store: SessionStore) -> None:
-    """Over real HTTP: a second PUT with the URL's headers is refused (412); after confirm a PUT lands, but
-    at the upload's own key, and the version (downloaded through its presigned GET) is what was confirmed,
-    served as an attachment."""
+    """Over real HTTP: a second PUT with the URL's headers is refused (412), before confirm and after it (the
+    URL writes once); a PUT without them (S3 refuses its signature, moto does not) lands at the upload's own
+    key, and the version (downloaded through its presigned GET) is what was confirmed, as an attachment."""
     sid = server_store.create_session("alice").id
     up = server_store.presign_artifact_upload(sid, "page.html", content_type="text/html", expires_in=300)
     assert http("PUT", up.url, b"<p>mine</p>", up.headers)[0] == 200
     assert http("PUT", up.url, b"<script>theirs</script>", up.headers)[0] == 412
     server_store.confirm_artifact_upload(sid, "page.html", up.url)
-    assert http("PUT", up.url, b"<script>after confirm</script>", up.headers)[0] == 200
+    assert http("PUT", up.url, b"<script>after confirm</script>", up.headers)[0] == 412
     assert http("PUT", up.url, b"<script>no condition</script>", {"Content-Type": "text/html"})[0] == 200
     status, body, headers = download(server_store.presign_artifact(sid, "page.html", expires_in=60))
     assert (status, body) == (200, b"<p>mine</p>")

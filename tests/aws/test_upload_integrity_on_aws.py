@@ -59,8 +59,9 @@ def test_a_large_upload_is_copied_in_parts(dyn: Harness) -> None:
 
 
 def test_a_late_put_after_confirm_is_reclaimed_with_the_intent(dyn: Harness, inspector_client: Any) -> None:
-    """The intent outlives the URL: when it expires, whatever a late PUT left at the upload's key goes,
-    and the version stays."""
+    """The URL wrote once: a PUT with its signed headers after confirm is refused (412: the upload's key holds
+    an empty object). One without them (S3 would refuse its signature; moto takes it) lands there, and when
+    the intent expires whatever is at the upload's key goes; the version stays."""
     from functions import runtime
 
     store = dyn.store
@@ -69,7 +70,8 @@ def test_a_late_put_after_confirm_is_reclaimed_with_the_intent(dyn: Harness, ins
     put(dyn, up.url, b"kept", up.headers)
     store.confirm_artifact_upload(sid, "a.txt", up.upload_id)
     prefix = object_keys.session_prefix("alice", sid)
-    assert put(dyn, up.url, b"late", up.headers)  # the upload's key was emptied at confirm
+    assert not put(dyn, up.url, b"late", up.headers)  # the URL has written once
+    assert put(dyn, up.url, b"late, unsigned")
     assert object_keys.incoming_key(prefix, up.upload_id) in dyn.objects()
     intent = remove_like_ttl(dyn, inspector_client, f"U#{up.upload_id}", "UPLOAD")
     runtime.use_store(store)

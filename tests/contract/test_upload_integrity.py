@@ -39,6 +39,9 @@ def test_a_url_writes_once(harness: Harness, session_id: str) -> None:
     assert not put(harness, up.url, b"second", up.headers)
     v = store.confirm_artifact_upload(session_id, "notes.txt", up.upload_id)
     assert (v.size, v.sha256) == (5, hashlib.sha256(b"first").hexdigest())
+    before = harness.leftovers()
+    assert not put(harness, up.url, b"after its upload was confirmed", up.headers)  # once, confirmed or not
+    assert harness.leftovers() == before
 
 
 def test_a_committed_version_is_immutable(harness: Harness, session_id: str) -> None:

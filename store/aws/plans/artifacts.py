@@ -546,7 +546,9 @@ def confirm_artifact_upload(ctx: Context, request: ConfirmArtifactUpload) -> Pla
     3. it is copied, server-side and only while it is the object checked, to the version's key, which
        no URL was ever issued for: no URL can change a committed version;
     4. one transaction makes the copy the next version and marks the intent committed; the intent stays
-       until the URL has expired, so that a late PUT to the URL is reclaimed with it.
+       until the URL has expired (then the cascade deletes what is at the upload's key);
+    5. the upload's key is left holding an empty object, so that the URL, whose PUT is conditional on
+       nothing being there (If-None-Match), writes nothing more: it has written once.
     Confirming twice returns the version the first confirm made."""
     session_id, owner, name, upload_id = request.session_id, request.owner, request.name, request.upload
     bucket(ctx)
@@ -588,9 +590,12 @@ def confirm_artifact_upload(ctx: Context, request: ConfirmArtifactUpload) -> Pla
     version = yield from commit(
         ctx, session_id, owner, name, version_key, uploaded, content_type, metadata, covered, done
     )
-    with contextlib.suppress(AwsError):  # best effort: the intent reclaims it (and any late PUT) when it expires
-        yield from delete_objects(ctx, [incoming])
+    with contextlib.suppress(AwsError):  # best effort: the intent reclaims what is at the key when it expires
+        yield s3("put_object", ctx, Key=incoming, Body=b"", ContentType=SPENT_UPLOAD)
     return version
+
+
+SPENT_UPLOAD = "application/x-agent-store-spent-upload"  # an empty object where a confirmed upload's bytes were
 
 
 def _checked(ctx: Context, intent: Item, incoming: str, stored: Stored) -> Plan[str]:
