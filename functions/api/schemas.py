@@ -7,7 +7,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from store.conversation import ViewedMessage
-from store.models import ArtifactVersion, Branch, FullSession, Message, SessionHit, TokenUsage
+from store.models import (
+    ArtifactVersion,
+    Branch,
+    Checkpoint,
+    FullSession,
+    Message,
+    SessionHit,
+    StateSnapshot,
+    TokenUsage,
+)
 from store.requests import UNSET, Unset
 
 
@@ -109,6 +118,14 @@ class SaveRecords(Strict):
 
 class Interrupt(Strict):
     interrupt: dict[str, Any]
+
+
+class Overview(BaseModel):
+    """What a session resumes from, each part null when it has none."""
+
+    state: StateSnapshot | None = None
+    interrupt: dict[str, Any] | None = None
+    checkpoint: Checkpoint | None = None
 
 
 class UpdateUsage(Strict):

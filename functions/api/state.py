@@ -9,11 +9,35 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import Absent, caller
-from functions.api.schemas import Interrupt, SaveCheckpoint, Saved, SaveFull, SaveRecords, SaveState, ViewedFull
+from functions.api.schemas import (
+    Interrupt,
+    Overview,
+    SaveCheckpoint,
+    Saved,
+    SaveFull,
+    SaveRecords,
+    SaveState,
+    ViewedFull,
+)
 from store.conversation import viewed
 from store.models import Checkpoint, StateSnapshot
 
 router = APIGatewayHttpRouter()
+
+
+@router.get(
+    "/sessions/<session_id>/overview",
+    tags=["state"],
+    summary="What the session resumes from: its state, pending interrupt and session checkpoint (null when none)",
+)
+def session_overview(session_id: str) -> Overview:
+    """One read for a session page: unlike the routes of each part, absence is null here, not a 404."""
+    me = caller(router.current_event)
+    return Overview(
+        state=me.store.load_state(session_id),
+        interrupt=me.store.load_interrupt(session_id),
+        checkpoint=me.store.load_checkpoint("session", session_id),
+    )
 
 
 @router.get("/sessions/<session_id>/state", tags=["state"], summary="The current state")

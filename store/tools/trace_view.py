@@ -4,11 +4,13 @@ shapes use, first match wins:
 
 - OpenTelemetry (as `store.integrations.otel` stores it, OTLP JSON's names): `start_time_unix_nano`,
   `end_time_unix_nano`, `span_id`, `parent_span_id`, `name`, `attributes`, `status`.
-- Plain: `start` / `end` (ISO 8601 or epoch seconds), or `timestamp` (or `time`) with `duration_ms`;
-  `id` / `parent_id`; `name` (or `type`, or `event`).
+- Plain: `start` / `end` (ISO 8601 or epoch seconds), or `timestamp` (or `time`) with a duration in
+  milliseconds (`duration_ms`, `ms`, `latency_ms` or `elapsed_ms`); `id` / `parent_id`; `name` (or `type`,
+  or `event`).
 
-An event without a time is kept at the position of the event before it, with no duration. Nothing here
-reads message content: names, times, token counts and the error flag only."""
+An event without a time starts where the event before it ended, and lasts its duration when it has one
+(`{"type": "llm_call", "ms": 812}` is an 812 ms bar). Nothing here reads message content: names, times,
+token counts and the error flag only."""
 
 from __future__ import annotations
 
@@ -83,6 +85,18 @@ def attributes_of(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+DURATION_KEYS = ("duration_ms", "ms", "latency_ms", "elapsed_ms")
+
+
+def duration_of(event: dict[str, Any]) -> float:
+    """An event's own duration in seconds (0 when it states none)."""
+    for key in DURATION_KEYS:
+        value = event.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value) / 1000
+    return 0.0
+
+
 def times_of(event: dict[str, Any]) -> tuple[float | None, float | None]:
     """An event's start and end in epoch seconds (None, None when it has no time)."""
     start = _nanos(event.get("start_time_unix_nano"))
@@ -95,9 +109,7 @@ def times_of(event: dict[str, Any]) -> tuple[float | None, float | None]:
     at = _seconds(event.get("timestamp", event.get("time")))
     if at is None:
         return None, None
-    duration = event.get("duration_ms")
-    ms = float(duration) if isinstance(duration, int | float) and not isinstance(duration, bool) else 0.0
-    return at, at + ms / 1000
+    return at, at + duration_of(event)
 
 
 def _error(event: dict[str, Any]) -> bool:
@@ -120,9 +132,13 @@ def spans(events: list[dict[str, Any]], *, in_start_order: bool = True) -> list[
     out: list[Span] = []
     previous = 0.0
     for start, end, event in rows:
-        begin = previous if start is None else start - origin
-        finish = begin if end is None else max(begin, end - origin)
-        previous = begin
+        if start is None:  # after the event before it, for as long as it says it took
+            begin = previous
+            finish = previous = begin + duration_of(event)
+        else:
+            begin = start - origin
+            finish = max(begin, end - origin) if end is not None else begin
+            previous = begin
         attrs = attributes_of(event)
         tokens: dict[str, int] = {}
         for key, label in TOKEN_KEYS:

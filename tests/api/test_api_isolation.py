@@ -37,6 +37,7 @@ ROUTES: list[tuple[str, str, Any, int]] = [
     ("POST", "/sessions/{s}/messages/{m}/compaction", None, 404),
     ("GET", "/sessions/{s}/compaction", None, 404),
     ("GET", "/sessions/{s}/state", None, 404),
+    ("GET", "/sessions/{s}/overview", None, 404),
     ("PUT", "/sessions/{s}/state", {"state": 1}, 404),
     ("GET", "/sessions/{s}/full", None, 404),
     ("POST", "/sessions/{s}/full", {**MSG, "state": 1}, 404),

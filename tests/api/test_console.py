@@ -46,6 +46,7 @@ RUN = [
      "attributes": {"tool.name": "get_weather"}},
     {"name": "chat gpt-x", "span_id": "d", "parent_id": "a", "start": 101.1, "end": 101.8, "error": True},
 ]  # fmt: skip
+UNTIMED_RUN = [{"type": "llm_call", "ms": 812}, {"type": "tool", "duration_ms": 40}]  # the README's own events
 
 
 # a run as the OpenTelemetry exporter stores it (OTLP's names, times in nanoseconds)
@@ -68,6 +69,7 @@ def stack() -> Iterator[LocalStack]:
         alice.put_artifact("paris", "itinerary.md", b"# Day 1\nLouvre", content_type="text/markdown")
         alice.append_trace_events("paris", "run-1", RUN)
         alice.append_trace_events("paris", "0af7651916cd43dd8448eb211c80319c", OTLP_RUN)
+        alice.append_trace_events("paris", "untimed", UNTIMED_RUN)
         alice.save_records("paris", "notes", [{"note": "window seat"}])
         alice.create_session("alice", session_id="long", title="A long session")
         for start in range(0, 250, 50):
@@ -87,7 +89,8 @@ def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: Loc
     messages = page.locator("article.msg")
     assert messages.count() == 4
     call_part = messages.nth(1).locator(".part.call")
-    assert call_part.locator(".label").inner_text().lower() == "tool call · get_weather"
+    assert call_part.locator(".label .kind").inner_text().lower() == "tool call"
+    assert call_part.locator(".label .name").inner_text() == " · get_weather"  # the tool's name as written
     assert json.loads(call_part.locator("pre").inner_text()) == {"city": "Paris"}
     assert "18 °C, sunny" in messages.nth(2).locator(".part.result").inner_text()
     assert "in 150 · out 11" in messages.nth(3).inner_text()
@@ -110,12 +113,14 @@ def test_the_transcript_shows_tool_calls_results_and_usage(page: Any, stack: Loc
 
 def test_the_timeline_shows_the_run_and_a_spans_attributes(page: Any, stack: LocalStack, tmp_path: Path) -> None:
     open_console(page, stack, "alice", "/s/paris/traces")
-    expect(page.locator("section.run")).to_have_count(2)
+    expect(page.locator("section.run")).to_have_count(3)
     runs = page.locator("section.run")
-    assert runs.count() == 2  # the latest run first: the one the OpenTelemetry exporter stored
-    assert runs.nth(0).locator(".span-row").get_attribute("aria-label") == "invoke_agent otel, 250.0 ms"
-    assert "Run run-1" in runs.nth(1).locator("h2").inner_text()
-    rows = runs.nth(1).locator(".span-row")
+    assert runs.count() == 3  # the latest run first: events with durations and no times, one after the other
+    untimed = runs.nth(0).locator(".span-row")
+    assert [untimed.nth(i).get_attribute("aria-label") for i in range(2)] == ["llm_call, 812.0 ms", "tool, 40.0 ms"]
+    assert runs.nth(1).locator(".span-row").get_attribute("aria-label") == "invoke_agent otel, 250.0 ms"
+    assert "Run run-1" in runs.nth(2).locator("h2").inner_text()
+    rows = runs.nth(2).locator(".span-row")
     assert rows.count() == 4
     assert rows.nth(0).get_attribute("aria-label") == "invoke_agent travel, 1800.0 ms"
     assert rows.nth(3).get_attribute("aria-label").endswith(", error")
@@ -387,6 +392,12 @@ def test_fork_from_here_opens_the_fork_linked_to_its_source(page: Any, stack: Lo
     open_console(page, stack, "carol", "/s/plan")
     page.wait_for_selector("article#m-4")
     page.locator("article#m-2").get_by_role("button", name="Fork from here").click()
+    confirm = page.get_by_role("group", name="Confirm the fork")
+    expect(confirm).to_contain_text("A new session holding messages 1 to 2?")
+    confirm.get_by_role("button", name="Cancel").click()  # one click made nothing
+    assert [s.id for s in carol.list_sessions("carol").items] == ["plan"]
+    page.locator("article#m-2").get_by_role("button", name="Fork from here").click()
+    page.get_by_role("group", name="Confirm the fork").get_by_role("button", name="Fork").click()
     expect(page.locator("p.source")).to_contain_text("Forked from plan at message #2")
     expect(page.locator("article.msg")).to_have_count(2)
     fork_id = page.evaluate("decodeURIComponent(location.hash.split('/')[2])")
@@ -401,8 +412,35 @@ def test_fork_from_here_opens_the_fork_linked_to_its_source(page: Any, stack: Lo
     # a rewind's branch is listed under the session, readable, and restored with one click
     carol.rewind_session("plan", 1, branch="first-try")
     page.reload()
+    expect(page.locator("p.branches")).to_contain_text("first-try (after #1: 3 messages of its own)")
     page.locator("p.branches").get_by_role("link", name="first-try").click()
     expect(page.locator("article.msg")).to_have_count(4)
     page.get_by_role("button", name="Restore this branch").click()
     page.wait_for_selector("article#m-4")
     assert carol.get_session("plan").last_seq == 4
+
+
+def test_the_list_counts_in_words_and_marks_forks_and_a_session_page_asks_for_nothing_absent(
+    page: Any, stack: LocalStack
+) -> None:
+    """ "1 session · 1 message", a fork marked in the list with its source, and a session page (every tab)
+    whose requests all succeed: nothing absent is asked for (its state, interrupt and checkpoint come in one
+    overview, null when absent), so the browser's console shows no error."""
+    dave = SessionStore(backend=HttpBackend(stack.api_url, stack.token("dave")))
+    dave.create_session("dave", session_id="solo", title="Alone")
+    dave.append_messages("solo", [{"role": "user", "content": "hi", "usage": {"input_tokens": 5, "output_tokens": 2}}])
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("console", lambda m: failures.append(m.text) if m.type == "error" else None)
+    open_console(page, stack, "dave")
+    expect(page.locator("#totals")).to_have_text("1 session · 1 message · 7 tokens")
+    dave.fork_session("solo", new_session_id="solo-again")
+    open_console(page, stack, "dave")
+    expect(page.locator("#totals")).to_have_text("2 sessions · 2 messages · 14 tokens")
+    expect(page.locator("tr", has_text="solo-again").locator(".fork-of")).to_have_text("fork of solo @ #1")
+    for tab in ("transcript", "state", "artifacts", "traces"):
+        open_console(page, stack, "dave", f"/s/solo/{tab}")
+        page.wait_for_selector("[role=tabpanel] > *")
+        page.wait_for_load_state("networkidle")
+    assert "1 message ·" in page.locator("p.meta").first.inner_text()
+    assert failures == []

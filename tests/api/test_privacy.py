@@ -131,6 +131,7 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("GET", f"{s}/full")
     go("PUT", f"{s}/interrupt", json_body={"interrupt": {"m": m}})
     go("GET", f"{s}/interrupt")
+    go("GET", f"{s}/overview")
     go("DELETE", f"{s}/interrupt")
     go("PUT", f"{s}/records/runs", json_body={"records": [m]})
     go("GET", f"{s}/records/runs")

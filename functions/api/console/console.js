@@ -193,6 +193,16 @@ function metadataFilter(text) {
   }
   return JSON.stringify(filter);
 }
+function forkMark(s) {
+  // a fork says so in the list, and of what (its source, at which message)
+  const source = s.metadata?.forked_from;
+  if (!source || typeof source.session_id !== "string") return null;
+  return el("span", { class: "badge fork-of", title: `forked from ${source.session_id} at message #${Number(source.seq)}` },
+    `fork of ${source.session_id} @ #${Number(source.seq)}`);
+}
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
 async function list(target, filters, cursor, fresh) {
   say("Loading sessions…");
   try {
@@ -213,7 +223,8 @@ async function list(target, filters, cursor, fresh) {
     const body = table.querySelector("tbody");
     for (const s of page.items) {
       body.append(el("tr", { "data-messages": s.last_seq, "data-tokens": s.usage?.total_tokens || 0 },
-        el("td", {}, el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || s.preview || "(untitled)")),
+        el("td", {}, el("a", { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || s.preview || "(untitled)"),
+          forkMark(s)),
         el("td", { class: "muted" }, s.id),
         el("td", { class: "num" }, s.last_seq),
         el("td", { class: "num" }, s.usage?.total_tokens ?? ""),
@@ -222,8 +233,8 @@ async function list(target, filters, cursor, fresh) {
     const rows = [...body.rows];
     const messages = rows.reduce((n, r) => n + Number(r.dataset.messages), 0);
     const tokens = rows.reduce((n, r) => n + Number(r.dataset.tokens), 0);
-    target.querySelector("#totals").textContent =
-      rows.length ? `${rows.length} sessions · ${messages} messages · ${tokens} tokens` : "No sessions yet.";
+    target.querySelector("#totals").textContent = rows.length
+      ? `${count(rows.length, "session")} · ${count(messages, "message")} · ${count(tokens, "token")}` : "No sessions yet.";
     const more = target.querySelector("#more");
     more.replaceChildren(page.next_cursor
       ? el("button", { type: "button", onclick: () => list(target, filters, page.next_cursor, false) }, "Load more sessions")
@@ -255,8 +266,10 @@ async function search(target, q, cursor, fresh) {
 }
 
 // ---- one session --------------------------------------------------------------------------------------
-function part(kind, label, body) {
-  return el("div", { class: `part ${kind}` }, el("div", { class: "label" }, label), body);
+function part(kind, label, body, name) {
+  // the label names the part's kind (in small capitals) and, for tools, the tool's name exactly as written
+  return el("div", { class: `part ${kind}` },
+    el("div", { class: "label" }, el("span", { class: "kind" }, label), name ? el("span", { class: "name" }, ` · ${name}`) : null), body);
 }
 function imageOf(block) {
   const source = block.source || {};
@@ -277,10 +290,9 @@ function partsOf(m) {
     if (p.type === "text") out.push(el("div", { class: "text" }, p.text || ""));
     else if (p.type === "reasoning") out.push(part("reasoning", "reasoning", el("div", { class: "text" }, p.text || "")));
     else if (p.type === "tool_call") {
-      out.push(part("call", `tool call · ${p.name || "?"}`, el("pre", {}, pretty(p.arguments ?? {}))));
+      out.push(part("call", "tool call", el("pre", {}, pretty(p.arguments ?? {})), p.name || "?"));
     } else if (p.type === "tool_result") {
-      const label = `${p.is_error ? "tool error" : "tool result"}${p.name ? " · " + p.name : ""}`;
-      out.push(part("result", label, el("pre", {}, p.content || "")));
+      out.push(part("result", p.is_error ? "tool error" : "tool result", el("pre", {}, p.content || ""), p.name));
     } else if (p.type === "image") {
       const raw = images.shift();
       out.push(part("image", "image", raw ? imageOf(raw) : el("span", { class: "muted" },
@@ -303,7 +315,7 @@ function messageNode(m, sessionId) {
   const usage = view.usage || m.usage;
   const fork = sessionId ? el("button", {
     type: "button", class: "fork", title: `a new session holding messages 1 to ${m.seq} of this one`,
-    onclick: () => forkAt(sessionId, m.seq),
+    onclick: (event) => askToFork(event.currentTarget, sessionId, m.seq),
   }, "Fork from here") : null;
   return el("article", { class: `msg ${view.role}`, id: `m-${m.seq}`, "aria-label": `message ${m.seq}, ${view.role}` },
     m.kind === "compaction" ? el("div", { class: "compaction" }, "compaction: the live context starts here") : null,
@@ -313,6 +325,15 @@ function messageNode(m, sessionId) {
       view.model ? el("span", { class: "model" }, view.model) : null,
       usage ? el("span", { class: "usage" }, usageText(usage)) : null, fork),
     partsOf(m), rawOf(m));
+}
+function askToFork(button, sessionId, seq) {
+  // a fork is a new session: say what it will hold, and make it only when asked to
+  const question = el("span", { class: "confirm", role: "group", "aria-label": "Confirm the fork" },
+    `A new session holding messages 1 to ${seq}? `,
+    el("button", { type: "button", onclick: () => forkAt(sessionId, seq) }, "Fork"),
+    el("button", { type: "button", onclick: () => { question.replaceWith(button); button.focus(); } }, "Cancel"));
+  button.replaceWith(question);
+  question.querySelector("button").focus();
 }
 async function forkAt(sessionId, seq) {
   // a fork is a session of its own, the same conversation up to here: open it, ready to go on differently
@@ -348,7 +369,7 @@ async function sessionView(id, tab) {
   main.replaceChildren(
     el("p", {}, el("a", { href: "#/" }, "← Sessions")),
     el("h1", {}, session.title || session.preview || session.id),
-    el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${session.last_seq} messages · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
+    el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${count(session.last_seq, "message")} · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
     sourceOf(session), agentsOf(id), checkpointsOf(id, session), branchesOf(id), bar, panel);
   say("");
@@ -376,8 +397,9 @@ function branchesOf(id) {
     line.append("Branches: ");
     found.items.forEach((b, i) => {
       if (i) line.append(" · ");
+      const own = b.last_seq - b.from_seq;  // the branch's own messages: those after the point it parted at
       line.append(el("a", { href: `#/s/${encodeURIComponent(id)}/branch/${encodeURIComponent(b.id)}` }, b.id),
-        ` (after #${b.from_seq}, ${b.last_seq} messages)`);
+        ` (after #${b.from_seq}: ${count(own, "message")} of its own)`);
     });
   }).catch(() => {});
   return line;
@@ -407,7 +429,7 @@ function checkpointsOf(id, session) {
   // a LangGraph thread holds its conversation; its checkpoints are in its log, a session the thread's state names
   const line = el("p", { class: "meta checkpoints", "aria-label": "Checkpoints" });
   if (session.metadata?.langgraph !== "thread") return line;
-  optional(`/sessions/${encodeURIComponent(id)}/state`).then((state) => {
+  api(`/sessions/${encodeURIComponent(id)}/overview`).then(({ state }) => {
     const generation = Number(state?.state?.generation ?? 0);
     line.append("LangGraph checkpoints: ", el("a", { href: `#/s/${encodeURIComponent(`${id}.g${generation}`)}` },
       `the thread's log (generation ${generation})`));
@@ -471,19 +493,15 @@ async function transcriptTab(id, panel) {
   else window.scrollTo(0, document.body.scrollHeight);
 }
 
-async function optional(path) {
-  try { return await api(path); } catch (error) { if (error.status === 404) return null; throw error; }
-}
 async function stateTab(id, panel) {
   const sid = encodeURIComponent(id);
   try {
-    const [state, interrupt, checkpoint] = await Promise.all([
-      optional(`/sessions/${sid}/state`), optional(`/sessions/${sid}/interrupt`), optional(`/checkpoints/session/${sid}`)]);
+    const { state, interrupt, checkpoint } = await api(`/sessions/${sid}/overview`);
     panel.replaceChildren(
       el("h2", {}, state ? `State · version ${state.version} · as of message #${state.seq}` : "State"),
       state ? el("pre", { class: "json", "aria-label": "State" }, pretty(state.state)) : el("p", { class: "muted" }, "No state saved."),
       el("h2", {}, "Pending interrupt"),
-      interrupt ? el("pre", { class: "json" }, pretty(interrupt.interrupt)) : el("p", { class: "muted" }, "None."),
+      interrupt ? el("pre", { class: "json" }, pretty(interrupt)) : el("p", { class: "muted" }, "None."),
       recordsForm(sid),
       el("h2", {}, "Checkpoint"),
       checkpoint ? el("div", {}, el("p", { class: "meta" }, `saved ${when(checkpoint.saved_at)} · expires ${when(checkpoint.expires_at)}`
@@ -546,12 +564,20 @@ function seconds(value) {
   if (typeof value === "string") { const t = Date.parse(value); return isNaN(t) ? Number(value) || null : t / 1000; }
   return null;
 }
+function durationOf(e) {
+  // an event's own duration in seconds, as store/tools/trace_view.py reads it (0 when it states none)
+  for (const key of ["duration_ms", "ms", "latency_ms", "elapsed_ms"]) {
+    const v = e[key];
+    if (typeof v === "number" && isFinite(v) && v >= 0) return v / 1000;
+  }
+  return 0;
+}
 function spansOf(events) {
   const rows = events.map((e) => {
     let start = null, end = null;
     if (e.start_time_unix_nano != null) { start = Number(e.start_time_unix_nano) / 1e9; end = Number(e.end_time_unix_nano ?? e.start_time_unix_nano) / 1e9; }
     else if (e.start != null) { start = seconds(e.start); end = e.end != null ? seconds(e.end) : start; }
-    else if (e.timestamp != null || e.time != null) { start = seconds(e.timestamp ?? e.time); end = start + (Number(e.duration_ms) || 0) / 1000; }
+    else if (e.timestamp != null || e.time != null) { start = seconds(e.timestamp ?? e.time); end = start + durationOf(e); }
     const attrs = e.attributes && !Array.isArray(e.attributes) ? e.attributes : {};
     const status = e.status && typeof e.status === "object" ? String(e.status.code).toUpperCase() : String(e.status || "");
     return { event: e, start, end, attrs, name: String(e.name || e.type || e.event || "event"),
@@ -563,9 +589,11 @@ function spansOf(events) {
   const origin = known.length ? Math.min(...known) : 0;
   let previous = 0;
   for (const r of rows) {
-    r.start = r.start === null ? previous : r.start - origin;
-    r.end = r.end === null ? r.start : Math.max(r.start, r.end - origin);
-    previous = r.start;
+    if (r.start === null) {  // after the event before it, for as long as it says it took
+      r.start = previous; r.end = previous + durationOf(r.event); previous = r.end;
+    } else {
+      r.start -= origin; r.end = r.end === null ? r.start : Math.max(r.start, r.end - origin); previous = r.start;
+    }
   }
   const byId = new Map(rows.filter((r) => r.id).map((r) => [r.id, r]));
   for (const r of rows) {
