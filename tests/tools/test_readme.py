@@ -18,6 +18,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -121,14 +122,14 @@ def test_every_block_runs_as_written_against_make_run(exports: str, tmp_path: Pa
     assert "trip-1" in cli and "Flights to Lisbon?" in cli and "invoke_agent" in cli
 
 
-def _answer(stdout: object) -> dict[str, object]:
+def _answer(stdout: TextIO) -> dict[str, object]:
     """The driver's next JSON line (its blocks may print lines of their own first)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         ready, _, _ = select.select([stdout], [], [], 1.0)
         if not ready:
             continue
-        line = stdout.readline()  # type: ignore[attr-defined]
+        line = stdout.readline()
         if not line:
             raise AssertionError("the README's interpreter stopped")
         if line.startswith('{"ok"'):
