@@ -18,7 +18,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import IO
 
 import pytest
 
@@ -122,7 +122,7 @@ def test_every_block_runs_as_written_against_make_run(exports: str, tmp_path: Pa
     assert "trip-1" in cli and "Flights to Lisbon?" in cli and "invoke_agent" in cli
 
 
-def _answer(stdout: TextIO) -> dict[str, object]:
+def _answer(stdout: IO[str]) -> dict[str, object]:
     """The driver's next JSON line (its blocks may print lines of their own first)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
