@@ -116,6 +116,7 @@ def test_the_timeline_shows_the_run_and_a_spans_attributes(page: Any, stack: Loc
     expect(page.locator("section.run")).to_have_count(3)
     runs = page.locator("section.run")
     assert runs.count() == 3  # the latest run first: events with durations and no times, one after the other
+    assert runs.nth(1).locator("h2").inner_text().endswith("1 span · 250.0 ms")
     untimed = runs.nth(0).locator(".span-row")
     assert [untimed.nth(i).get_attribute("aria-label") for i in range(2)] == ["llm_call, 812.0 ms", "tool, 40.0 ms"]
     assert runs.nth(1).locator(".span-row").get_attribute("aria-label") == "invoke_agent otel, 250.0 ms"
@@ -421,7 +422,7 @@ def test_fork_from_here_opens_the_fork_linked_to_its_source(page: Any, stack: Lo
 
 
 def test_the_list_counts_in_words_and_marks_forks_and_a_session_page_asks_for_nothing_absent(
-    page: Any, stack: LocalStack
+    page: Any, stack: LocalStack, tmp_path: Path
 ) -> None:
     """ "1 session · 1 message", a fork marked in the list with its source, and a session page (every tab)
     whose requests all succeed: nothing absent is asked for (its state, interrupt and checkpoint come in one
@@ -438,6 +439,7 @@ def test_the_list_counts_in_words_and_marks_forks_and_a_session_page_asks_for_no
     open_console(page, stack, "dave")
     expect(page.locator("#totals")).to_have_text("2 sessions · 2 messages · 14 tokens")
     expect(page.locator("tr", has_text="solo-again").locator(".fork-of")).to_have_text("fork of solo @ #1")
+    page.screenshot(path=str(shots(tmp_path) / "list.png"), full_page=True)
     for tab in ("transcript", "state", "artifacts", "traces"):
         open_console(page, stack, "dave", f"/s/solo/{tab}")
         page.wait_for_selector("[role=tabpanel] > *")

@@ -255,7 +255,7 @@ async function search(target, q, cursor, fresh) {
       el("table", { "aria-label": "Search results" },
         el("thead", {}, el("tr", {}, el("th", {}, "Session"), el("th", {}, "Where"), el("th", {}, "Match"))),
         el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 3 }, "No match in these sessions.")))),
-      el("p", { class: "totals" }, `Searched ${found.sessions_searched} sessions and ${found.messages_searched} messages.`));
+      el("p", { class: "totals" }, `Searched ${count(found.sessions_searched, "session")} and ${count(found.messages_searched, "message")}.`));
     if (found.next_cursor) {
       const button = el("button", { type: "button", onclick: () => { button.remove(); search(target, q, found.next_cursor, false); } },
         "Search older sessions");
@@ -537,7 +537,7 @@ async function artifactsTab(id, panel) {
       const show = el("button", { type: "button", onclick: async () => {
         show.disabled = true;
         const all = await api(`/sessions/${sid}/artifacts/${encodeURIComponent(a.name)}/versions`);
-        versions.replaceChildren(el("ul", {}, all.items.map((v) => el("li", {}, `v${v.version} · ${v.size} bytes · ${when(v.created_at)} `,
+        versions.replaceChildren(el("ul", {}, all.items.map((v) => el("li", {}, `v${v.version} · ${count(v.size, "byte")} · ${when(v.created_at)} `,
           download(sid, v)))));
       } }, `${a.version} version${a.version === 1 ? "" : "s"}`);
       versions.append(show);
@@ -639,7 +639,7 @@ function waterfall(id, run, spans) {
     return row;
   });
   return el("section", { class: "run", "aria-label": `run ${run}` },
-    el("h2", {}, `Run ${run}`, el("span", { class: "muted" }, ` · ${spans.length} spans · ${(total * 1000).toFixed(1)} ms`)),
+    el("h2", {}, `Run ${run}`, el("span", { class: "muted" }, ` · ${count(spans.length, "span")} · ${(total * 1000).toFixed(1)} ms`)),
     el("div", { class: "waterfall" }, rows), details);
 }
 function showSpan(id, span, target) {
