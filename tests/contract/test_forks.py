@@ -362,12 +362,18 @@ def test_an_adapters_own_bookkeeping_is_not_forked_or_rewound_from_outside(
     assert fork.last_seq == 3
 
 
-def test_branches_are_listed_a_page_at_a_time(harness: Harness) -> None:
-    store = harness.store
+def with_branches(store: SessionStore, count: int) -> str:
+    """A new session of alice's keeping `count` branches, b0 oldest (each a one-message try, rewound)."""
     sid = store.create_session("alice").id
-    for n in range(5):
+    for n in range(count):
         store.append_messages(sid, [{"role": "user", "content": f"try {n}"}])
         store.rewind_session(sid, 0, branch=f"b{n}")
+    return sid
+
+
+def test_branches_are_listed_a_page_at_a_time(harness: Harness) -> None:
+    store = harness.store
+    sid = with_branches(store, 5)
     seen, cursor, pages = [], None, 0
     while True:
         page = store.list_branches(sid, limit=2, cursor=cursor)
@@ -388,15 +394,11 @@ def test_branches_are_listed_a_page_at_a_time(harness: Harness) -> None:
         store.list_branches(other, cursor=store.list_branches(sid, limit=1).next_cursor)  # another listing's
 
 
-@pytest.mark.backends(
-    "memory", "async-memory", "scoped"
-)  # DynamoDB's count of branches: tests/aws/test_forks_on_aws.py
+# DynamoDB keeps the bound with a count on the head: tests/aws/test_forks_on_aws.py
+@pytest.mark.backends("memory", "async-memory", "scoped")
 def test_a_session_keeps_at_most_a_hundred_branches(harness: Harness) -> None:
     store = harness.store
-    sid = store.create_session("alice").id
-    for n in range(100):
-        store.append_messages(sid, [{"role": "user", "content": f"try {n}"}])
-        store.rewind_session(sid, 0, branch=f"b{n}")
+    sid = with_branches(store, 100)
     store.append_messages(sid, [{"role": "user", "content": "one more"}])
     with pytest.raises(InvalidInput, match="100 branches"):
         store.rewind_session(sid, 0, branch="b100")
