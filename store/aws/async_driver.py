@@ -68,7 +68,7 @@ class AsyncClients:
                 except BotoCoreError as exc:  # no region, a bad endpoint
                     from store.errors import InvalidInput
 
-                    raise InvalidInput(f"cannot create the {service} client: {exc}") from None
+                    raise InvalidInput(f"cannot create the {service} client: {exc}") from exc
             return self._clients[service]
 
     async def aclose(self) -> None:
@@ -93,7 +93,7 @@ class AsyncDriver:
             while not stepper.done:
                 stepper.advance(await self._perform(stepper.current))
         except AwsError as err:
-            raise to_store_error(err) from None
+            raise to_store_error(err) from err
         return stepper.result
 
     async def aclose(self) -> None:

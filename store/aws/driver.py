@@ -54,7 +54,7 @@ class SyncDriver:
             while not stepper.done:
                 stepper.advance(self._perform(stepper.current))
         except AwsError as err:
-            raise to_store_error(err) from None
+            raise to_store_error(err) from err
         return stepper.result
 
     def close(self) -> None:

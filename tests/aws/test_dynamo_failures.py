@@ -247,3 +247,18 @@ def test_batch_get_retries_unprocessed_keys() -> None:
         )
 
     assert _run_with_stub(setup, batch_get(ctx, "sessions", keys)) == keys
+
+
+def test_a_failures_traceback_names_the_plans_line(fresh_client: Any) -> None:
+    """A StoreError from AWS is chained to the failure as the plan met it: its traceback runs through the plan
+    that made the call (it showed front, backend and driver only)."""
+    import traceback
+
+    from store import SessionStore, StoreError
+
+    store = SessionStore("no-such-table", "no-such-messages", client=fresh_client)
+    with pytest.raises(StoreError) as failed:
+        store.get_session("s1")
+    text = "".join(traceback.format_exception(failed.value))
+    assert "store/aws/plans/sessions.py" in text and "in get_session" in text
+    assert failed.value.__cause__ is not None and "botocore" not in type(failed.value.__cause__).__module__

@@ -186,7 +186,7 @@ def _get_object(ctx: Context, key: str, *, stream: bool = False) -> Plan[dict[st
         resp: dict[str, Any] = yield s3("get_object", ctx, stream=stream, Key=key)
     except AwsError as err:
         if err.code in ("NoSuchKey", "404"):
-            raise StoreError(f"an artifact's object is missing from the bucket: {key}") from None
+            raise StoreError(f"an artifact's object is missing from the bucket: {key}") from err
         raise
     return resp
 
@@ -384,12 +384,12 @@ def commit(
                 expected=(UploadSettled, IndexMoved, VersionExists),
             )
             return version_from_item(session_id, fields)
-        except UploadSettled:
+        except UploadSettled as settled:
             mine = yield from _committed_version(ctx, session_id, d, key)
             if mine is not None:
                 return mine
             yield from abandon(ctx, intent)
-            raise StoreError("the upload expired before it was committed; upload again") from None
+            raise StoreError("the upload expired before it was committed; upload again") from settled
         except (IndexMoved, VersionExists) as exc:
             old = exc.failed.old(IndexMoved.action) or (yield from get_item(ctx.sessions_table, ikey))
             latest = get_int(old or {}, "latest")

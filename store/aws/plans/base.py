@@ -482,7 +482,7 @@ class Waiting:
             except AwsError as err:
                 if err.code == "ConditionalCheckFailedException":  # the session is not live for this caller
                     live_head(self.ctx, self.session_id, err.response.get("Item"), self.owner)
-                    raise SessionNotFound(self.session_id) from None
+                    raise SessionNotFound(self.session_id) from err
                 if not contended(err):
                     raise
                 attempt = yield from backoff(self.ctx, attempt, self.what)
@@ -585,12 +585,12 @@ def write_session(
                 waiting.ticket = 0  # served by this write
                 return replace(pos, crowded=waiting.behind if queued else pos.crowded), resp
             except AwsError as err:
-                failed, resent = _failure(err, actions), err.retried
+                failed, resent, cause = _failure(err, actions), err.retried, err
             if failed is None:  # contention: the same write, after a backoff
                 attempt = yield from backoff(ctx, attempt, what)
                 continue
             if not failed.failed(HEAD):
-                raise cancellation(failed, what, expected) from None
+                raise cancellation(failed, what, expected) from cause
             if resent and landed is not None and (yield from landed(pos)):
                 waiting.ticket = 0
                 return replace(pos, crowded=waiting.behind if queued else pos.crowded), {}
@@ -600,7 +600,7 @@ def write_session(
             head = live_head(ctx, session_id, old, owner)
             stale = expectation.stale(head)
             if stale:
-                raise cancellation(failed, what, expected, stale) from None
+                raise cancellation(failed, what, expected, stale) from cause
             attempt = yield from again(ctx, attempt, what)
             pos = Position.of(head)
             if queued:  # with a ticket, or once the queue holds one, or after losing twice: wait for a turn

@@ -194,9 +194,9 @@ def _fork_once(
         except AwsError as err:
             failed = None if contended(err) else cancelled(err, actions)
             if failed is not None and failed.failed("fork"):
-                raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from None
+                raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from err
             if failed is not None and not failed.failed(HEAD) and not failed.conflicted():
-                raise Cancelled(failed, "fork_session") from None
+                raise Cancelled(failed, "fork_session") from err
             yield from _take_back(ctx, staged, items)  # the source moved (or contention): start over
             return None
         return head_from_item(made)
@@ -234,9 +234,9 @@ def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> P
             except AwsError as err:
                 failed = None if contended(err) else cancelled(err, actions)
                 if failed is not None and failed.failed("fork"):
-                    raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from None
+                    raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from err
                 if failed is not None and not failed.conflicted():
-                    raise Cancelled(failed, "fork_session") from None
+                    raise Cancelled(failed, "fork_session") from err
                 attempt = yield from backoff(ctx, attempt, "fork_session")
 
 
@@ -603,7 +603,7 @@ def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[s
                 return "again"
             if failed.failed("branch"):
                 return "branch"
-            raise Cancelled(failed, what) from None
+            raise Cancelled(failed, what) from err
 
 
 def list_branches(ctx: Context, request: ListBranches) -> Plan[Branches]:

@@ -448,7 +448,7 @@ def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord
                 # the head moved (another compaction, a pin; or the session went: the re-read says so) or the
                 # message was popped or copied (the re-read says so): again at once; anything else is not retried
                 if not (failed.failed(HEAD) or failed.failed("message")):
-                    raise Cancelled(failed, "mark_compaction") from None
+                    raise Cancelled(failed, "mark_compaction") from err
             attempt = yield from again(ctx, attempt, "mark_compaction")
             continue
         except Exception:
@@ -624,8 +624,8 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
                 )
             except EmptyTranscript:
                 return None
-            except StateSeen:
-                raise rules.state_has_seen(tail.seq) from None
+            except StateSeen as seen:
+                raise rules.state_has_seen(tail.seq) from seen
             except (MessageChanged, HelpRefused) as exc:  # a write got there first: again, reading it anew
                 if isinstance(exc, HelpRefused):
                     helpers.refused(exc.failed)

@@ -188,7 +188,7 @@ def get_objects(ctx: Context, object_keys: Sequence[str]) -> Plan[list[bytes]]:
         responses = yield Parallel(tuple(s3("get_object", ctx, Key=k) for k in object_keys))
     except AwsError as err:
         if err.code in ("NoSuchKey", "404"):
-            raise StoreError(f"a stored payload is missing from the bucket: {err.message}") from None
+            raise StoreError(f"a stored payload is missing from the bucket: {err.message}") from err
         raise
     return [bytes(r["Body"]) for r in responses]
 
@@ -205,7 +205,7 @@ def copy_objects(ctx: Context, pairs: Sequence[tuple[str, str]]) -> Plan[None]:
             yield Parallel(calls)
         except AwsError as err:
             if err.code in ("NoSuchKey", "404"):
-                raise StoreError(f"a stored payload is missing from the bucket: {err.message}") from None
+                raise StoreError(f"a stored payload is missing from the bucket: {err.message}") from err
             raise
 
 

@@ -108,7 +108,7 @@ def claim(
                         return  # our own write, resent by the SDK after its response was lost
                     found = head_from_item(old)
                     if found.live(now, None):
-                        raise SessionExists(session_id) from None
+                        raise SessionExists(session_id) from err
                     yield from purge(ctx, session_id, found.session.owner, head=old)
                 attempt = yield from again(ctx, attempt, "create_session")  # the expired one is gone
                 continue

@@ -170,7 +170,7 @@ def copy_object(ctx: Context, source: str, target: str, stored: Stored, content_
             return
         resp = yield s3("create_multipart_upload", ctx, Key=target, ContentType=content_type)
     except AwsError as err:
-        raise _changed(err) from None
+        raise _changed(err) from err
     upload_id = resp["UploadId"]
     part = ctx.settings.copy_part_bytes
     ranges = [(i + 1, start, min(start + part, stored.size) - 1) for i, start in enumerate(range(0, stored.size, part))]
@@ -199,7 +199,7 @@ def copy_object(ctx: Context, source: str, target: str, stored: Stored, content_
     except AwsError as err:
         with contextlib.suppress(AwsError):
             yield s3("abort_multipart_upload", ctx, Key=target, UploadId=upload_id)
-        raise _changed(err) from None
+        raise _changed(err) from err
 
 
 def _changed(err: AwsError) -> BaseException:
