@@ -121,8 +121,10 @@ class Session(BaseModel):
     compaction_seq: int | None = None
     preview: str | None = None  # the start of the first user message: what a session without a title shows
     # True while a fork's (or a rewind's) transcript is still being copied in (docs/decisions.md, "Fork and
-    # rewind"): every read and write works meanwhile; `usage` counts the messages copied so far
+    # rewind"): the session can be looked at (`get_session`, listings) and deleted, and every other call on it
+    # is a retryable Conflict until the copy is over; `copied` is how many of its `last_seq` messages are in
     copying: bool = False
+    copied: int | None = None
 
 
 class Branch(BaseModel):

@@ -84,6 +84,38 @@ def check_copyable(what: str, metadata: Mapping[str, Any], *, names_its_metadata
         )
 
 
+COPY_PAGE = 1000  # messages one step of a copy (a long fork's or rewind's) brings in
+COPY_OBJECTS_INLINE = 25  # a fork copies its artifacts' objects within its call up to this many versions
+
+
+def copies_inline(messages: int, objects: int, inline_messages: int) -> bool:
+    """Whether a fork (or rewind) of `messages` messages and `objects` artifact versions is copied within its
+    call (`Settings.fork_inline_messages`): a longer one is made `copying` and its copy goes on after."""
+    return messages <= inline_messages and objects <= COPY_OBJECTS_INLINE
+
+
+def still_copying(session_id: str, copied: int | None, last: int) -> Conflict:
+    """The refusal of a call on a session whose transcript is still being copied in (a retryable Conflict)."""
+    return Conflict(
+        f"session {session_id!r} is still being copied in ({copied or 0} of {last} messages); retry once "
+        "get_session says it is no longer copying"
+    )
+
+
+def pinned(what: str, seq: int) -> Conflict:
+    """The refusal of a change to message `seq` (or to the whole transcript, seq 0) while a fork's copy of it
+    is going on (a retryable Conflict: the copy takes the messages as they were when the fork was made)."""
+    target = f"message {seq}" if seq else "the transcript"
+    return Conflict(f"{what}: {target} is being copied into a fork; retry once its copy is done")
+
+
+def check_unpinned(what: str, seq: int, pinned_through: int) -> None:
+    """Conflict when message `seq` (0: the transcript as a whole, any pin) is within a copy out of the
+    session (`pinned_through`: the last message a copy still takes, 0 when none)."""
+    if pinned_through and (seq == 0 or seq <= pinned_through):
+        raise pinned(what, seq)
+
+
 def check_rewind(to_seq: int, last: int) -> None:
     """InvalidInput when a rewind to `to_seq` goes past the transcript's last message."""
     if to_seq > last:

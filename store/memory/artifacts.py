@@ -7,6 +7,7 @@ import io
 from datetime import timedelta
 
 from store.artifact_reader import ArtifactReader
+from store.core import rules
 from store.core.http_headers import upload_headers
 from store.core.timeutil import is_expired
 from store.core.validation import new_id
@@ -109,6 +110,7 @@ class MemoryArtifacts(MemoryCore):
             art = entry.artifacts.get(name)
             if art is None or not art.live:
                 return
+            rules.check_unpinned("delete_artifact", 0, entry.pinned)  # a fork's copy takes its objects along
             art.live, art.deleted_through, art.versions = False, art.latest, {}
             self._touch(entry)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from store.artifact_reader import CHUNK
 from store.conversation.preview import preview_of
-from store.core import codec
+from store.core import codec, rules
 from store.core.streams import read_chunk
 from store.core.timeutil import expiry, is_expired
 from store.core.validation import new_id
@@ -77,6 +77,16 @@ class BranchEntry:
 
 
 @dataclass
+class CopyJob:
+    """A transcript being copied into a session, a step at a time (`step_copies`): `pending`, the messages
+    still to bring in as they were when the copy began, out of `source` (the session whose pin keeps them
+    unchanged meanwhile; None for a rewind's copy out of the session's own branch)."""
+
+    pending: list[MessageRecord]
+    source: str | None
+
+
+@dataclass
 class SessionEntry:
     session: Session
     messages: list[MessageRecord] = field(default_factory=list)
@@ -88,6 +98,13 @@ class SessionEntry:
     runs: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)
     branches: dict[str, BranchEntry] = field(default_factory=dict)
     states_kept: dict[int, StateSnapshot] = field(default_factory=dict)  # save_full's states, by ring slot
+    copy: CopyJob | None = None  # the copy into this session still going on
+    pins: dict[str, int] = field(default_factory=dict)  # copies out of it still going on: target -> last message
+
+    @property
+    def pinned(self) -> int:
+        """The last message a copy out of the session still takes (0: none)."""
+        return max(self.pins.values(), default=0)
 
 
 class MemoryCore:
@@ -121,11 +138,59 @@ class MemoryCore:
             return None
         return entry
 
-    def _need(self, session_id: str, owner: str | None) -> SessionEntry:
+    def _need(self, session_id: str, owner: str | None, *, copying_ok: bool = False) -> SessionEntry:
+        """The live session (SessionNotFound otherwise); a Conflict while its transcript is still being copied
+        in, unless `copying_ok`."""
         entry = self._live(session_id, owner)
         if entry is None:
             raise SessionNotFound(session_id)
+        if entry.copy is not None and not copying_ok:
+            raise rules.still_copying(session_id, entry.session.copied, entry.session.last_seq)
         return entry
+
+    # ------------------------------------------------------------ copies (a long fork's or rewind's)
+
+    def step_copies(self) -> None:
+        """One step of every copy going on (at most COPY_PAGE messages each), as the stack's copy job takes
+        them (`reclaim` runs it). A copy that has everything is over: the session is an ordinary one, and its
+        source's pin goes."""
+        with self._lock:
+            for session_id, entry in list(self._sessions.items()):
+                if entry.copy is not None:
+                    self._copy_step(session_id, entry)
+
+    def _copy_step(self, session_id: str, entry: SessionEntry) -> None:
+        job = entry.copy
+        assert job is not None
+        taken, job.pending = job.pending[: rules.COPY_PAGE], job.pending[rules.COPY_PAGE :]
+        moved = [m.model_copy(update={"session_id": session_id}, deep=True) for m in taken]
+        entry.messages.extend(moved)
+        usage = entry.session.usage
+        for m in moved:
+            usage = usage.plus(m.usage)
+        changes: dict[str, Any] = {"usage": usage, "copied": len(entry.messages)}
+        if not job.pending:
+            entry.copy = None
+            changes.update(copying=False, copied=None)
+            source = self._sessions.get(job.source) if job.source is not None else None
+            if source is not None:
+                source.pins.pop(session_id, None)
+        entry.session = entry.session.model_copy(update=changes)
+
+    def _finish_copies_out_of(self, entry: SessionEntry) -> None:
+        """Bring every copy out of `entry`'s transcript to its end (before the source goes)."""
+        for target in list(entry.pins):
+            copying = self._sessions.get(target)
+            while copying is not None and copying.copy is not None:
+                self._copy_step(target, copying)
+            entry.pins.pop(target, None)
+
+    def _let_go(self, entry: SessionEntry, session_id: str) -> None:
+        """A session whose copy will not finish (it is being deleted) lets go of its source's pin."""
+        if entry.copy is not None and entry.copy.source is not None:
+            source = self._sessions.get(entry.copy.source)
+            if source is not None:
+                source.pins.pop(session_id, None)
 
     def _touch(self, entry: SessionEntry, **changes: Any) -> None:
         now = self._now()

@@ -1,5 +1,8 @@
-"""The in-memory backend: forks, rewinds and branches. Everything is copied at once (nothing is long to
-copy in memory), so a fork is never `copying`; what a fork and a rewind keep is the same as on DynamoDB."""
+"""The in-memory backend: forks, rewinds and branches, with the same copy window as on DynamoDB: a
+transcript of up to `Settings.fork_inline_messages` messages is copied within the call; a longer one comes
+in a step at a time (`MemoryCore.step_copies`, a step each `reclaim`: what the stack's copy job does), the
+session `copying` meanwhile,
+and the messages it takes are pinned in their source (a change to them is a retryable Conflict)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from store.conversation.preview import preview_of
 from store.core import paging, rules
 from store.core.slots import RECORDS_PREFIX
 from store.errors import BranchNotFound, SessionExists
-from store.memory.core import ArtifactEntry, BranchEntry, MemoryCore, SessionEntry
+from store.memory.core import ArtifactEntry, BranchEntry, CopyJob, MemoryCore, SessionEntry
 from store.models import Branch, Branches, MessageRecord, Session, StateSnapshot, TokenUsage
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession
 
@@ -43,7 +46,9 @@ class MemoryForks(MemoryCore):
             if self._live(new_id, None) is not None:
                 raise SessionExists(new_id)
             now = self._now()
-            messages = _moved(source.messages[:last], new_id)
+            versions = sum(len(art.versions) for art in source.artifacts.values())
+            inline = rules.copies_inline(last, versions, self.settings.fork_inline_messages)
+            messages = _moved(source.messages[:last], new_id) if inline else []
             state: StateSnapshot | None
             if request.state is not UNSET:
                 state = StateSnapshot(version=1, state=self._copy(request.state), seq=last, saved_at=now)
@@ -51,16 +56,22 @@ class MemoryForks(MemoryCore):
                 state = source.state.model_copy(update={"seq": min(source.state.seq, last)}, deep=True)
             else:
                 state = None
+            taken = source.messages[:last]
             session = request.session_from(
                 source.session,
                 last,
                 now,
                 usage=_usage(messages),
                 state_version=state.version if state is not None else 0,
-                compaction_seq=_latest_compaction(messages),
-                preview=preview_of(messages[: rules.PREVIEW_WINDOW]),
+                compaction_seq=_latest_compaction(taken),
+                preview=preview_of(taken[: rules.PREVIEW_WINDOW]),
+                copying=not inline,
+                copied=None if inline else 0,
             )
             entry = SessionEntry(session=session, messages=messages, state=state)
+            if not inline:  # the rest comes in steps; the source keeps those messages as they are meanwhile
+                entry.copy = CopyJob(list(taken), source_id)
+                source.pins[new_id] = last
             entry.slots = {k: self._copy(v) for k, v in source.slots.items() if k.startswith(RECORDS_PREFIX)}
             entry.states_kept = {k: s.model_copy(deep=True) for k, s in source.states_kept.items() if s.seq <= last}
             entry.artifacts = {name: self._artifact_copy(art, new_id) for name, art in source.artifacts.items()}
@@ -88,8 +99,10 @@ class MemoryForks(MemoryCore):
             if name in entry.branches:
                 raise rules.branch_exists(name)
             rules.check_branch_room(len(entry.branches))
+            rules.check_unpinned("rewind_session", 0, entry.pinned)
             entry.branches[name] = self._branch_of(entry, to_seq)
             kept = entry.messages[:to_seq]
+            inline = rules.copies_inline(to_seq, 0, self.settings.fork_inline_messages)
             restored = rules.state_as_of(entry.state, list(entry.states_kept.values()), to_seq)
             changes: dict[str, object] = {}
             if restored is not None:
@@ -100,13 +113,16 @@ class MemoryForks(MemoryCore):
                     saved_at=self._now(),
                 )
                 changes["state_version"] = entry.state.version
-            entry.messages = kept
+            entry.messages = list(kept) if inline else []
+            if not inline:  # the session's new line comes in steps out of the branch (which never changes)
+                entry.copy = CopyJob(list(kept), None)
+                changes.update(copying=True, copied=0)
             if request.metadata is not UNSET:
                 changes["metadata"] = self._copy(request.metadata)
             self._touch(
                 entry,
                 last_seq=to_seq,
-                usage=_usage(kept),
+                usage=_usage(entry.messages),
                 compaction_seq=_latest_compaction(kept),
                 preview=preview_of(kept[: rules.PREVIEW_WINDOW]),
                 **changes,
@@ -150,6 +166,7 @@ class MemoryForks(MemoryCore):
             branch = entry.branches.get(name)
             if branch is None:
                 raise BranchNotFound(session_id, name)
+            rules.check_unpinned("restore_branch", 0, entry.pinned)
             if keep_as != name and keep_as in entry.branches:
                 raise rules.branch_exists(keep_as)
             del entry.branches[name]

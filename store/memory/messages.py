@@ -87,6 +87,7 @@ class MemoryMessages(MemoryCore):
             rules.expect(rules.stale_seq("pop_message", expected_seq, last))
             if last == 0:
                 return None
+            rules.check_unpinned("pop_message", last, entry.pinned)
             if not rules.may_pop(last, None if entry.state is None else entry.state.seq):
                 raise rules.state_has_seen(last)
             popped = entry.messages.pop()
@@ -105,6 +106,7 @@ class MemoryMessages(MemoryCore):
             found = self._find(entry, message_id)
             if found is None:
                 raise MessageNotFound(session_id, message_id)
+            rules.check_unpinned("update_usage", found.seq, entry.pinned)
             updated = found.model_copy(update={"usage": usage})
             entry.messages[found.seq - 1] = updated
             self._touch(entry, usage=entry.session.usage.plus(usage, minus=found.usage))
@@ -117,6 +119,7 @@ class MemoryMessages(MemoryCore):
             found = self._find(entry, message_id)
             if found is None:
                 raise MessageNotFound(session_id, message_id)
+            rules.check_unpinned("mark_compaction", found.seq, entry.pinned)
             marked = found.model_copy(update={"kind": "compaction"})
             entry.messages[found.seq - 1] = marked
             self._touch(entry, compaction_seq=max(found.seq, entry.session.compaction_seq or 0))

@@ -36,5 +36,8 @@ class MemoryOperations(MemorySessions):
         return None
 
     def reclaim(self, request: Reclaim) -> int:
-        """Nothing is released without a stream: deletes and replacements free memory at once."""
+        """What the stack's functions do, in memory: nothing is released (deletes and replacements free
+        memory at once), and every copy going on takes one step (a long fork's or rewind's transcript comes
+        in a step at a time, as the stack's copy job brings it)."""
+        self.step_copies()
         return 0

@@ -90,4 +90,6 @@ class MemorySessions(MemoryCore):
         with self._lock:
             entry = self._sessions.get(session_id)
             if entry is not None and (owner is None or entry.session.owner == owner):
+                self._finish_copies_out_of(entry)  # forks of it keep their messages
+                self._let_go(entry, session_id)
                 del self._sessions[session_id]

@@ -56,7 +56,11 @@ def stream_records(client: Any, table: str, streams: Any = None) -> list[dict[st
     out: list[dict[str, Any]] = []
     for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
         it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
-        out.extend(streams.get_records(ShardIterator=it["ShardIterator"])["Records"])
+        iterator = it["ShardIterator"]
+        while iterator:  # a page at a time (1,000 records each), to the end of the shard
+            page = streams.get_records(ShardIterator=iterator)
+            out.extend(page["Records"])
+            iterator = page.get("NextShardIterator") if page["Records"] else None
     return out
 
 
