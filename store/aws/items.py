@@ -32,9 +32,11 @@ def body_value(item: Item) -> Any:
 
 
 PART = "part"  # the messages-table partition of a session's transcript, when it is not the session id
-SEED = "seed"  # a copy into that partition still going on (a fork's, a rewind's)
-PIN_PREFIX = "pin:"  # `pin:<session id>`: a copy out of this session's partitions into that session, going on
-PINREV = "pinrev"  # how many pins the head has ever taken: writes that must help every copy check it
+SEED = "seed"  # a copy into that partition still going on (a long fork's, a rewind's): the session is `copying`
+PIN_PREFIX = "pin:"  # `pin:<session id>`: a copy out of this session's transcript into that session, going on
+PINNED = "pinned"  # the last message a copy out of the session still takes: the one check message writes make
+PINREV = "pinrev"  # how many pins the head has ever taken (an unpin holds only while no pin came meanwhile)
+FORKING = "forking"  # on a fork's head until it is published (or made visible as copying): the fork's token
 PART_MARK = "~"  # partition ids after the first: `<session id>~<id>` (never an id: `~` is not an id character)
 
 
@@ -55,76 +57,75 @@ def session_of_part(part: str) -> str:
 
 
 @dataclass(frozen=True)
-class Source:
-    """A partition messages are copied from, and the last of them taken from it."""
-
-    part: str
-    through: int
-
-
-@dataclass(frozen=True)
 class Seed:
-    """A transcript being copied into a session's partition: messages `done`+1..`through` may still be
-    only in the `sources` (nearest first: the source's own partition, then where its own copy came from),
-    whose copy out is pinned on the head of `source_session` under this session's id with `token`.
-    `objects`: artifact versions still name the source's objects (copied server-side before it is done).
-    `lap` counts the hand-offs of the copy between cascade invocations."""
+    """A transcript being copied into a session (docs/decisions.md, "Fork and rewind"): messages 1..`through`
+    of partition `part`, `done` of them brought in so far; `source_session` holds the copy's pin under this
+    session's id with `token` (a rewind's copy out of the session's own branch has none). `objects`: its
+    artifact versions still name the source's objects (copied server-side before it is done). `hidden`: the
+    head is invisible until the copy is done (a short fork, published whole); `ttl` is the one it then gets.
+    `lap` counts the hand-offs of the copy between invocations of the copy job."""
 
     token: str
     through: int
     done: int
     source_session: str
-    sources: tuple[Source, ...]
+    part: str
     objects: bool = False
     lap: int = 0
+    hidden: bool = False
+    ttl: int | None = None
 
     def to_attr(self) -> AV:
-        return {
-            "M": {
-                "t": s(self.token),
-                "th": n(self.through),
-                "dn": n(self.done),
-                "src": s(self.source_session),
-                "from": {"L": [{"M": {"p": s(x.part), "th": n(x.through)}} for x in self.sources]},
-                "ob": {"BOOL": self.objects},
-                "lap": n(self.lap),
-            }
+        m: dict[str, AV] = {
+            "t": s(self.token),
+            "th": n(self.through),
+            "dn": n(self.done),
+            "src": s(self.source_session),
+            "p": s(self.part),
+            "ob": {"BOOL": self.objects},
+            "lap": n(self.lap),
+            "hd": {"BOOL": self.hidden},
         }
+        if self.ttl is not None:
+            m["ttl"] = n(self.ttl)
+        return {"M": m}
 
     @staticmethod
     def from_attr(av: AV | None) -> Seed | None:
         if av is None or "M" not in av:
             return None
         m = av["M"]
+        ttl = get_n(m, "ttl")
         return Seed(
             token=need_s(m, "t"),
             through=get_int(m, "th"),
             done=get_int(m, "dn"),
             source_session=need_s(m, "src"),
-            sources=tuple(Source(need_s(x["M"], "p"), get_int(x["M"], "th")) for x in m.get("from", {}).get("L", [])),
+            # a seed written before one copy read one partition names its sources in `from`, nearest first
+            part=get_s(m, "p") or next((need_s(x["M"], "p") for x in m.get("from", {}).get("L", [])), ""),
             objects=bool(m.get("ob", {}).get("BOOL", False)),
             lap=get_int(m, "lap"),
+            hidden=bool(m.get("hd", {}).get("BOOL", False)),
+            ttl=int(ttl) if ttl is not None else None,
         )
 
 
 @dataclass(frozen=True)
 class Pin:
-    """A copy out of one of this session's partitions (`part`, messages up to `through`) into `target_part`
-    of the session it is pinned under, identified by `token` (the target's `Seed.token`). While it is
-    pinned, the session changes none of those messages without copying them to the target first."""
+    """A copy out of this session's transcript (messages 1..`through`) into the session it is pinned under,
+    identified by `token` (the target's `Seed.token`). While it is pinned, a write that would change one of
+    those messages (or the transcript as a whole) is refused: the copy takes them as they were."""
 
     token: str
-    part: str
     through: int
-    target_part: str
 
     def to_attr(self) -> AV:
-        return {"M": {"t": s(self.token), "p": s(self.part), "th": n(self.through), "tp": s(self.target_part)}}
+        return {"M": {"t": s(self.token), "th": n(self.through)}}
 
     @staticmethod
     def from_attr(av: AV) -> Pin:
         m = av["M"]
-        return Pin(need_s(m, "t"), need_s(m, "p"), get_int(m, "th"), need_s(m, "tp"))
+        return Pin(need_s(m, "t"), get_int(m, "th"))
 
 
 BRANCHES = "branches"  # on a head: how many branches the session keeps (a rewind adds one, a delete takes one)
@@ -144,6 +145,7 @@ class Head:
     pinrev: int = 0
     edits: int = 0  # writes that changed what was already in the session (`plans.base.count_edit`)
     branches: int = 0  # how many branches the session keeps (counted since sessions counted them)
+    pinned: int = 0  # the last message a copy out of the session still takes (0: none)
 
     @property
     def part(self) -> str:
@@ -209,8 +211,10 @@ def head_from_item(item: Item) -> Head:
         retention=timedelta(seconds=retention) if retention is not None else None,
         compaction_seq=int(cs) if (cs := get_n(item, "compaction_seq")) is not None else None,
         preview=get_s(item, "preview"),
-        copying=SEED in item,
     )
+    seed = Seed.from_attr(item.get(SEED))
+    if seed is not None:
+        session.copying, session.copied = True, seed.done
     deleting = bool(item.get("deleting", {}).get("BOOL", False))
     pins = {name[len(PIN_PREFIX) :]: Pin.from_attr(av) for name, av in item.items() if name.startswith(PIN_PREFIX)}
     return Head(
@@ -218,11 +222,12 @@ def head_from_item(item: Item) -> Head:
         deleting=deleting,
         ttl=int(ttl) if ttl is not None else None,
         part_attr=get_s(item, PART),
-        seed=Seed.from_attr(item.get(SEED)),
+        seed=seed,
         pins=pins,
         pinrev=get_int(item, PINREV),
         edits=get_int(item, "edits"),
         branches=max(0, get_int(item, BRANCHES)),
+        pinned=get_int(item, PINNED),
     )
 
 

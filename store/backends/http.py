@@ -270,19 +270,26 @@ def _append(http: HttpBackend, r: rq.AppendMessages) -> list[MessageRecord]:
 
 
 def _messages(http: HttpBackend, r: rq.ListMessages) -> Page[MessageRecord]:
+    """A page of the transcript; with no `limit`, the whole window asked for (the API's pages, followed)."""
     q = r.query
-    query = _query(
-        after_seq=q.after_seq,
-        before_seq=q.before_seq,
-        limit=q.limit if q.limit is not None else 1000,
-        newest_first=q.newest_first,
-        since_compaction=q.since_compaction,
-        roles=q.roles,
-        cursor=q.cursor,
-        branch=r.branch,
-    )
-    page = http.call(r, "GET", _in(r, "messages"), query=query)
-    return Page[MessageRecord](items=_records(page["items"]), next_cursor=page.get("next_cursor"))
+    items: list[MessageRecord] = []
+    cursor = q.cursor
+    while True:
+        query = _query(
+            after_seq=q.after_seq,
+            before_seq=q.before_seq,
+            limit=q.limit if q.limit is not None else 1000,
+            newest_first=q.newest_first,
+            since_compaction=q.since_compaction,
+            roles=q.roles,
+            cursor=cursor,
+            branch=r.branch,
+        )
+        page = http.call(r, "GET", _in(r, "messages"), query=query)
+        items += _records(page["items"])
+        cursor = page.get("next_cursor")
+        if q.limit is not None or cursor is None:
+            return Page[MessageRecord](items=items, next_cursor=cursor)
 
 
 def _fork(http: HttpBackend, r: rq.ForkSession) -> Session:

@@ -157,11 +157,9 @@ class MemoryCore:
         with self._lock:
             for session_id, entry in list(self._sessions.items()):
                 if entry.copy is not None:
-                    self._copy_step(session_id, entry)
+                    self._copy_step(session_id, entry, entry.copy)
 
-    def _copy_step(self, session_id: str, entry: SessionEntry) -> None:
-        job = entry.copy
-        assert job is not None
+    def _copy_step(self, session_id: str, entry: SessionEntry, job: CopyJob) -> None:
         taken, job.pending = job.pending[: rules.COPY_PAGE], job.pending[rules.COPY_PAGE :]
         moved = [m.model_copy(update={"session_id": session_id}, deep=True) for m in taken]
         entry.messages.extend(moved)
@@ -182,7 +180,7 @@ class MemoryCore:
         for target in list(entry.pins):
             copying = self._sessions.get(target)
             while copying is not None and copying.copy is not None:
-                self._copy_step(target, copying)
+                self._copy_step(target, copying, copying.copy)
             entry.pins.pop(target, None)
 
     def _let_go(self, entry: SessionEntry, session_id: str) -> None:

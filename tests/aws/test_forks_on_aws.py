@@ -1,7 +1,7 @@
 """The DynamoDB backend's own side of forks and rewinds: what one costs in requests, and a fork whose
 transcript is too long to copy within the call (more than `Settings.fork_inline_messages`, at its default):
-the call returns at once, reads and writes of both sides are correct while the cascade copies, whatever
-either side does meanwhile, and the copy leaves nothing borrowed behind."""
+the call returns at once with the fork `copying`, the source's copied range is pinned meanwhile, the copy
+job (`harness.cascade()`) brings it to an exact copy, and the copy leaves nothing borrowed behind."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from infra.local.apigw import LambdaContext
 from infra.local.aws import local_client
-from store import InvalidInput, SessionStore, StoreError, TokenUsage, deadline
+from store import Conflict, InvalidInput, SessionStore, StoreError, TokenUsage, deadline
 from store.aws import keys, object_keys
 from store.session_store import s3_config
 from tests.conftest import FakeClock, Harness, make_harness
@@ -89,7 +89,8 @@ def test_a_short_fork_is_copied_within_the_call_in_a_few_requests(dyn: Harness) 
     names = dyn.requests.names
     assert not fork.copying and fork.last_seq == 10
     # head, claim, records/kept states/artifacts, state, preview, the children, the fork's transaction,
-    # then the copy (head, sources, own keys, one transaction, the end) and the fork's head
+    # then the copy (head, the source's range, own keys, one transaction), its publication (the source's head
+    # for its pin, one transaction) and the fork's head
     assert names.count("TransactWriteItems") == 5, names
     assert "Scan" not in names and len(names) <= 16, names
     dyn.requests.clear()
@@ -97,11 +98,11 @@ def test_a_short_fork_is_copied_within_the_call_in_a_few_requests(dyn: Harness) 
     assert dyn.requests.names == ["GetItem", "Query"], "a finished fork reads as any session"
 
 
-def test_a_long_fork_returns_at_once_and_reads_and_writes_while_it_is_copied(far: Harness) -> None:
+def test_a_long_fork_returns_at_once_and_is_readable_once_its_copy_is_done(far: Harness) -> None:
     dyn = far
     store = dyn.store
     sid = store.create_session("alice", title="long").id
-    store.save_state(sid, {"s": 1})  # before the messages: the source may pop them
+    store.save_state(sid, {"s": 1})
     long_session(store, sid, big_at=7)
     store.put_artifact(sid, "a.txt", b"one")
     store.put_artifact(sid, "a.txt", b"two")
@@ -109,40 +110,42 @@ def test_a_long_fork_returns_at_once_and_reads_and_writes_while_it_is_copied(far
     dyn.requests.clear()
     with deadline(10):
         fork = store.fork_session(sid, new_session_id="fork")
-    assert fork.copying and fork.last_seq == LONG
+    assert fork.copying and fork.last_seq == LONG and fork.copied == 0
     # the claim of its id, what goes along (state, artifacts), the fork itself: no message copied
     assert dyn.requests.count("TransactWriteItems") == 3 and dyn.requests.count("Query") <= 5
-    # reads of the fork are the source's messages, at once
-    assert [m.content for m in store.list_messages("fork", limit=3).items] == [w.content for w in wanted[:3]]
-    assert store.list_messages("fork", limit=3).items[0].session_id == "fork"
-    assert [m.id for m in store.last_messages("fork", 2)] == ["m1049", "m1050"]
-    assert store.get_message("fork", "m7").content == BIG
-    assert store.load_full("fork", last=5).messages[-1].id == "m1050"
-    assert store.search("alice", "message 1033")[0].session_id in (sid, "fork")
-    assert {h.session_id for h in store.search("alice", "message 1033", limit=10)} == {sid, "fork"}
-    # writes to both sides while the copy is going on
-    appended = store.append_messages("fork", [{"role": "user", "content": "fork's own"}])
-    assert appended[0].seq == LONG + 1
-    store.update_usage(sid, "m2", {"input_tokens": 500})  # the source changes a message the copy still reads
-    store.update_usage("fork", "m3", {"input_tokens": 30})  # the fork changes one not copied yet
-    store.mark_compaction(sid, "m4")
-    store.pop_message(sid)  # m1050, which the fork keeps
-    assert store.get_message("fork", "m2").usage == TokenUsage(input_tokens=1, output_tokens=1)
-    assert store.get_message("fork", "m3").usage == TokenUsage(input_tokens=30)
-    assert store.get_message("fork", "m4").kind == "message"
-    assert store.get_message("fork", "m1050") is not None
+    names = dyn.requests.names
+    assert all(dyn.tables is not None and dyn.tables.messages not in repr(w) for w in names)
+    # the fork is visible, copying, and refuses what needs its transcript (a retryable Conflict)
+    assert store.get_session("fork").copying
+    with pytest.raises(Conflict, match="still being copied"):
+        store.list_messages("fork", limit=3)
+    with pytest.raises(Conflict, match="still being copied"):
+        store.append_messages("fork", [{"role": "user", "content": "too soon"}])
+    # the source: the copied range is pinned; what follows it lives on
+    with pytest.raises(Conflict, match="being copied into a fork"):
+        store.update_usage(sid, "m2", {"input_tokens": 500})
+    with pytest.raises(Conflict, match="being copied into a fork"):
+        store.mark_compaction(sid, "m4")
+    with pytest.raises(Conflict, match="being copied into a fork"):
+        store.pop_message(sid)
+    later = store.append_messages(sid, [{"role": "user", "content": "after"}])[0]
+    store.update_usage(sid, later.id, {"input_tokens": 5})
+    assert store.pop_message(sid).id == later.id
     # the cascade copies the rest; then the fork is an ordinary session, exactly the source as it was
     dyn.cascade()
     done = store.get_session("fork")
-    assert not done.copying and done.last_seq == LONG + 1
+    assert not done.copying and done.last_seq == LONG and done.copied is None
     copied = store.list_messages("fork").items
-    assert [m.id for m in copied[:LONG]] == [w.id for w in wanted]
-    assert [m.content for m in copied[:LONG]] == [w.content for w in wanted]
+    assert [m.id for m in copied] == [w.id for w in wanted]
+    assert [m.content for m in copied] == [w.content for w in wanted]
+    assert all(m.session_id == "fork" for m in copied)
     expected = TokenUsage()
     for m in copied:
         expected = expected.plus(m.usage)
-    assert done.usage == expected and done.usage.input_tokens == LONG - 1 + 30
+    assert done.usage == expected and done.usage.input_tokens == LONG
     assert not any(k.startswith("pin:") for k in head(dyn, sid)), "the source's pin is gone"
+    store.update_usage(sid, "m2", {"input_tokens": 500})  # no longer pinned
+    assert store.get_message("fork", "m2").usage == TokenUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     dyn.requests.clear()
     store.list_messages("fork", after_seq=10, limit=10)
     assert dyn.requests.names == ["GetItem", "Query"]
@@ -175,19 +178,20 @@ def test_deleting_the_source_finishes_its_forks_copies_first(far: Harness) -> No
     assert dyn.leftovers() == []
 
 
-def test_a_long_rewind_continues_at_once_and_its_branch_is_whole(far: Harness) -> None:
+def test_a_long_rewind_is_copying_then_continues_and_its_branch_is_whole(far: Harness) -> None:
     dyn = far
     store = dyn.store
     sid = store.create_session("alice").id
     long_session(store, sid)
     rewound = store.rewind_session(sid, 1_040, branch="before")
     assert rewound.copying and rewound.last_seq == 1_040
-    assert [m.id for m in store.last_messages(sid, 2)] == ["m1039", "m1040"]
-    assert store.append_messages(sid, [{"role": "user", "content": "new"}])[0].seq == 1_041
-    assert store.list_messages(sid, branch="before", after_seq=1_048).items[-1].id == "m1050"
+    with pytest.raises(Conflict, match="still being copied"):
+        store.append_messages(sid, [{"role": "user", "content": "too soon"}])
     dyn.cascade()
+    assert store.list_messages(sid, branch="before", after_seq=1_048).items[-1].id == "m1050"
     done = store.get_session(sid)
-    assert not done.copying and done.usage.input_tokens == 1_040  # the new message has no usage
+    assert not done.copying and done.usage.input_tokens == 1_040
+    assert store.append_messages(sid, [{"role": "user", "content": "new"}])[0].seq == 1_041
     assert [m.id for m in store.list_messages(sid, after_seq=1_038).items] == ["m1039", "m1040", done_id(store, sid)]
     restored = store.restore_branch(sid, "before")
     assert restored.last_seq == LONG and not restored.copying

@@ -40,9 +40,9 @@ from store.aws.plans.base import (
     query,
     read_head,
     touch_head,
+    unpinned,
     write_session,
 )
-from store.aws.plans.copies import adopt_versions
 from store.aws.plans.objects import (
     COMMITTED,
     OBJECTS,
@@ -58,6 +58,7 @@ from store.aws.plans.objects import (
 )
 from store.aws.plans.transactions import Actions, IndexMoved, UploadSettled, VersionExists
 from store.aws.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.core import rules
 from store.core.http_headers import attachment, sha256_base64, upload_headers
 from store.core.timeutil import from_epoch, iso, parse_iso
 from store.core.validation import new_id
@@ -437,7 +438,10 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
             now = ctx.now()
 
             def build(pos: Position, latest: int = latest, now: Any = now) -> Actions:
-                head = touch_head(ctx, session_id, owner, pos, now, adds=lambda e: [count_edit(e)])
+                rules.check_unpinned("delete_artifact", 0, pos.pinned)  # a fork's copy takes the objects along
+                head = touch_head(
+                    ctx, session_id, owner, pos, now, lambda e: [count_edit(e)], lambda e: [unpinned(e, 0)]
+                )
                 iexpr = Expr()
                 mark = {
                     "Update": {
@@ -458,8 +462,6 @@ def delete_artifact(ctx: Context, request: DeleteArtifact) -> Plan[None]:
                 continue
         break
     items = yield from _version_range(ctx, session_id, d, 1, latest)
-    for target in sorted(head.pins):  # forks still borrowing these objects get their own copies first
-        yield from adopt_versions(ctx, target, head.session.owner, d)
     yield from batch_delete(ctx, ctx.sessions_table, [{keys.PK: i[keys.PK], keys.SK: i[keys.SK]} for i in items])
     # only the session's own objects: a fork's versions name its source's until its copy has made its own
     mine = object_keys.session_prefix(head.session.owner, session_id)

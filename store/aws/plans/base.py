@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
 from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
-from store.aws.items import PART, Head, Pin, Seed, head_from_item
+from store.aws.items import PART, PINNED, SEED, Head, head_from_item
 from store.aws.keys import PK, SK
 from store.aws.plans import turns
 from store.aws.plans.transactions import (
@@ -65,9 +65,7 @@ class Position:
     turn: Turn | None = None  # the queue turn a write at this position is made in (never cached)
     crowded: bool = False  # writers were queued behind the last write here: the next one queues at once
     part: str | None = None  # the head's `part` (None: the transcript is in the session id's partition)
-    seed: Seed | None = None  # the copy into that partition still going on
-    pins: tuple[tuple[str, Pin], ...] = ()  # the copies out of the session's partitions, by target session
-    pinrev: int = 0  # how many pins the head has ever taken (a write that must see every pin checks it)
+    pinned: int = 0  # the last message a copy out of the session still takes (0: none)
 
     @staticmethod
     def of(head: Head) -> Position:
@@ -79,9 +77,7 @@ class Position:
             head.session.owner,
             head.session.compaction_seq,
             part=head.part_attr,
-            seed=head.seed,
-            pins=tuple(sorted(head.pins.items())),
-            pinrev=head.pinrev,
+            pinned=head.pinned,
         )
 
     def messages_of(self, session_id: str) -> str:
@@ -153,20 +149,25 @@ def batch_get(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[list[
     return out
 
 
-def read_head(ctx: Context, session_id: str, owner: str | None) -> Plan[Head]:
-    """The live head of a session for this caller; SessionNotFound otherwise. Refreshes the cached position."""
+def read_head(ctx: Context, session_id: str, owner: str | None, *, copying_ok: bool = False) -> Plan[Head]:
+    """The live head of a session for this caller; SessionNotFound otherwise, and a Conflict while its transcript
+    is still being copied in unless `copying_ok` (`live_head`). Refreshes the cached position."""
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-    return live_head(ctx, session_id, item, owner)
+    return live_head(ctx, session_id, item, owner, copying_ok=copying_ok)
 
 
-def live_head(ctx: Context, session_id: str, item: Item | None, owner: str | None) -> Head:
-    """The head in `item` if it is live for `owner` (its position is remembered); SessionNotFound otherwise."""
+def live_head(ctx: Context, session_id: str, item: Item | None, owner: str | None, *, copying_ok: bool = False) -> Head:
+    """The head in `item` if it is live for `owner` (its position is remembered); SessionNotFound otherwise.
+    A session whose transcript is still being copied in (a long fork's or rewind's: `Seed`) can be looked at
+    and deleted only: anything else is a retryable Conflict (`rules.still_copying`), unless `copying_ok`."""
     if item is None:
         ctx.forget(session_id)
         raise SessionNotFound(session_id)
     head = head_from_item(item)
     if not head.live(ctx.now(), owner):
         raise SessionNotFound(session_id)
+    if head.seed is not None and not copying_ok:
+        raise rules.still_copying(session_id, head.seed.done, head.seed.through)
     ctx.remember(session_id, Position.of(head))
     return head
 
@@ -181,11 +182,13 @@ def find_head(items: Sequence[Item], session_id: str) -> Item | None:
 
 
 def guard(expr: Expr, now: datetime, owner: str | None) -> str:
-    """Condition: the head exists, is not being deleted, has not expired, and belongs to `owner` (if given)."""
+    """Condition: the head exists, is not being deleted, has not expired, is not being copied into (`Seed`),
+    and belongs to `owner` (if given)."""
     ttl = expr.name(keys.TTL)
     parts = [
         f"attribute_exists({expr.name(keys.PK)})",
         f"attribute_not_exists({expr.name('deleting')})",
+        f"attribute_not_exists({expr.name(SEED)})",
         f"(attribute_not_exists({ttl}) OR {ttl} > {expr.value(n(now_epoch(now)))})",
     ]
     if owner is not None:
@@ -207,6 +210,15 @@ def at_position(expr: Expr, pos: Position, *, seq: bool = True, version: bool = 
     parts.append(f"attribute_not_exists({ret})" if pos.retention is None else f"{ret} = {expr.value(n(pos.retention))}")
     parts.append(in_part(expr, pos.part))
     return " AND ".join(parts)
+
+
+def unpinned(expr: Expr, seq: int) -> str:
+    """Condition: no copy out of the session takes message `seq` (0: no copy out of it at all). The one check
+    a write that changes messages already there makes of forks (see `rules.check_unpinned`)."""
+    name = expr.name(PINNED)
+    if seq == 0:
+        return f"attribute_not_exists({name})"
+    return f"(attribute_not_exists({name}) OR {name} < {expr.value(n(seq))})"
 
 
 def in_part(expr: Expr, part: str | None) -> str:

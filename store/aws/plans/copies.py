@@ -1,37 +1,32 @@
-"""Copies of a transcript into another partition: what a fork or a rewind of a long transcript leaves to
-after its call (docs/decisions.md, "Fork and rewind").
+"""The copy job: a long fork's or rewind's transcript brought into its session after the call that made it
+(docs/decisions.md, "Fork and rewind"); and items of one session placed in another.
 
-A copy into a session's partition is its head's `seed`: messages `done`+1..`through` may still be only in
-the sources it is copied from. Readers merge them in (`transcript.py`). The copy itself, `finish_copy`, is
-idempotent and resumable: each transaction puts up to COPY_BATCH messages that the partition does not
-have yet (a put never overwrites), adds their usage to the head's totals and moves `done`, all conditioned
-on the copy being the one the head still has; the last step removes the seed (and the source's pin) and
-the transcript is an ordinary one.
+A copy into a session is its head's `seed`: messages 1..`through` of partition `part`, `done` of them in so
+far. While it is going on the session is `copying`: it can be looked at and deleted, nothing else
+(`base.live_head`, `base.guard`). The partition it reads does not change meanwhile: a fork's source holds a
+pin (`pin:<target>`, and `pinned`, the last message any copy out of it still takes), and a write that would
+change a pinned message is refused (`base.unpinned`); a rewind's copy reads the session's own branch, which
+never changes.
 
-While a copy reads a source session's partition, that session's head holds a pin (`pin:<target>`), and
-every write that changes or removes a pinned message first copies it, as it was, to the target (the
-`help` actions, in the same transaction; `Helpers`). So the target gets the source's messages as of the
-fork, whatever the source does meanwhile. A session whose copy is still going on changes a message not
-copied yet by putting its own version first (a copy's put then finds it there and leaves it).
-
-Usage totals count what is in the session's own partition: each message adds its usage once, when it is
-put there (by the copy, a help, or a change of the session's own); so a session's totals are exact once
-its copy is over, and count what was copied so far meanwhile (`Session.copying`)."""
+`finish_copy` is idempotent and resumable: each transaction puts up to COPY_BATCH messages the partition
+does not have yet (a put never overwrites), adds their usage to the head's totals and moves `done`, all
+conditioned on the copy being the one the head still has. Then the artifact versions that still name the
+source's objects get their own (server-side copies), and one transaction ends the copy: the seed goes (a
+hidden head, a short fork's, becomes visible with it), and so does the source's pin."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from store.aws import keys, object_keys
-from store.aws.attrs import Expr, Item, get_s, n, need_s, s
+from store.aws.attrs import Expr, Item, boolean, get_s, n, need_s, s
 from store.aws.calls import AwsError, Call, Plan
-from store.aws.items import Pin, Seed, head_from_item, item_usage, pin_attr
+from store.aws.items import FORKING, PINNED, PINREV, SEED, Head, Seed, head_from_item, item_usage, pin_attr
 from store.aws.plans.base import (
     Context,
-    Position,
     again,
     backoff,
     get_item,
@@ -42,16 +37,15 @@ from store.aws.plans.base import (
     write_if,
 )
 from store.aws.plans.objects import abandon, copy_objects, record_intent
+from store.aws.plans.partitions import range_query, read_range
 from store.aws.plans.payloads import REF, Staged
-from store.aws.plans.transactions import HEAD, Actions, Failed, cancelled, contended, transact
-from store.aws.plans.transcript import Transcript, range_query
+from store.aws.plans.transactions import HEAD, Actions, cancelled, contended, transact
 from store.aws.plans.uploads import copy_object, head_object
+from store.core import rules
 from store.core.validation import new_id
 from store.errors import StoreError
 from store.models import TokenUsage
 
-SEED = "seed"
-COPY_PAGE = 1000  # messages a copy step reads from its sources at once
 COPY_BATCH = 97  # messages one copy transaction puts (with the head and an upload intent)
 OBJECT = "object"
 LATEST_KEY = "latest_key"
@@ -94,99 +88,6 @@ def into(item: Item, part: str) -> Item:
     return {**item, keys.SID: s(part)}
 
 
-def seed_takes(expr: Expr, seed: Seed, seq: int) -> str:
-    """Condition on a head: its copy is still the one `seed` describes and still takes message `seq`."""
-    path = expr.name(SEED)
-    return f"{path}.{expr.name('t')} = {expr.value(s(seed.token))} AND {path}.{expr.name('th')} >= {expr.value(n(seq))}"
-
-
-def pins_unchanged(expr: Expr, pos: Position) -> str:
-    """Condition on a head: it has taken no pin since `pos` was read (a write to a message a copy may still
-    read sees every copy it must help)."""
-    rev = expr.name("pinrev")
-    return f"attribute_not_exists({rev})" if pos.pinrev == 0 else f"{rev} = {expr.value(n(pos.pinrev))}"
-
-
-# ---------------------------------------------------------------- helping the copies out of a session
-
-
-@dataclass
-class Helpers:
-    """The copies a write makes, in its own transaction, before it changes or removes message `seq` of a
-    session that copies out of it still read (its pins): for each, the target's head (its copy still takes
-    the message: it gains its usage) and the message as it was, put in the target's partition (only if it
-    is not there). A target that no longer wants it (`HelpRefused`) is left out of the next attempt."""
-
-    ctx: Context
-    session_id: str
-    skip: set[str] = field(default_factory=set)
-    staged: dict[tuple[str, int, str], Staged] = field(default_factory=dict)
-    targets: list[tuple[str, Pin]] = field(default_factory=list)
-
-    def wanted(self, pos: Position, seq: int) -> list[tuple[str, Pin]]:
-        part = pos.messages_of(self.session_id)
-        return [(t, p) for t, p in pos.pins if p.part == part and seq <= p.through and t not in self.skip]
-
-    def prepare(self, pos: Position, seq: int, item: Item) -> Plan[None]:
-        """Copy what the message points to (a spilled body) under each target's prefix, once per target."""
-        self.targets = self.wanted(pos, seq)
-        for target, pin in self.targets:
-            key = (target, seq, need_s(item, keys.MID))
-            if key not in self.staged:
-                self.staged[key] = yield from placed(self.ctx, [into(item, pin.target_part)], target, pos.owner)
-
-    def add(self, actions: Actions, pos: Position, seq: int, item: Item) -> Actions:
-        """`actions` with the copies of message `seq` (as read: `item`) that the write makes first."""
-        if not self.targets:
-            return actions
-        usage = item_usage(item)
-        helps: list[dict[str, Any]] = []
-        intents: list[dict[str, Any]] = []
-        for target, pin in self.targets:
-            staged = self.staged[(target, seq, need_s(item, keys.MID))]
-            helps.append(_target_check(self.ctx, target, pin, seq, usage))
-            helps.append(_put_new(self.ctx.messages_table, staged.items[0]))
-            if staged.intent is not None:
-                intents.append(staged.intent.release(self.ctx))
-        actions.add_each("help", helps)
-        if intents:
-            actions.add_each("copied", intents)
-        return actions
-
-    def refused(self, failed: Failed) -> None:
-        """Leave out the targets whose copy refused the message (it has it, or its copy is over)."""
-        for name in failed.failed_of("help"):
-            index = int(name[len("help[") : -1]) // 2
-            if index < len(self.targets):
-                self.skip.add(self.targets[index][0])
-
-    def abandon(self) -> Plan[None]:
-        """Remove the staged copies of a write that did not happen (their intents reclaim them otherwise)."""
-        for staged in self.staged.values():
-            yield from abandon(self.ctx, staged.intent)
-        self.staged.clear()
-
-
-def _target_check(ctx: Context, target: str, pin: Pin, seq: int, usage: TokenUsage | None) -> dict[str, Any]:
-    """The target's head: its copy (the pin's) still takes message `seq` and has not copied it; with the
-    message's usage added to its totals."""
-    expr = Expr()
-    path = expr.name(SEED)
-    condition = (
-        f"{path}.{expr.name('t')} = {expr.value(s(pin.token))} AND {path}.{expr.name('th')} >= {expr.value(n(seq))}"
-        f" AND {path}.{expr.name('dn')} < {expr.value(n(seq))}"
-    )
-    adds = usage_adds(expr, usage) if usage is not None else []
-    body: dict[str, Any] = {
-        "TableName": ctx.sessions_table,
-        "Key": keys.head_key(target),
-        "ConditionExpression": condition,
-    }
-    if adds:
-        return {"Update": {**body, "UpdateExpression": "ADD " + ", ".join(adds), **expr.params()}}
-    return {"ConditionCheck": {**body, **expr.params()}}
-
-
 def _put_new(table: str, item: Item) -> dict[str, Any]:
     """A transaction Put that never overwrites."""
     return {
@@ -205,64 +106,65 @@ def _put_new(table: str, item: Item) -> dict[str, Any]:
 def finish_copy(
     ctx: Context, session_id: str, *, slice_seconds: float | None = None, hand_off: bool = False
 ) -> Plan[bool]:
-    """Carry on the copy into the session's partition until it is over (True: no copy is going on, or the
-    session is gone or being deleted). It stops early (False) once `slice_seconds` have passed, or when
-    less than `settings.handoff_reserve` is left before the enclosing `store.deadline`; with `hand_off` it
-    then records a new lap on the head, whose change on the stream has the cascade carry on."""
+    """Carry on the copy into the session until it is over (True: no copy is going on, or the session is gone
+    or being deleted). It stops early (False) once `slice_seconds` have passed, or when less than
+    `settings.handoff_reserve` is left before the enclosing `store.deadline`; with `hand_off` it then records
+    a new lap on the head, whose change on the stream has the copy job carry on."""
     started = time.monotonic()
     reserve = ctx.settings.handoff_reserve.total_seconds()
     attempt = 0
+    head: Head | None = None
     while True:
-        item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-        if item is None:
-            return True
-        head = head_from_item(item)
+        if head is None:
+            item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+            if item is None:
+                return True
+            head = head_from_item(item)
         seed = head.seed
-        if seed is None or head.deleting:
-            return True
+        if seed is None or (head.deleting and not seed.hidden):
+            return True  # no copy, or the session is being deleted: its purge takes what was copied
         if (slice_seconds is not None and time.monotonic() - started > slice_seconds) or out_of_time(reserve):
             if hand_off:
                 yield from _next_lap(ctx, session_id, seed)
             return False
-        if seed.objects:
+        if seed.done < seed.through:
+            done = yield from _copy_step(ctx, head, seed)
+            # what this step recorded is known: no need to read the head again before the next
+            head = replace(head, seed=replace(seed, done=done)) if done is not None else None
+            moved = done is not None
+        elif seed.objects:
             moved = yield from _adopt_objects(ctx, session_id, head.session.owner, seed)
-        elif seed.done >= seed.through:
-            moved = yield from _finish(ctx, session_id, seed)
+            head = None
+        else:
+            moved = yield from _publish(ctx, session_id, seed)
             if moved:
                 return True
-        else:
-            moved = yield from _copy_step(ctx, Transcript.of(head), seed, head.session.owner)
+            head = None
         if not moved:  # another writer changed the head first: read it again
             attempt = yield from again(ctx, attempt, "the copy of a transcript")
 
 
-def _copy_step(ctx: Context, transcript: Transcript, seed: Seed, owner: str) -> Plan[bool]:
-    """Copy the next page of messages (up to COPY_PAGE) that the session's partition does not have yet;
-    False when the head's copy changed before any of it was recorded."""
-    lo, hi = seed.done + 1, min(seed.through, seed.done + COPY_PAGE)
-    merged: dict[int, Item] = {}
-    for part, a, b in transcript.spans(lo, hi):  # farthest first, then the session's own (see transcript.py)
-        found = yield from query(range_query(ctx, part, a, b, newest_first=False, limit=None))
-        merged.update((int(i[keys.SEQ]["N"]), i) for i in found)
-    own = yield from query(range_query(ctx, transcript.part, lo, hi, newest_first=False, limit=None, keys_only=True))
+def _copy_step(ctx: Context, head: Head, seed: Seed) -> Plan[int | None]:
+    """Copy the next page of messages (up to `rules.COPY_PAGE`) that the session's partition does not have yet;
+    how far the copy got (recorded on the head), or None when the head's copy changed before any of it was."""
+    lo, hi = seed.done + 1, min(seed.through, seed.done + rules.COPY_PAGE)
+    found = yield from read_range(ctx, seed.part, lo, hi, newest_first=False, limit=None)
+    if len(found) != hi - lo + 1:
+        raise StoreError(f"the copy into session {head.session.id!r} found messages {lo}..{hi} missing in its source")
+    own = yield from query(range_query(ctx, head.part, lo, hi, newest_first=False, limit=None, keys_only=True))
     have = {int(i[keys.SEQ]["N"]) for i in own}
-    missing = [q for q in range(lo, hi + 1) if q not in have and q not in merged]
-    if missing:
-        raise StoreError(
-            f"the copy into session {transcript.session_id!r} found message {missing[0]} in none of its sources"
-        )
-    wanted = [into(merged[q], transcript.part) for q in sorted(merged) if q not in have]
+    wanted = [into(i, head.part) for i in found if int(i[keys.SEQ]["N"]) not in have]
     done = seed.done
     for start in range(0, max(len(wanted), 1), COPY_BATCH):
         if start and out_of_time(ctx.settings.handoff_reserve.total_seconds()):
-            return True  # what is done is recorded: the caller sees the time is up and hands the copy on
+            return done  # what is done is recorded: the caller sees the time is up and hands the copy on
         batch = wanted[start : start + COPY_BATCH]
         upto = hi if start + COPY_BATCH >= len(wanted) else int(batch[-1][keys.SEQ]["N"])
-        moved = yield from _put_batch(ctx, transcript.session_id, owner, seed, done, upto, batch)
+        moved = yield from _put_batch(ctx, head.session.id, head.session.owner, seed, done, upto, batch)
         if not moved:
-            return done > seed.done  # the head's copy changed (or the session went): the caller reads it again
+            return done if done > seed.done else None  # the head's copy changed (or the session went)
         done = upto
-    return True
+    return done
 
 
 def _put_batch(
@@ -281,10 +183,13 @@ def _put_batch(
                 total = total.plus(item_usage(item))
             expr = Expr()
             path = expr.name(SEED)
+            hidden = f"{path}.{expr.name('hd')} = {expr.value(boolean(True))}"
             condition = (
                 f"{path}.{expr.name('t')} = {expr.value(s(seed.token))} AND "
                 f"{path}.{expr.name('dn')} = {expr.value(n(done))} AND "
-                f"{path}.{expr.name('th')} >= {expr.value(n(upto))} AND attribute_not_exists({expr.name('deleting')})"
+                f"{path}.{expr.name('th')} >= {expr.value(n(upto))} AND "
+                # a head being deleted takes no more (a hidden one is `deleting` until it is published)
+                f"(attribute_not_exists({expr.name('deleting')}) OR {hidden})"
             )
             update = f"SET {path}.{expr.name('dn')} = {expr.value(n(upto))}"
             adds = usage_adds(expr, total)
@@ -327,9 +232,10 @@ def _put_batch(
         raise
 
 
-def _finish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:
-    """End a copy that has everything: the seed goes, and with it the source's pin (one transaction while
-    the source's head is there; the target's alone when it is not). False when the head changed meanwhile."""
+def _publish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:
+    """End a copy that has everything: the seed goes (a hidden head becomes visible, with the TTL it was to
+    have), and with it the source's pin, in one transaction while the source still holds it (the session's
+    alone when it does not: the source was deleted). False when either head changed meanwhile."""
     expr = Expr()
     path = expr.name(SEED)
     condition = (
@@ -337,46 +243,62 @@ def _finish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:
         f"{path}.{expr.name('dn')} >= {path}.{expr.name('th')} AND "
         f"{path}.{expr.name('ob')} = {expr.value({'BOOL': False})}"
     )
+    removes = [path]
+    sets: list[str] = []
+    if seed.hidden:  # published whole: it was invisible until now
+        removes += [expr.name("deleting"), expr.name(FORKING)]
+        ttl = expr.name(keys.TTL)
+        if seed.ttl is None:
+            removes.append(ttl)
+        else:
+            sets.append(f"{ttl} = {expr.value(n(seed.ttl))}")
+    update = (f"SET {', '.join(sets)} " if sets else "") + f"REMOVE {', '.join(removes)}"
     end = {
         "Update": {
             "TableName": ctx.sessions_table,
             "Key": keys.head_key(session_id),
-            "UpdateExpression": f"REMOVE {path}",
+            "UpdateExpression": update,
             "ConditionExpression": condition,
             **expr.params(),
         }
     }
+    source = None
     if seed.source_session != session_id:  # a rewind's copy comes out of the session's own branch: no pin
-        actions = Actions(head=end, source=unpin_action(ctx, seed.source_session, session_id, seed.token))
-        try:
-            yield transact(actions)
-            return True
-        except AwsError as err:
-            if contended(err):
-                return False
-            failed = cancelled(err, actions)
-            if failed.failed(HEAD) or failed.conflicted():
-                return False
-            # the source's pin is gone (the source was deleted, or a repeat removed it): end the seed alone
+        source = yield from unpin_action(ctx, seed.source_session, session_id, seed.token)
+    actions = Actions(head=end) if source is None else Actions(head=end, source=source)
     try:
-        yield Call("update_item", end["Update"])
+        yield transact(actions) if source is not None else Call("update_item", end["Update"])
     except AwsError as err:
-        if err.code in ("ConditionalCheckFailedException", "TransactionConflictException"):
+        if err.code in ("ConditionalCheckFailedException", "TransactionConflictException") or contended(err):
+            return False
+        failed = cancelled(err, actions)
+        if failed.failed(HEAD) or failed.failed("source") or failed.conflicted():
             return False
         raise
     return True
 
 
-def unpin_action(ctx: Context, source: str, target: str, token: str) -> dict[str, Any]:
-    """The Update removing from `source`'s head the pin of the copy `token` into `target`."""
+def unpin_action(ctx: Context, source: str, target: str, token: str) -> Plan[dict[str, Any] | None]:
+    """The Update removing from `source`'s head the pin of the copy `token` into `target` (`pinned` becomes
+    the last message the other copies out of it take), conditioned on no pin having come or gone since the
+    head was read; None when the source no longer holds that pin."""
+    item = yield from get_item(ctx.sessions_table, keys.head_key(source))
+    head = head_from_item(item) if item is not None else None
+    if head is None or head.pins.get(target) is None or head.pins[target].token != token:
+        return None
+    others = [p.through for t, p in head.pins.items() if t != target]
     expr = Expr()
-    pin = expr.name(pin_attr(target))
+    pin, pinned, rev = expr.name(pin_attr(target)), expr.name(PINNED), expr.name(PINREV)
+    update = (f"SET {pinned} = {expr.value(n(max(others)))} " if others else "") + f"REMOVE {pin}"
+    if not others:
+        update += f", {pinned}"
     return {
         "Update": {
             "TableName": ctx.sessions_table,
             "Key": keys.head_key(source),
-            "UpdateExpression": f"REMOVE {pin}",
-            "ConditionExpression": f"{pin}.{expr.name('t')} = {expr.value(s(token))}",
+            "UpdateExpression": update,
+            "ConditionExpression": f"{pin}.{expr.name('t')} = {expr.value(s(token))} AND "
+            f"{rev} = {expr.value(n(head.pinrev))}",
             **expr.params(),
         }
     }
@@ -384,7 +306,14 @@ def unpin_action(ctx: Context, source: str, target: str, token: str) -> dict[str
 
 def unpin(ctx: Context, source: str, target: str, token: str) -> Plan[None]:
     """Remove the pin of a copy that will not finish (its target is being deleted); gone already is fine."""
-    yield from write_if("update_item", unpin_action(ctx, source, target, token)["Update"])
+    for _ in range(ctx.settings.conflict_retries):
+        action = yield from unpin_action(ctx, source, target, token)
+        if action is None:
+            return
+        done = yield from write_if("update_item", action["Update"])
+        if done:
+            return
+    raise StoreError(f"the pin of a copy out of session {source!r} kept changing")
 
 
 def _next_lap(ctx: Context, session_id: str, seed: Seed) -> Plan[None]:
@@ -431,16 +360,6 @@ def _adopt_objects(ctx: Context, session_id: str, owner: str, seed: Seed) -> Pla
             },
         )
     )
-
-
-def adopt_versions(ctx: Context, session_id: str, owner: str, digest: str) -> Plan[None]:
-    """Give every version of one artifact name (by its digest) that still borrows an object (its session is
-    a fork whose copy is going on) an object of its own."""
-    prefix = object_keys.session_prefix(owner, session_id)
-    versions = yield from partition_prefix(ctx, session_id, keys.artifact_versions_prefix(digest))
-    for version in versions:
-        if not need_s(version, OBJECT).startswith(prefix):
-            yield from adopt_object(ctx, session_id, prefix, version)
 
 
 def adopt_object(ctx: Context, session_id: str, prefix: str, version: Item) -> Plan[None]:

@@ -1,16 +1,15 @@
 """Plans for forks, rewinds and branches (docs/decisions.md, "Fork and rewind").
 
-A fork is a new session whose partition is seeded from the source's transcript (`copies.py`): it is made
-in one transaction once everything but the messages is in place, and its messages are copied within the
-call when there are at most `Settings.fork_inline_messages` of them, else by the stack's cascade after it
-(reads and writes of the fork are correct meanwhile: `transcript.py`). Its records, state and artifact
-items are copied first, under a head that is invisible until that transaction (`deleting`, with a short
-TTL: a fork that dies part-way is purged like an interrupted delete); artifact versions name the source's
-objects until the copy has made the fork objects of its own (server-side).
+A fork is a new session holding its source's messages 1..at_seq, its state, records and artifacts. What
+goes along besides the messages is put under an invisible head first; then one transaction makes the fork
+and pins its copy on the source (`copies.py`): a fork of up to `Settings.fork_inline_messages` messages (and
+a few artifact versions) stays invisible while its copy is made within the call, and is published whole; a
+longer one is visible at once as `copying`, with its progress, and the copy job brings its messages in after
+the call. Meanwhile the messages it takes are pinned in its source (a change to them is refused).
 
-A rewind keeps the session's partition as a branch (`branches.py`) and gives the session a new one,
-seeded from the branch with messages 1..to_seq; a restore swaps a branch's partition back in. Neither
-copies a transcript within the call beyond `fork_inline_messages` messages."""
+A rewind keeps the session's partition as a branch (`branches.py`) and gives the session a new one, whose
+messages 1..to_seq the same copy brings in (within the call up to `fork_inline_messages`); a restore swaps a
+branch's partition back in. Neither happens to a session a copy still takes messages out of."""
 
 from __future__ import annotations
 
@@ -22,14 +21,16 @@ from store.aws.attrs import Expr, Item, boolean, get_int, get_s, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import (
     BRANCHES,
+    FORKING,
     PART,
     PART_MARK,
+    PINNED,
+    PINREV,
     SEED,
     USAGE_PREFIX,
     Head,
     Pin,
     Seed,
-    Source,
     head_from_item,
     head_item,
     metadata_attrs,
@@ -53,6 +54,7 @@ from store.aws.plans.base import (
     read_head,
     touch,
     touch_head,
+    unpinned,
     write_if,
     write_session,
 )
@@ -64,13 +66,12 @@ from store.aws.plans.branches import (
     read_branch,
 )
 from store.aws.plans.copies import finish_copy, placed
-from store.aws.plans.messages import previous_compaction
 from store.aws.plans.objects import abandon
+from store.aws.plans.partitions import previous_compaction, read_range
 from store.aws.plans.payloads import Staged, encode, resolve, stage
 from store.aws.plans.sessions import claim, hand_off, purge, purge_partition, unseen_head
 from store.aws.plans.state import KEPT_STATE_PREFIX
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
-from store.aws.plans.transcript import Transcript, read_range
 from store.conversation.preview import preview_of
 from store.core import paging, rules
 from store.core.timeutil import epoch
@@ -79,8 +80,6 @@ from store.errors import Conflict
 from store.models import Branches, Session, TokenUsage
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession, Unset
 
-FORKING = "forking"  # on a fork's head until the transaction that makes it visible: the fork's token
-MAX_SOURCES = 4  # a fork of a fork still being copied reads its sources through at most this many partitions
 COPIED = ("ART", keys.RECORDS_PREFIX, KEPT_STATE_PREFIX)  # sort-key prefixes of what a fork takes along
 
 
@@ -89,12 +88,12 @@ COPIED = ("ART", keys.RECORDS_PREFIX, KEPT_STATE_PREFIX)  # sort-key prefixes of
 
 def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
     """Fork the session (see the module docstring): a head claimed invisibly, the source's state, records,
-    kept states and artifact items copied under it, then one transaction that makes it visible with its
-    copy to do and pins that copy on the source, only while what the fork takes is as it was read: appends
-    and saves to the source meanwhile leave it alone (the fork is the source as read), while a pop into it,
-    an artifact deleted, a moved compaction marker or a rewind make the fork start over. Bounded: a few
-    requests plus one per 25 items copied along, whatever the transcript's length; its messages are copied
-    within the call only up to `fork_inline_messages`."""
+    kept states and artifact items copied under it, then one transaction that makes the fork and pins its copy
+    on the source, only while what the fork takes is as it was read: appends and saves to the source
+    meanwhile leave it alone (the fork is the source as read), while a pop into it, an artifact deleted, a
+    moved compaction marker or a rewind make the fork start over. Bounded: a few requests plus one per 25
+    items copied along, whatever the transcript's length; its messages are copied within the call only up to
+    `fork_inline_messages`. A session whose own copy is still going on is not forked (Conflict)."""
     source_id, owner, target = request.session_id, request.owner, request.new_session_id
     attempt = 0
     token = new_id()
@@ -112,7 +111,7 @@ def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
     yield from claim(ctx, target, claimed_for, forking, lambda old: get_s(old, FORKING) == token)
     try:
         while True:
-            made = yield from _fork_once(ctx, request, head, last, _sources(head, last), token)
+            made = yield from _fork_once(ctx, request, head, last, token)
             if made is not None:
                 break
             attempt = yield from again(ctx, attempt, "fork_session")  # the source moved: fork it as it is now
@@ -120,31 +119,16 @@ def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
             if head.session.owner != claimed_for:
                 raise Conflict(f"fork_session: session {source_id!r} was replaced while it was being forked")
             last = rules.fork_point(request.at_seq, head.session.last_seq)
+        if made.seed is not None and made.seed.hidden:  # a short fork: copied now, and published whole
+            yield from finish_copy(ctx, target)
     except BaseException:
         yield from _undo(ctx, target, claimed_for, [])  # nothing of an attempt is left: the head goes too
         raise
-    if made.seed is not None and last <= ctx.settings.fork_inline_messages:
-        yield from finish_copy(ctx, target)
     item = yield from get_item(ctx.sessions_table, keys.head_key(target))
     return head_from_item(item).session if item is not None else made.session
 
 
-def _sources(head: Head, last: int) -> tuple[Source, ...]:
-    """Where a fork of `head`'s messages 1..`last` copies them from: the source's partition, and where the
-    source's own copy (if still going on) reads what it has not copied yet."""
-    chain = [Source(head.part, last)]
-    if head.seed is not None:
-        chain += [Source(x.part, min(x.through, last)) for x in head.seed.sources]
-    if len(chain) > MAX_SOURCES:
-        raise Conflict(
-            "fork_session: the session is a fork of forks whose copies are still going on; retry once they are done"
-        )
-    return tuple(chain)
-
-
-def _fork_once(
-    ctx: Context, request: ForkSession, head: Head, last: int, sources: tuple[Source, ...], token: str
-) -> Plan[Head | None]:
+def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token: str) -> Plan[Head | None]:
     """One attempt at a fork of `head` (as read) under the invisible head `token` holds: the new head, or None
     when the source moved meanwhile (what the attempt put under the head is then taken back; the head stays,
     for the next attempt). Anything else removes the head too."""
@@ -162,13 +146,11 @@ def _fork_once(
         items = [i for done in staged for i in done.items]
         state = next((i for i in items if i[keys.SK]["S"] == keys.STATE), None)
         yield from _put_children(ctx, target, token, items)
-        transcript = Transcript.of(head)
         compaction = source.compaction_seq
         if compaction is not None and compaction > last:
-            compaction = yield from previous_compaction(ctx, transcript, last + 1)
-        preview = yield from _preview(ctx, transcript, 1, min(last, rules.PREVIEW_WINDOW))
-        objects = any(get_s(c, keys.SK) and c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX) for c in children)
-        seed = Seed(token, last, 0, source.id, sources, objects) if last > 0 or objects else None
+            compaction = yield from previous_compaction(ctx, head.part, last + 1)
+        preview = yield from _preview(ctx, head.part, 1, min(last, rules.PREVIEW_WINDOW))
+        versions = sum(1 for c in children if c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX))
         now = ctx.now()
         session = request.session_from(
             source,
@@ -177,16 +159,22 @@ def _fork_once(
             state_version=get_int(state, "version") if state else 0,
             compaction_seq=compaction,
             preview=preview,
-            copying=seed is not None,
         )
-        made = head_item(session, epoch(session.expires_at) if session.expires_at else None)
+        ttl = epoch(session.expires_at) if session.expires_at else None
+        made = head_item(session, ttl)
         made.update(last_seq=n(last), state_version=n(session.state_version))
         if compaction is not None:
             made["compaction_seq"] = n(compaction)
         if preview is not None:
             made["preview"] = s(preview)
-        if seed is not None:
+        seed = None
+        if last > 0 or versions:
+            hidden = rules.copies_inline(last, versions, ctx.settings.fork_inline_messages)
+            seed = Seed(token, last, 0, source.id, head.part, bool(versions), hidden=hidden, ttl=ttl)
             made[SEED] = seed.to_attr()
+            if hidden:  # invisible until its copy is done (`copies._publish`): a dead one expires and is purged
+                made.update({k: v for k, v in unseen_head(target, owner, now).items() if k in ("deleting", keys.TTL)})
+                made[FORKING] = s(token)
         actions = _fork_actions(ctx, request, head, made, token, seed, target)
         actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
         try:
@@ -277,11 +265,16 @@ def _fork_actions(
     }
     if seed is None:
         return Actions(head={"ConditionCheck": {**body, **expr.params()}}, fork=fork)
-    pin = Pin(token, head.part, seed.through, target)
-    pinned = (
-        f"SET {expr.name(pin_attr(target))} = {expr.value(pin.to_attr())} ADD {expr.name('pinrev')} {expr.value(n(1))}"
+    # the pin, and `pinned` (the last message any copy out of the source takes) worked out from the pins as
+    # read: only while no pin came or went meanwhile
+    rev = expr.name(PINREV)
+    body["ConditionExpression"] += (
+        f" AND attribute_not_exists({rev})" if not head.pinrev else f" AND {rev} = {expr.value(n(head.pinrev))}"
     )
-    return Actions(head={"Update": {**body, "UpdateExpression": pinned, **expr.params()}}, fork=fork)
+    pin = expr.value(Pin(token, seed.through).to_attr())
+    pinned = expr.value(n(max(head.pinned, seed.through)))
+    update = f"SET {expr.name(pin_attr(target))} = {pin}, {expr.name(PINNED)} = {pinned} ADD {rev} {expr.value(n(1))}"
+    return Actions(head={"Update": {**body, "UpdateExpression": update, **expr.params()}}, fork=fork)
 
 
 def _children(ctx: Context, request: ForkSession, source: str, target: str, last: int) -> Plan[list[Item]]:
@@ -314,11 +307,11 @@ def _given_state(ctx: Context, target: str, owner: str, state: Any, last: int) -
     return staged
 
 
-def _preview(ctx: Context, transcript: Transcript, lo: int, hi: int) -> Plan[str | None]:
-    """The preview of messages lo..hi (the start of the first user message among them), or None."""
+def _preview(ctx: Context, part: str, lo: int, hi: int) -> Plan[str | None]:
+    """The preview of messages lo..hi of a partition (the start of the first user message among them)."""
     if lo > hi:
         return None
-    items = yield from read_range(ctx, transcript, lo, hi, newest_first=False, limit=None)
+    items = yield from read_range(ctx, part, lo, hi, newest_first=False, limit=None)
     resolved = yield from resolve(ctx, items)
     return preview_of(record_from_item(i) for i in resolved)
 
@@ -342,30 +335,23 @@ def _undo(ctx: Context, target: str, owner: str, staged: list[Staged]) -> Plan[N
 # ---------------------------------------------------------------- rewind and branches
 
 
-def _not_copying(head: Head, what: str) -> None:
-    if head.seed is not None:
-        raise Conflict(
-            f"{what}: the session's transcript is still being copied (a fork's or an earlier rewind's); "
-            "retry once it is done"
-        )
-
-
 def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
-    """Keep the transcript as the branch `request.branch` and continue from `to_seq` in a new partition
-    seeded from it (one transaction; the copy within the call up to `fork_inline_messages`)."""
+    """Keep the transcript as the branch `request.branch` and continue from `to_seq` in a new partition whose
+    messages 1..to_seq the copy brings in from the branch (one transaction; the copy within the call up to
+    `fork_inline_messages`, the session `copying` until it is done). Not while a fork's copy takes messages
+    out of the session (Conflict)."""
     session_id, owner, to_seq, name = request.session_id, request.owner, request.to_seq, request.branch
     attempt = 0
     while True:
         head = yield from read_head(ctx, session_id, owner)
         names = request.metadata is not UNSET
         rules.check_copyable("rewind_session", head.session.metadata, names_its_metadata=names)
-        _not_copying(head, "rewind_session")
         rules.check_branch_room(head.branches)
+        rules.check_unpinned("rewind_session", 0, head.pinned)
         last = head.session.last_seq
         rules.check_rewind(to_seq, last)
         if to_seq == last:
             return head.session
-        transcript = Transcript.of(head)
         state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
         kept = yield from partition_prefix(ctx, session_id, KEPT_STATE_PREFIX)
         current = state_from_item(state) if state is not None else None
@@ -373,8 +359,8 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         restored = next((k for k in kept if chosen is not None and get_int(k, "version") == chosen.version), None)
         compaction = head.session.compaction_seq
         if compaction is not None and compaction > to_seq:
-            compaction = yield from previous_compaction(ctx, transcript, to_seq + 1)
-        preview = yield from _preview(ctx, transcript, 1, min(to_seq, rules.PREVIEW_WINDOW))
+            compaction = yield from previous_compaction(ctx, head.part, to_seq + 1)
+        preview = yield from _preview(ctx, head.part, 1, min(to_seq, rules.PREVIEW_WINDOW))
         copies = yield from placed(
             ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
         )
@@ -382,7 +368,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         now = ctx.now()
         token = new_id()
         part = f"{session_id}{PART_MARK}{new_id()}"
-        seed = Seed(token, to_seq, 0, session_id, (Source(head.part, to_seq),)) if to_seq > 0 else None
+        seed = Seed(token, to_seq, 0, session_id, head.part) if to_seq > 0 else None
         kept_branch = yield from _current_line(ctx, head, name, to_seq, now, kept_state)
         actions = _switch(
             ctx,
@@ -409,9 +395,9 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
             break
         attempt = yield from again(ctx, attempt, "rewind_session")
     ctx.forget(session_id)
-    if seed is not None and to_seq <= ctx.settings.fork_inline_messages:
+    if seed is not None and rules.copies_inline(to_seq, 0, ctx.settings.fork_inline_messages):
         yield from finish_copy(ctx, session_id)
-    return (yield from read_head(ctx, session_id, owner)).session
+    return (yield from read_head(ctx, session_id, owner, copying_ok=True)).session
 
 
 def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datetime, state: Item | None) -> Plan[Item]:
@@ -419,7 +405,7 @@ def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datet
     after `from_seq`): its partition, usage, compaction, both previews and `state` (a STATE item or None)."""
     last = head.session.last_seq
     window = min(last, from_seq + rules.PREVIEW_WINDOW)
-    own_preview = yield from _preview(ctx, Transcript.of(head), from_seq + 1, window)
+    own_preview = yield from _preview(ctx, head.part, from_seq + 1, window)
     return branch_item(
         head.session.id,
         name,
@@ -442,7 +428,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
     attempt = 0
     while True:
         head = yield from read_head(ctx, session_id, owner)
-        _not_copying(head, "restore_branch")
+        rules.check_unpinned("restore_branch", 0, head.pinned)
         branch = yield from read_branch(ctx, session_id, owner, name)
         state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
         wanted = branch.state_item()
@@ -552,7 +538,7 @@ def _switch(
             f"{expr.name('last_seq')} = {expr.value(n(head.session.last_seq))}",
             f"{expr.name('state_version')} = {expr.value(n(version))}",
             in_part(expr, head.part_attr),
-            f"attribute_not_exists({expr.name(SEED)})",
+            unpinned(expr, 0),
         ]
     )
     adds = []
@@ -653,17 +639,12 @@ def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
 
 
 def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_off: bool) -> Plan[bool]:
-    """Finish the copies still reading the branch's partition, purge it, remove its item; False when the
-    request's deadline came first (with `hand_off`)."""
+    """Finish the session's copy if it still reads the branch's partition (a rewind's), purge it, remove its
+    item; False when the request's deadline came first (with `hand_off`)."""
     reserve = ctx.settings.handoff_reserve.total_seconds() if hand_off else None
     session_id = branch.item[keys.PK]["S"][len(keys.session_pk("")) :]
-    readers = []
-    if head is not None:
-        if head.seed is not None and any(x.part == branch.part for x in head.seed.sources):
-            readers.append(session_id)
-        readers += [t for t, pin in head.pins.items() if pin.part == branch.part]
-    for target in readers:
-        finished = yield from finish_copy(ctx, target)
+    if head is not None and head.seed is not None and head.seed.part == branch.part:
+        finished = yield from finish_copy(ctx, session_id)
         if not finished:
             return False
     done = yield from purge_partition(ctx, branch.part, reserve, objects=True)

@@ -1,23 +1,21 @@
-"""Plans for the transcript: append, list, read one, usage and compaction.
+"""Plans for the transcript: append, list, read one, usage, compaction and pop.
 
 A session's messages are in its partition of the messages table (`Position.part`, the session id's own
-until a rewind moves it); while a copy into it is going on (`transcript.py`), reads merge in the messages
-not copied yet. A write that changes a message a copy out of the session still reads copies it there
-first (`copies.Helpers`); a write that changes a message of the session's not copied yet puts its own
-version in the session's partition (the copy then leaves it)."""
+until a rewind moves it: `partitions.py`). Of forks, a write that changes a message already there knows
+one thing: a copy out of the session may still take it (`Position.pinned`), and then it is refused."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, n, s
 from store.aws.calls import AwsError, Plan
-from store.aws.items import item_usage, message_item, record_from_item, usage_attr
+from store.aws.items import Head, message_item, record_from_item, usage_attr
 from store.aws.plans.base import (
     Context,
     Position,
@@ -32,19 +30,19 @@ from store.aws.plans.base import (
     read_head,
     touch,
     touch_head,
+    unpinned,
     usage_adds,
     write_session,
 )
 from store.aws.plans.branches import read_branch
-from store.aws.plans.copies import SEED, Helpers, into, pins_unchanged, placed, seed_takes
-from store.aws.plans.objects import abandon, delete_objects
-from store.aws.plans.payloads import REF, Staged, committed, encode_all, resolve, resolve_one, stage
+from store.aws.plans.objects import delete_objects
+from store.aws.plans.partitions import find, previous_compaction, read_at, read_range
+from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import (
     HEAD,
     IDEMPOTENCY,
     Actions,
     Cancelled,
-    HelpRefused,
     KeyClaimed,
     MessageChanged,
     Outcome,
@@ -53,7 +51,6 @@ from store.aws.plans.transactions import (
     contended,
     transact,
 )
-from store.aws.plans.transcript import Located, Transcript, find, read_at, read_range
 from store.conversation.preview import preview_of
 from store.core import codec, paging, rules
 from store.core.paging import MAX_SEQ
@@ -71,11 +68,6 @@ from store.requests import (
     PopMessage,
     UpdateUsage,
 )
-
-
-def transcript_at(session_id: str, pos: Position) -> Transcript:
-    """Where the session's messages are, as `pos` (read from its head) says."""
-    return Transcript(session_id, pos.messages_of(session_id), pos.seed)
 
 
 def drafts(
@@ -232,7 +224,7 @@ def replay(
     rules.check_replay(key, same_messages=claim["fingerprint"]["S"] == digest, intact=True)
     first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
     head = yield from read_head(ctx, session_id, owner)
-    found = yield from read_range(ctx, Transcript.of(head), first, first + count - 1, newest_first=False, limit=None)
+    found = yield from read_range(ctx, head.part, first, first + count - 1, newest_first=False, limit=None)
     first_id = claim.get("first_mid", {}).get("S")
     intact = len(found) == count and (first_id is None or found[0][keys.MID]["S"] == first_id)
     rules.check_replay(key, same_messages=True, intact=intact)
@@ -245,14 +237,14 @@ def list_messages(ctx: Context, request: ListMessages) -> Plan[Page[MessageRecor
     session_id, owner, query, branch = request.session_id, request.owner, request.query, request.branch
     if branch is None:
         head = yield from read_head(ctx, session_id, owner)
-        transcript, compaction_seq = Transcript.of(head), head.session.compaction_seq
+        part, compaction_seq = head.part, head.session.compaction_seq
     else:
         kept = yield from read_branch(ctx, session_id, owner, branch)
-        transcript, compaction_seq = Transcript(session_id, kept.part), kept.compaction_seq
+        part, compaction_seq = kept.part, kept.compaction_seq
     scope = paging.cursor_scope(session_id, branch)
     lo, hi = query.window(scope, compaction_seq)
     items = yield from read_range(
-        ctx, transcript, lo, hi, newest_first=query.newest_first, limit=query.fetch, roles=query.roles
+        ctx, part, lo, hi, newest_first=query.newest_first, limit=query.fetch, roles=query.roles
     )
     return query.page(scope, [record_from_item(i) for i in (yield from resolve(ctx, items))])
 
@@ -261,17 +253,15 @@ def last_messages(ctx: Context, request: LastMessages) -> Plan[list[MessageRecor
     """The latest `count` messages, in chronological order."""
     session_id, owner, count = request.session_id, request.owner, request.n
     head = yield from read_head(ctx, session_id, owner)
-    items = yield from read_range(ctx, Transcript.of(head), 1, MAX_SEQ, newest_first=True, limit=count)
+    items = yield from read_range(ctx, head.part, 1, MAX_SEQ, newest_first=True, limit=count)
     return [record_from_item(i) for i in reversed((yield from resolve(ctx, items)))]
 
 
 def get_message(ctx: Context, request: GetMessage) -> Plan[MessageRecord | None]:
     session_id, owner, message_id = request.session_id, request.owner, request.message_id
     head = yield from read_head(ctx, session_id, owner)
-    found = yield from find(ctx, Transcript.of(head), message_id)
-    if found is None:
-        return None
-    item = yield from resolve_one(ctx, found.item)
+    found = yield from find(ctx, head.part, message_id)
+    item = yield from resolve_one(ctx, found)
     return None if item is None else record_from_item(item)
 
 
@@ -285,193 +275,103 @@ def usage_unchanged(expr: Expr, item: Item | None) -> str:
     return f"attribute_exists({expr.name(keys.SID)}) AND attribute_not_exists({expr.name('usage')})"
 
 
-@dataclass
-class Change:
-    """A write that changes one message of a session (its usage, or its kind): in place when the session's
-    partition has it, else by putting the session's own changed copy there (`own` False: it is not copied
-    yet), after the copies the session's pins want of it (`helpers`)."""
-
-    ctx: Context
-    session_id: str
-    owner: str | None
-    located: Located
-    helpers: Helpers
-    owned: dict[str, Staged] = field(default_factory=dict)
-
-    @property
-    def item(self) -> Item:
-        return self.located.item
-
-    @property
-    def seq(self) -> int:
-        return int(self.item[keys.SEQ]["N"])
-
-    def prepare(self, pos: Position) -> Plan[None]:
-        yield from self.helpers.prepare(pos, self.seq, self.item)
-        if not self.located.own and "own" not in self.owned:
-            self.owned["own"] = yield from placed(self.ctx, [self.item], self.session_id, pos.owner)
-
-    def conditions(self, pos: Position) -> Callable[[Expr], list[str]]:
-        """The head conditions the change needs: no new pin since `pos`; and for a message not copied yet,
-        that the copy still takes it and the transcript still reaches it."""
-
-        def build(expr: Expr) -> list[str]:
-            out = [pins_unchanged(expr, pos)]
-            if not self.located.own:
-                out.append(f"{expr.name('last_seq')} >= {expr.value(n(self.seq))}")
-                if pos.seed is not None:
-                    out.append(seed_takes(expr, pos.seed, self.seq))
-            return out
-
-        return build
-
-    def message(self, pos: Position, changes: dict[str, Any], condition: Callable[[Expr], str]) -> dict[str, Any]:
-        """The action on the message: an Update of `changes` in place (while `condition` holds), or the Put of
-        the session's own copy with them (while there is none)."""
-        part = pos.messages_of(self.session_id)
-        if not self.located.own:
-            own = self.owned["own"].items[0]
-            return {
-                "Put": {
-                    "TableName": self.ctx.messages_table,
-                    "Item": {**into(own, part), **changes},
-                    "ConditionExpression": "attribute_not_exists(#s)",
-                    "ExpressionAttributeNames": {"#s": keys.SID},
-                }
-            }
-        mexpr = Expr()
-        sets = ", ".join(f"{mexpr.name(k)} = {mexpr.value(v)}" for k, v in changes.items())
-        return {
-            "Update": {
-                "TableName": self.ctx.messages_table,
-                "Key": keys.message_key(part, self.seq),
-                "UpdateExpression": f"SET {sets}",
-                "ConditionExpression": condition(mexpr),
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                **mexpr.params(),
-            }
+def message_update(ctx: Context, part: str, seq: int, changes: dict[str, Any], condition: str, expr: Expr) -> Any:
+    """The transaction Update of message `seq` of partition `part`: SET `changes`, while `condition` holds."""
+    sets = ", ".join(f"{expr.name(k)} = {expr.value(v)}" for k, v in changes.items())
+    return {
+        "Update": {
+            "TableName": ctx.messages_table,
+            "Key": keys.message_key(part, seq),
+            "UpdateExpression": f"SET {sets}",
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **expr.params(),
         }
-
-    def finish(self, actions: Actions, pos: Position) -> Actions:
-        """`actions` with the help copies and the release of the own copy's staged objects."""
-        self.helpers.add(actions, pos, self.seq, self.item)
-        staged = self.owned.get("own")
-        return staged.release(self.ctx, actions) if staged is not None else actions
-
-    def abandon(self) -> Plan[None]:
-        yield from self.helpers.abandon()
-        for staged in self.owned.values():
-            yield from abandon(self.ctx, staged.intent)
-        self.owned.clear()
+    }
 
 
-def find_located(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[Located]:
-    """The session's message by id, as stored (MessageNotFound when it has none)."""
+def found_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[tuple[Head, Item]]:
+    """The session's head and its message `message_id` as stored (MessageNotFound when it has none)."""
     head = yield from read_head(ctx, session_id, owner)
-    found = yield from find(ctx, Transcript.of(head), message_id)
-    if found is None:
+    item = yield from find(ctx, head.part, message_id)
+    if item is None:
         raise MessageNotFound(session_id, message_id)
-    return found
+    return head, item
 
 
 def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
-    """Replace a message's usage and move the session totals by the difference, atomically (re-reading
-    the message when a concurrent update changed it first)."""
+    """Replace a message's usage and move the session totals by the difference, atomically (reading the
+    message again when a concurrent update changed it first). A message a fork's copy still takes is not
+    changed meanwhile (a retryable Conflict)."""
     session_id, owner, message_id, usage = request.session_id, request.owner, request.message_id, request.usage
-    helpers = Helpers(ctx, session_id)
     attempt = 0
-    located = yield from find_located(ctx, session_id, owner, message_id)
     while True:
-        change = Change(ctx, session_id, owner, located, helpers)
-        resolved = yield from resolve_one(ctx, located.item)
-        old = record_from_item(resolved or located.item)
-        # a message put in the session's own partition adds its usage there once: all of it
-        delta = usage.plus(None, minus=old.usage) if located.own else usage
+        head, item = yield from found_message(ctx, session_id, owner, message_id)
+        seq = int(item[keys.SEQ]["N"])
+        rules.check_unpinned("update_usage", seq, head.pinned)
+        old = record_from_item((yield from resolve_one(ctx, item)) or item)
+        delta = usage.plus(None, minus=old.usage)
         now = ctx.now()
 
-        def build(pos: Position, change: Change = change, delta: TokenUsage = delta, now: datetime = now) -> Actions:
+        def build(
+            pos: Position, seq: int = seq, item: Item = item, delta: TokenUsage = delta, now: datetime = now
+        ) -> Actions:
+            rules.check_unpinned("update_usage", seq, pos.pinned)
             head = touch_head(
-                ctx, session_id, owner, pos, now, lambda expr: usage_adds(expr, delta), change.conditions(pos)
+                ctx, session_id, owner, pos, now, lambda e: usage_adds(e, delta), lambda e: [unpinned(e, seq)]
             )
-            message = change.message(pos, {"usage": usage_attr(usage)}, lambda e: usage_unchanged(e, change.item))
-            return change.finish(Actions(head=head, message=message), pos)
+            mexpr = Expr()
+            part = pos.messages_of(session_id)
+            message = message_update(ctx, part, seq, {"usage": usage_attr(usage)}, usage_unchanged(mexpr, item), mexpr)
+            return Actions(head=head, message=message)
 
         try:
-            yield from write_session(
-                ctx,
-                session_id,
-                owner,
-                build,
-                what="update_usage",
-                prepare=change.prepare,
-                expected=(MessageChanged, HelpRefused),
-            )
-        except (MessageChanged, HelpRefused) as exc:  # another write got there first: again at once
-            if isinstance(exc, HelpRefused):
-                helpers.refused(exc.failed)
-            else:
-                yield from change.abandon()
+            yield from write_session(ctx, session_id, owner, build, what="update_usage", expected=(MessageChanged,))
+        except MessageChanged:  # another write changed it first: again at once, from what is there now
             attempt = yield from again(ctx, attempt, "update_usage")
-            located = yield from find_located(ctx, session_id, owner, message_id)
             continue
-        except Exception:
-            yield from change.abandon()
-            raise
         return old.model_copy(update={"usage": usage})
 
 
 def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord]:
-    """Mark an appended message as a compaction; the latest such message starts the live context."""
+    """Mark an appended message as a compaction; the latest such message starts the live context. A message
+    a fork's copy still takes is not changed meanwhile (a retryable Conflict)."""
     session_id, owner, message_id = request.session_id, request.owner, request.message_id
-    helpers = Helpers(ctx, session_id)
     attempt = 0
     while True:
-        head = yield from read_head(ctx, session_id, owner)
-        located = yield from find(ctx, Transcript.of(head), message_id)
-        if located is None:
-            raise MessageNotFound(session_id, message_id)
-        change = Change(ctx, session_id, owner, located, helpers)
-        pos = Position.of(head)
+        head, item = yield from found_message(ctx, session_id, owner, message_id)
+        seq = int(item[keys.SEQ]["N"])
+        rules.check_unpinned("mark_compaction", seq, head.pinned)
+        current = head.session.compaction_seq
+        now = ctx.now()
+        expr = Expr()
+        cseq = expr.name("compaction_seq")
+        marker = f"attribute_not_exists({cseq})" if current is None else f"{cseq} = {expr.value(n(current))}"
+        condition = " AND ".join([guard(expr, now, owner), marker, in_part(expr, head.part_attr), unpinned(expr, seq)])
+        sets = [
+            *touch(expr, session_id, now, Position.of(head).retention),
+            f"{cseq} = {expr.value(n(max(seq, current or 0)))}",
+        ]
+        mexpr = Expr()
+        marked = message_update(
+            ctx, head.part, seq, {"kind": s("compaction")}, f"attribute_exists({mexpr.name(keys.SID)})", mexpr
+        )
+        actions = Actions(head=head_update(ctx, session_id, expr, condition, sets), message=marked)
         try:
-            yield from change.prepare(pos)
-            actions = _compaction_actions(ctx, change, pos, head.session.compaction_seq, owner)
             yield transact(actions)
         except AwsError as err:
             failed = None if contended(err) else cancelled(err, actions)
             if failed is None or failed.conflicted():
                 attempt = yield from backoff(ctx, attempt, "mark_compaction")
                 continue
-            if HelpRefused.happened(failed):
-                helpers.refused(failed)
-            else:
-                yield from change.abandon()
-                # the head moved (another compaction, a pin; or the session went: the re-read says so) or the
-                # message was popped or copied (the re-read says so): again at once; anything else is not retried
-                if not (failed.failed(HEAD) or failed.failed("message")):
-                    raise Cancelled(failed, "mark_compaction") from err
+            # the head moved (another compaction, a pin; or the session went: the re-read says so) or the
+            # message was popped (the re-read says so): again at once; anything else is not retried
+            if not (failed.failed(HEAD) or failed.failed("message")):
+                raise Cancelled(failed, "mark_compaction") from err
             attempt = yield from again(ctx, attempt, "mark_compaction")
             continue
-        except Exception:
-            yield from change.abandon()
-            raise
-        item = yield from resolve_one(ctx, located.item)
-        return record_from_item({**(item or located.item), "kind": s("compaction")})
-
-
-def _compaction_actions(ctx: Context, change: Change, pos: Position, current: int | None, owner: str | None) -> Actions:
-    """The head's marker moved to the message (conditioned on the marker as read), and the message marked."""
-    now = ctx.now()
-    session_id, seq = change.session_id, change.seq
-    expr = Expr()
-    cseq = expr.name("compaction_seq")
-    marker = f"attribute_not_exists({cseq})" if current is None else f"{cseq} = {expr.value(n(current))}"
-    condition = " AND ".join([guard(expr, now, owner), marker, in_part(expr, pos.part), *change.conditions(pos)(expr)])
-    sets = touch(expr, session_id, now, pos.retention)
-    sets.append(f"{cseq} = {expr.value(n(max(seq, current or 0)))}")
-    usage = None if change.located.own else item_usage(change.item)  # a message put here adds its usage
-    adds = usage_adds(expr, usage) if usage is not None else []
-    message = change.message(pos, {"kind": s("compaction")}, lambda e: f"attribute_exists({e.name(keys.SID)})")
-    return change.finish(Actions(head=head_update(ctx, session_id, expr, condition, sets, adds), message=message), pos)
+        resolved = yield from resolve_one(ctx, item)
+        return record_from_item({**(resolved or item), "kind": s("compaction")})
 
 
 def get_latest_compaction(ctx: Context, request: GetLatestCompaction) -> Plan[MessageRecord | None]:
@@ -479,8 +379,8 @@ def get_latest_compaction(ctx: Context, request: GetLatestCompaction) -> Plan[Me
     head = yield from read_head(ctx, session_id, owner)
     if head.session.compaction_seq is None:
         return None
-    found = yield from read_at(ctx, Transcript.of(head), head.session.compaction_seq)
-    item = yield from resolve_one(ctx, found.item if found is not None else None)
+    found = yield from read_at(ctx, head.part, head.session.compaction_seq)
+    item = yield from resolve_one(ctx, found)
     return None if item is None else record_from_item(item)
 
 
@@ -494,7 +394,6 @@ class Tail:
 
     seq: int = 0
     stored: Item | None = None
-    own: bool = True  # stored in the session's own partition (else: only where its copy reads it)
     record: MessageRecord | None = None
     compaction_seq: int | None = None  # the head's compaction marker once the message is gone
 
@@ -503,44 +402,36 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
     """Remove the latest message and return it (None for an empty transcript), in one transaction that
     holds only while the head is still at that message: of two concurrent pops one removes it and the
     other, learning the new head, takes the message before it. The head's sequence, usage totals and
-    compaction marker move back with it; a saved state that has seen the message makes it a Conflict.
-    A message that a copy into the session has not brought yet is not deleted (there is none to delete):
-    the copy stops short of it. One that copies out of the session still read is copied to them first."""
+    compaction marker move back with it; a saved state that has seen the message makes it a Conflict, and so
+    does a fork's copy that still takes it (retryable)."""
     session_id, owner, expected_seq = request.session_id, request.owner, request.expected_seq
     tail = Tail()
-    helpers = Helpers(ctx, session_id)
 
     def prepare(pos: Position) -> Plan[None]:
         if pos.last_seq == 0:  # a head read (or a failure's) says so: nothing to pop
             raise EmptyTranscript
-        transcript = transcript_at(session_id, pos)
-        found = yield from read_at(ctx, transcript, pos.last_seq)
-        stored = found.item if found is not None else None
+        rules.check_unpinned("pop_message", pos.last_seq, pos.pinned)
+        part = pos.messages_of(session_id)
+        stored = yield from read_at(ctx, part, pos.last_seq)
         item = yield from resolve_one(ctx, stored)
-        tail.seq, tail.stored, tail.own = pos.last_seq, stored, found is None or found.own
+        tail.seq, tail.stored = pos.last_seq, stored
         tail.record = None if item is None else record_from_item(item)
         cseq = pos.compaction_seq
         tail.compaction_seq = (
-            (yield from previous_compaction(ctx, transcript, pos.last_seq))
+            (yield from previous_compaction(ctx, part, pos.last_seq))
             if rules.marker_moves_back(cseq, pos.last_seq)
             else cseq
         )
-        if stored is not None:
-            yield from helpers.prepare(pos, pos.last_seq, stored)
 
     def build(pos: Position) -> Actions:
         # a message missing at the head's last_seq means the head moved: the head's condition fails
-        usage = tail.record.usage if tail.record is not None and tail.own else None
+        usage = tail.record.usage if tail.record is not None else None
         last, cseq, new_cseq = pos.last_seq, pos.compaction_seq, tail.compaction_seq
         now = ctx.now()
         expr = Expr()
         cname = expr.name("compaction_seq")
         marker = f"attribute_not_exists({cname})" if cseq is None else f"{cname} = {expr.value(n(cseq))}"
-        conditions = [marker, pins_unchanged(expr, pos)]
         sets = [f"{expr.name('last_seq')} = {expr.value(n(last - 1))}"]
-        if pos.seed is not None and last <= pos.seed.through:  # the copy stops short of the popped message
-            conditions.append(seed_takes(expr, pos.seed, last))
-            sets.append(f"{expr.name(SEED)}.{expr.name('th')} = {expr.value(n(last - 1))}")
         if new_cseq is not None and new_cseq != cseq:
             sets.append(f"{cname} = {expr.value(n(new_cseq))}")
         removes = [cname] if new_cseq is None and cseq is not None else []
@@ -555,10 +446,11 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             sets,
             adds=[*usage_adds(expr, delta), count_edit(expr)],
             removes=removes,
-            conditions=conditions,
+            conditions=[marker, unpinned(expr, last)],
         )
         sexpr = Expr()
-        actions = Actions(
+        mexpr = Expr()
+        return Actions(
             head=head,
             state={
                 "ConditionCheck": {
@@ -569,38 +461,17 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
                     **sexpr.params(),
                 }
             },
+            message={
+                "Delete": {
+                    "TableName": ctx.messages_table,
+                    "Key": keys.message_key(pos.messages_of(session_id), last),
+                    # the head's totals lose the usage read in prepare: only while it is still that usage
+                    "ConditionExpression": usage_unchanged(mexpr, tail.stored),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    **mexpr.params(),
+                }
+            },
         )
-        if not tail.own:  # nothing to delete: only while the copy (or a help) has not put it here meanwhile
-            oexpr = Expr()
-            actions.add(
-                "message",
-                {
-                    "ConditionCheck": {
-                        "TableName": ctx.messages_table,
-                        "Key": keys.message_key(pos.messages_of(session_id), last),
-                        "ConditionExpression": f"attribute_not_exists({oexpr.name(keys.SID)})",
-                        **oexpr.params(),
-                    }
-                },
-            )
-        else:
-            mexpr = Expr()
-            actions.add(
-                "message",
-                {
-                    "Delete": {
-                        "TableName": ctx.messages_table,
-                        "Key": keys.message_key(pos.messages_of(session_id), last),
-                        # the head's totals lose the usage read in prepare: only while it is still that usage
-                        "ConditionExpression": usage_unchanged(mexpr, tail.stored),
-                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                        **mexpr.params(),
-                    }
-                },
-            )
-        if tail.stored is not None:
-            helpers.add(actions, pos, last, tail.stored)
-        return actions
 
     head = yield from read_head(ctx, session_id, owner)  # the position to start from, as it is now
     last = head.session.last_seq
@@ -608,35 +479,29 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
     if last == 0:
         return None
     attempt = 0
-    try:
-        while True:
-            try:
-                pos, _ = yield from write_session(
-                    ctx,
-                    session_id,
-                    owner,
-                    build,
-                    what="pop_message",
-                    expect_seq=expected_seq,
-                    prepare=prepare,
-                    expected=(StateSeen, MessageChanged, HelpRefused),
-                    queued=True,
-                )
-            except EmptyTranscript:
-                return None
-            except StateSeen as seen:
-                raise rules.state_has_seen(tail.seq) from seen
-            except (MessageChanged, HelpRefused) as exc:  # a write got there first: again, reading it anew
-                if isinstance(exc, HelpRefused):
-                    helpers.refused(exc.failed)
-                attempt = yield from again(ctx, attempt, "pop_message")
-                continue
-            break
-    except Exception:
-        yield from helpers.abandon()
-        raise
+    while True:
+        try:
+            pos, _ = yield from write_session(
+                ctx,
+                session_id,
+                owner,
+                build,
+                what="pop_message",
+                expect_seq=expected_seq,
+                prepare=prepare,
+                expected=(StateSeen, MessageChanged),
+                queued=True,
+            )
+        except EmptyTranscript:
+            return None
+        except StateSeen as seen:
+            raise rules.state_has_seen(tail.seq) from seen
+        except MessageChanged:  # a write got there first: again, reading it anew
+            attempt = yield from again(ctx, attempt, "pop_message")
+            continue
+        break
     ctx.remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
-    if tail.own and tail.stored is not None and REF in tail.stored:
+    if tail.stored is not None and REF in tail.stored:
         # the messages table has no stream, so the popped body's object goes now; best effort: the
         # session's purge deletes whatever a failure here leaves under its prefix
         with contextlib.suppress(AwsError):
@@ -644,18 +509,3 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
     if tail.record is None:  # not reached: the write held only with the message there
         raise Conflict("pop_message: the message moved during the call; retry")
     return tail.record
-
-
-def previous_compaction(ctx: Context, transcript: Transcript, before: int) -> Plan[int | None]:
-    """The sequence number of the latest compaction message before `before`, or None (reads newest
-    first, a page at a time; only a pop of the compaction marker, and a fork or rewind to before it, need
-    this)."""
-    hi = before - 1
-    while hi >= 1:
-        lo = max(1, hi - 99)
-        items = yield from read_range(ctx, transcript, lo, hi, newest_first=True, limit=None)
-        for item in items:
-            if item.get("kind", {}).get("S") == "compaction":
-                return int(item[keys.SEQ]["N"])
-        hi = lo - 1
-    return None

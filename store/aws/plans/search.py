@@ -5,11 +5,11 @@ from __future__ import annotations
 from store.aws import keys
 from store.aws.attrs import Item
 from store.aws.calls import Call, Parallel, Plan
-from store.aws.items import head_from_item, record_from_item
+from store.aws.items import Head, head_from_item, record_from_item
 from store.aws.plans.base import Context, get_item, query
+from store.aws.plans.partitions import range_query
 from store.aws.plans.payloads import resolve
 from store.aws.plans.sessions import list_heads
-from store.aws.plans.transcript import Transcript, range_query, read_range
 from store.core.paging import SessionQuery
 from store.core.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
 from store.models import SearchHits
@@ -22,23 +22,23 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     newest first (1 Query of the by_owner index), reading at most `settings.search_messages` messages,
     each session's newest first (1 Query per session, all at once; + 1 per 1 MB beyond the first page;
     + 1 S3 GET per spilled message). Messages are read strongly consistently; the listing, through the
-    index, is eventually consistent (a session updated in the last moment may be found at its old place)."""
+    index, is eventually consistent (a session updated in the last moment may be found at its old place).
+    A session whose transcript is still being copied in is found by its title only."""
     owner, needle, settings = request.owner, request.query.casefold(), ctx.settings
     start = search_start(request.cursor, owner)
     candidates: list[Candidate] = []
-    where: dict[str, Transcript] = {}
+    where: dict[str, Head] = {}
     if start.partial is not None and start.below > 1:
         item = yield from get_item(ctx.sessions_table, keys.head_key(start.partial))
         head = head_from_item(item) if item is not None else None
         if head is not None and head.live(ctx.now(), owner):
             candidates.append(Candidate(head.session, start.below - 1, False, start.listing))
-            where[head.session.id] = Transcript.of(head)
+            where[head.session.id] = head
     wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
     heads, listing_cursor = yield from list_heads(ctx, ListSessions(owner=owner, query=wanted))
     candidates += [Candidate(h.session, h.session.last_seq, True, sessions_cursor(owner, h.session)) for h in heads]
-    where.update((h.session.id, Transcript.of(h)) for h in heads)
+    where.update((h.session.id, h) for h in heads)
     readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
-    copying = [r for r in readings if r.hi >= r.lo and where[r.session.id].seed is not None]
     ranges = [
         (r, range_query(ctx, where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1))
         for r in readings
@@ -56,10 +56,6 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
             )
             items += more
         by_session[reading.session.id] = items
-    for reading in copying:  # a transcript still being copied in: read where its messages are (transcript.py)
-        by_session[reading.session.id] = yield from read_range(
-            ctx, where[reading.session.id], reading.lo, reading.hi, newest_first=True, limit=None
-        )
     for reading in readings:
         resolved = yield from resolve(ctx, by_session.get(reading.session.id, []))
         messages = (record_from_item(m) for m in resolved)

@@ -198,14 +198,6 @@ class VersionExists(Outcome):
     action = "version"
 
 
-class HelpRefused(Outcome):
-    """A copy that a write makes first (`help[i]`: the target's head, then its message) is not wanted any
-    more: the target has the message, or its copy is over. Write again without it."""
-
-    action = "help"
-    family = True
-
-
 class BatchNumbered(Outcome):
     """Another batch of a trace run (`run[i]`) was numbered first: take the next number."""
 

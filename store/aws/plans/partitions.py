@@ -1,0 +1,105 @@
+"""Reading a transcript: the messages of one partition of the messages table (a session's is its head's
+`part`, the session id's own until a rewind moves it), by sequence number or by message id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.aws import keys
+from store.aws.attrs import Expr, Item, n, s
+from store.aws.calls import Plan
+from store.aws.plans.base import Context, get_item, query
+
+COMPACTION_PAGE = 100  # messages read at once looking back for the previous compaction marker
+
+
+def range_query(
+    ctx: Context,
+    part: str,
+    lo: int,
+    hi: int,
+    *,
+    newest_first: bool,
+    limit: int | None,
+    roles: frozenset[str] | None = None,
+    keys_only: bool = False,
+) -> dict[str, Any]:
+    """The Query parameters (strongly consistent) of messages lo..hi of one partition, in either order, at
+    most `limit` (of `roles` only, when given; only their keys with `keys_only`), for plans that run
+    several at once."""
+    expr = Expr()
+    params: dict[str, Any] = {
+        "TableName": ctx.messages_table,
+        "ConsistentRead": True,
+        "ScanIndexForward": not newest_first,
+        "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(part))} AND "
+        f"{expr.name(keys.SEQ)} BETWEEN {expr.value(n(lo))} AND {expr.value(n(hi))}",
+    }
+    if roles:
+        params["FilterExpression"] = f"{expr.name('role')} IN ({', '.join(expr.value(s(r)) for r in sorted(roles))})"
+    if limit is not None:
+        params["Limit"] = limit
+    if keys_only:
+        params["ProjectionExpression"] = f"{expr.name(keys.SID)}, {expr.name(keys.SEQ)}"
+    params.update(expr.params())
+    return params
+
+
+def read_range(
+    ctx: Context,
+    part: str,
+    lo: int,
+    hi: int,
+    *,
+    newest_first: bool,
+    limit: int | None,
+    roles: frozenset[str] | None = None,
+) -> Plan[list[Item]]:
+    """Messages lo..hi of one partition, in either order, at most `limit` (of `roles` only): one Query per
+    1 MB page (a filtered one reads growing pages until it has `limit`)."""
+    if lo > hi:
+        return []
+    params = range_query(ctx, part, lo, hi, newest_first=newest_first, limit=limit, roles=roles)
+    items: list[Item] = yield from query(params, limit=limit, growing=bool(roles))
+    return items
+
+
+def read_at(ctx: Context, part: str, seq: int) -> Plan[Item | None]:
+    """Message `seq` of a partition (1 GetItem), or None."""
+    item: Item | None = yield from get_item(ctx.messages_table, keys.message_key(part, seq))
+    return item
+
+
+def find(ctx: Context, part: str, message_id: str) -> Plan[Item | None]:
+    """The message of a partition with id `message_id` (1 Query of the by_message_id index, then 1 GetItem of
+    the earliest it names), or None."""
+    expr = Expr()
+    hits = yield from query(
+        {
+            "TableName": ctx.messages_table,
+            "IndexName": keys.BY_MESSAGE_ID,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(part))} AND "
+            f"{expr.name(keys.MID)} = {expr.value(s(message_id))}",
+            **expr.params(),
+        }
+    )
+    if not hits:
+        return None
+    found: Item | None = yield from read_at(ctx, part, min(int(h[keys.SEQ]["N"]) for h in hits))
+    return found
+
+
+def previous_compaction(ctx: Context, part: str, before: int) -> Plan[int | None]:
+    """The sequence number of the latest compaction message before `before`, or None (reads newest first,
+    COMPACTION_PAGE messages at a time; only a pop of the compaction marker, and a fork or rewind to before
+    it, need this)."""
+    hi = before - 1
+    while hi >= 1:
+        lo = max(1, hi - COMPACTION_PAGE + 1)
+        items = yield from read_range(ctx, part, lo, hi, newest_first=True, limit=None)
+        for item in items:
+            if item.get("kind", {}).get("S") == "compaction":
+                return int(item[keys.SEQ]["N"])
+        hi = lo - 1
+    return None
