@@ -7,8 +7,8 @@
 an owner with 100, 1,000 and 10,000 sessions of 50 messages (first page and one continuation); for a
 session of 1,000, 10,000 and 100,000 messages: `load_full` whole and its live context (`last=50`), and
 `delete_session` inside an API request's deadline; for a session of 10, 1,000 and 100,000 messages, a
-`fork_session` inside an API request's deadline, the fork's first read, and the copy the cascade then
-makes (nothing is left to it up to 1,000 messages: the fork copies them itself). Each call is measured
+`fork_session` inside an API request's deadline, the copy the copy job then makes (nothing is left to it up
+to 1,000 messages: the fork copies them itself and is published whole), and the fork's first read. Each call is measured
 with bench/meter.py (requests, bytes, capacity units from item sizes) and timed with a simulated network
 round trip added to every request (a sleep in botocore's `before-send`, so requests sent at once overlap
 as they would). Data is written straight into the tables with the store's own item layout
@@ -212,8 +212,9 @@ def session_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
 
 
 def fork_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
-    """A fork of a session of `messages` messages inside an API request's deadline, the fork's first read
-    (a page of 100), then the cascade's part: the copy of what the fork did not copy itself."""
+    """A fork of a session of `messages` messages inside an API request's deadline, then the copy job's
+    part (the copy of what the fork did not copy itself: a longer fork is `copying` until then), then the
+    fork's first read (a page of 100)."""
     sc = Scenario(url, f"fork{messages}", rtt)
     sc.add_session("owner", "long", messages, lambda q: f"message {q}")
     sc.pool.shutdown()
@@ -225,8 +226,6 @@ def fork_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
 
     forked, made = sc.measure(fork)
     forked["copying"] = made.copying
-    first, page = sc.measure(lambda: sc.store.list_messages("fork", limit=100))
-    first["messages_returned"] = len(page.items)
     streams = local_client("dynamodbstreams", endpoint_url=url)
     arn = sc.writer.describe_table(TableName=sc.tables.sessions)["Table"]["LatestStreamArn"]
     shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
@@ -259,6 +258,8 @@ def fork_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
     copied["copying_after"] = bool(done is not None and done.copying)
     copied["invocations"] = invocations
     copied["messages_in_the_fork"] = sc.count_messages("fork")
+    first, page = sc.measure(lambda: sc.store.list_messages("fork", limit=100))
+    first["messages_returned"] = len(page.items)
     return {
         "messages": messages,
         "fork": forked,
@@ -345,15 +346,16 @@ def write_report(results: dict[str, Any], out: Path) -> None:
             "",
             "## A fork, per call",
             "",
-            "`fork_session` inside an API request's deadline (20 s), the fork's first read (a page of 100 "
-            "messages), and the cascade's copy of what the fork left to it (docs/decisions.md, Fork and rewind).",
+            "`fork_session` inside an API request's deadline (20 s), the copy job's copy of what the fork left to "
+            "it (a longer fork is `copying` until then), and the fork's first read (a page of 100 messages; "
+            "docs/decisions.md, Fork and rewind).",
             "",
             "| messages | call | requests | bytes received | RCU | what | time | moto's bare Query (100) |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for row in results["forks"]:
             fork, first, cascade = row["fork"], row["first_read"], row["cascade"]
-            left = "copied by the cascade" if fork["copying"] else "copied within the call"
+            left = "copied by the copy job" if fork["copying"] else "copied within the call"
             returned = f"{first['messages_returned']} returned"
             moto = f"{row['moto_query_seconds'] * 1000:,.1f} ms"
             laps = f"{cascade.get('invocations', 1)} invocations"
@@ -361,13 +363,13 @@ def write_report(results: dict[str, Any], out: Path) -> None:
                 f"| {row['messages']:,} | fork_session | {fork['requests']} ({fork['calls']}) | "
                 f"{fork['bytes_received'] / 1024:,.1f} KB | {fork['rcu']:g} | {left} | "
                 f"{fork['seconds'] * 1000:,.0f} ms | {moto} |",
-                f"| {row['messages']:,} | first read | {first['requests']} ({first['calls']}) | "
-                f"{first['bytes_received'] / 1024:,.1f} KB | {first['rcu']:g} | {returned} | "
-                f"{first['seconds'] * 1000:,.0f} ms | {moto} |",
-                f"| {row['messages']:,} | the cascade's copy | {cascade['requests']} ({cascade['calls']}) | "
+                f"| {row['messages']:,} | the copy job's copy | {cascade['requests']} ({cascade['calls']}) | "
                 f"{cascade['bytes_received'] / 1024:,.1f} KB | - | {cascade['messages_in_the_fork']:,} in the fork"
                 f"{', still copying' if cascade['copying_after'] else ''} ({laps}) | "
                 f"{cascade['seconds'] * 1000:,.0f} ms | {moto} |",
+                f"| {row['messages']:,} | first read | {first['requests']} ({first['calls']}) | "
+                f"{first['bytes_received'] / 1024:,.1f} KB | {first['rcu']:g} | {returned} | "
+                f"{first['seconds'] * 1000:,.0f} ms | {moto} |",
             ]
     imports = results.get("imports", {}).get("modules", {})
     if imports:

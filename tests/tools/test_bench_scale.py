@@ -43,7 +43,7 @@ def test_a_small_scale_run_measures_every_call(tmp_path: Path) -> None:
     assert long_fork["first_read"]["messages_returned"] == 100
     report = (tmp_path / "scale.md").read_text()
     assert "| 60 × 2 | first | 51 (51 Query) |" in report
-    assert "| 1,100 | fork_session |" in report and "copied by the cascade" in report
+    assert "| 1,100 | fork_session |" in report and "copied by the copy job" in report
     # the report follows the measurements: change one, and its row and target change with it
     results["sessions"][1]["live_context"]["requests"] = 9
     write_report(results, tmp_path)
