@@ -39,8 +39,9 @@ def new_secret() -> bytes:
 
 def operator_key(secret: bytes) -> str:
     """The stack's operator key: what mints tokens for any owner (`POST /_local/token`). Derived from the
-    signing secret, so it stays the same across restarts with --data, and is no token of any owner."""
-    return _b64(hmac.new(secret, b"agent-store-local operator key", hashlib.sha256).digest())
+    signing secret, so it stays the same across restarts with --data, and is no token of any owner. It starts
+    with `op-`, never with a dash: `--operator-key KEY` parses whatever the secret is."""
+    return "op-" + _b64(hmac.new(secret, b"agent-store-local operator key", hashlib.sha256).digest())
 
 
 def is_operator(secret: bytes, presented: str) -> bool:

@@ -507,3 +507,14 @@ def test_kept_data_is_private_and_never_follows_a_link(tmp_path: Any) -> None:
     (data / "objects" / "00000000").symlink_to(secret_file)
     with pytest.raises(persist.DataDirError), local_stack(port=0, cascade=False, prefix="priv3", data=data):
         pass
+
+
+def test_the_operator_key_parses_as_an_option_value_whatever_the_secret() -> None:
+    """A key that began with a dash (one secret in 64) was taken by argparse for an option of its own."""
+    from store.tools.cli import parser
+
+    for i in range(200):
+        key = devtoken.operator_key(i.to_bytes(4, "big"))
+        assert not key.startswith("-")
+        args = parser().parse_args(["token", "--sub", "zoe", "--operator-key", key])
+        assert args.operator_key == key and devtoken.is_operator(i.to_bytes(4, "big"), key)
