@@ -41,7 +41,6 @@ from store.aws.plans.base import (
     read_head,
     touch_head,
     unpinned,
-    write_session,
 )
 from store.aws.plans.objects import (
     COMMITTED,
@@ -58,6 +57,7 @@ from store.aws.plans.objects import (
 )
 from store.aws.plans.transactions import Actions, IndexMoved, UploadSettled, VersionExists
 from store.aws.plans.uploads import Stored, Uploaded, copy_object, digest_object, head_object, upload
+from store.aws.plans.writes import write_session
 from store.core import rules
 from store.core.http_headers import attachment, sha256_base64, upload_headers
 from store.core.timeutil import from_epoch, iso, parse_iso

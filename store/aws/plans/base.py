@@ -1,5 +1,5 @@
 """Building blocks every DynamoDB plan uses: the context, reads, the session-head guard and touch,
-transactions with their failure diagnosis, the write loop and its retry rules.
+transactions with their failure diagnosis, and the retry rules (the write loop is `writes`).
 
 The retry rules (docs/reliability.md, "Contention"):
 - a write that lost a race to another writer's progress (a position, an index, a batch number moved)
@@ -11,7 +11,6 @@ The retry rules (docs/reliability.md, "Contention"):
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -25,18 +24,7 @@ from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
 from store.aws.items import PART, PINNED, SEED, Head, head_from_item
 from store.aws.keys import PK, SK
 from store.aws.plans import turns
-from store.aws.plans.transactions import (
-    HEAD,
-    Actions,
-    Failed,
-    Outcome,
-    cancellation,
-    cancelled,
-    condition_failed,
-    contended,
-    transact,
-)
-from store.aws.plans.turns import Pace, Queue, Turn
+from store.aws.plans.turns import Turn
 from store.core import rules
 from store.core.deadlines import current_deadline
 from store.core.lru import Lru
@@ -443,195 +431,6 @@ def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]
         head = yield from read_head(ctx, session_id, owner)
         pos = Position.of(head)
     return pos
-
-
-# ---------------------------------------------------------------- the write loop
-
-
-@dataclass
-class Expectation:
-    """What the caller of a write expects of the head (`expected_seq`, `expected_version`), if anything."""
-
-    what: str
-    seq: int | None = None
-    version: int | None = None
-
-    def stale(self, head: Head) -> str | None:
-        """Why the head no longer is as expected, or None."""
-        return rules.stale_seq(self.what, self.seq, head.session.last_seq) or rules.stale_version(
-            self.what, self.version, head.session.state_version
-        )
-
-    def apply(self, pos: Position) -> Position:
-        """`pos` where the caller expects the head to be."""
-        return replace(
-            pos,
-            last_seq=pos.last_seq if self.seq is None else self.seq,
-            state_version=pos.state_version if self.version is None else self.version,
-        )
-
-
-class Waiting:
-    """A writer's place in a session's queue (see `turns`): its ticket, and how fast the queue moves."""
-
-    def __init__(self, ctx: Context, session_id: str, owner: str | None, what: str) -> None:
-        self.ctx, self.session_id, self.owner, self.what = ctx, session_id, owner, what
-        self.ticket = 0  # 0: none held
-        self.behind = False  # tickets were taken after this one (as the head last showed)
-        self.lease_ms = int(ctx.settings.queue_lease.total_seconds() * 1000)
-        self.pace = Pace(0.0, self.lease_ms / 1000)
-
-    def take(self, attempt: int) -> Plan[tuple[Item, int]]:
-        """Take the next ticket; returns the head as it then was, and the attempt count so far."""
-        while True:
-            expr = Expr()
-            now = self.ctx.now()
-            started = time.monotonic()
-            try:
-                resp = yield turns.take_ticket(
-                    self.ctx.sessions_table, self.session_id, guard(expr, now, self.owner), expr, now
-                )
-            except AwsError as err:
-                if err.code == "ConditionalCheckFailedException":  # the session is not live for this caller
-                    live_head(self.ctx, self.session_id, err.response.get("Item"), self.owner)
-                    raise SessionNotFound(self.session_id) from err
-                if not contended(err):
-                    raise
-                attempt = yield from backoff(self.ctx, attempt, self.what)
-                continue
-            item = dict(resp["Attributes"])
-            self.ticket = Queue.of(item).next
-            known = self.ctx.turn_times.get(self.session_id)
-            self.pace = Pace(known or 2 * (time.monotonic() - started), self.lease_ms / 1000)
-            return item, attempt
-
-    def turn(self, item: Item | None, expectation: Expectation) -> Plan[Position | None]:
-        """Wait for this ticket's turn, from the head `item`: the position to write at in that turn; the
-        position without a turn when the head is no longer as the caller expects (the write then fails as
-        it should, with its other actions' outcomes); None when the ticket was skipped (take another).
-        SessionNotFound when the session goes."""
-        while True:
-            head = live_head(self.ctx, self.session_id, item, self.owner)
-            if expectation.stale(head):
-                return expectation.apply(Position.of(head))
-            queue = Queue.of(item or {})
-            if queue.served >= self.ticket or queue.next < self.ticket:  # skipped, or the session is a new one
-                self.ticket = 0
-                return None
-            turn = turns.turn_of(queue, self.ticket, self.ctx.now(), self.lease_ms)
-            if turn is not None:
-                self.behind = queue.next > self.ticket
-                self.pace.observe(time.monotonic(), queue.served)
-                self.ctx.turn_times.put(self.session_id, self.pace.per_turn)
-                return replace(Position.of(head), turn=turn)
-            moved = self.pace.observe(time.monotonic(), queue.served)
-            # waiting while the queue moves is a turn, not a backoff; a queue that stands still is contention
-            yield Sleep(self.pace.wait(queue.ahead(self.ticket)), self.what, budgeted=not moved)
-            item = yield from get_item(self.ctx.sessions_table, keys.head_key(self.session_id))
-
-    def leave(self) -> Plan[None]:
-        """Give up a ticket still held (best effort: a ticket left behind is skipped after a lease)."""
-        if self.ticket:
-            ticket, self.ticket = self.ticket, 0
-            with contextlib.suppress(AwsError):
-                yield from turns.give_up(self.ctx.sessions_table, self.session_id, ticket)
-
-
-def write_session(
-    ctx: Context,
-    session_id: str,
-    owner: str | None,
-    build: Callable[[Position], Actions],
-    *,
-    what: str,
-    expect_seq: int | None = None,
-    expect_version: int | None = None,
-    landed: Callable[[Position], Plan[bool]] | None = None,
-    expected: tuple[type[Outcome], ...] = (),
-    prepare: Callable[[Position], Plan[None]] | None = None,
-    queued: bool = False,
-) -> Plan[tuple[Position, dict[str, Any]]]:
-    """Write to a session whose head action (named HEAD in what `build` returns) is conditioned on a
-    `Position`: start from the cached position (or read it), and after losing a race retry at once from
-    the head the failure returned, unless the caller's expectation (`expect_seq`, `expect_version`) no
-    longer holds (Conflict). `prepare(pos)`, when given, runs before each `build(pos)` (reads the write
-    depends on). A single Update runs as UpdateItem returning the new item; more run as one transaction.
-    Returns the position written against and the response.
-
-    A `queued` write moves the session's position (`move_head`): after losing twice it takes a ticket and
-    writes in its turn (see `turns`), so that no writer loses without bound. Contention (a
-    TransactionConflict, throttling) is backed off; any other failure is raised at once.
-
-    Writes that must not be applied twice pass `landed(pos)`: when a condition fails on a request the
-    SDK had to resend, an earlier attempt may have succeeded with its response lost; `landed` tells
-    whether the write built for `pos` is already stored, and if so that is the result (response {}).
-
-    A write cancelled on another action raises the first of the `expected` outcomes whose action failed
-    (`KeyClaimed`, `IndexMoved`, ...), or `Cancelled`; so does a stale expectation, which still carries the
-    other actions' outcomes (an append retried with its idempotency key replays from them)."""
-    expectation = Expectation(what, expect_seq, expect_version)
-    pos = expectation.apply((yield from position(ctx, session_id, owner)))
-    waiting = Waiting(ctx, session_id, owner, what)
-    attempt = lost = 0
-    old: Item | None = None
-    wait = queued and pos.crowded  # writers were waiting when this store last wrote here: queue at once
-    try:
-        while True:
-            while wait:  # wait for a turn, taking a ticket first (again, if the one held was skipped)
-                if not waiting.ticket:
-                    old, attempt = yield from waiting.take(attempt)
-                turned = yield from waiting.turn(old, expectation)
-                if turned is not None:
-                    pos, wait = turned, False
-                old = None
-            if prepare is not None:
-                yield from prepare(pos)
-            actions = build(pos)
-            if HEAD not in actions.names:
-                raise ValueError(f"{what}: a session write needs an action named {HEAD!r}")
-            try:
-                if len(actions) == 1 and "Update" in actions.requests[0]:
-                    resp = yield Call("update_item", {**actions.requests[0]["Update"], "ReturnValues": "ALL_NEW"})
-                else:
-                    resp = yield transact(actions)
-                waiting.ticket = 0  # served by this write
-                return replace(pos, crowded=waiting.behind if queued else pos.crowded), resp
-            except AwsError as err:
-                failed, resent, cause = _failure(err, actions), err.retried, err
-            if failed is None:  # contention: the same write, after a backoff
-                attempt = yield from backoff(ctx, attempt, what)
-                continue
-            if not failed.failed(HEAD):
-                raise cancellation(failed, what, expected) from cause
-            if resent and landed is not None and (yield from landed(pos)):
-                waiting.ticket = 0
-                return replace(pos, crowded=waiting.behind if queued else pos.crowded), {}
-            old = failed.old(HEAD)
-            if old is None:
-                old = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-            head = live_head(ctx, session_id, old, owner)
-            stale = expectation.stale(head)
-            if stale:
-                raise cancellation(failed, what, expected, stale) from cause
-            attempt = yield from again(ctx, attempt, what)
-            pos = Position.of(head)
-            if queued:  # with a ticket, or once the queue holds one, or after losing twice: wait for a turn
-                lost += 1
-                wait = bool(waiting.ticket) or not Queue.of(old or {}).empty or lost >= turns.LOSSES_BEFORE_QUEUE
-    except Exception:
-        yield from waiting.leave()
-        raise
-
-
-def _failure(err: AwsError, actions: Actions) -> Failed | None:
-    """How a session write failed: None for contention (retry the same write after a backoff), else each
-    action's outcome. Failures no retry can mend are raised (`cancelled`)."""
-    if contended(err):
-        return None
-    failed = condition_failed(HEAD, err) if err.code == "ConditionalCheckFailedException" else cancelled(err, actions)
-    if failed.conflicted() and not failed.failed(HEAD):
-        return None
-    return failed
 
 
 def write_if(method: str, params: dict[str, Any]) -> Plan[bool]:

@@ -9,10 +9,11 @@ from store.aws import keys, object_keys
 from store.aws.attrs import Expr, n
 from store.aws.calls import Call, Plan
 from store.aws.items import checkpoint_from_item, checkpoint_item, live_ttl
-from store.aws.plans.base import Context, Position, at_position, get_item, guard, head_check, write_session
+from store.aws.plans.base import Context, Position, at_position, get_item, guard, head_check
 from store.aws.plans.payloads import committed, encode, resolve_one, stage
 from store.aws.plans.state import load_child
 from store.aws.plans.transactions import Actions, transact
+from store.aws.plans.writes import write_session
 from store.core.timeutil import epoch, expiry
 from store.core.validation import new_id
 from store.models import Checkpoint

@@ -56,7 +56,6 @@ from store.aws.plans.base import (
     touch_head,
     unpinned,
     write_if,
-    write_session,
 )
 from store.aws.plans.branches import (
     BranchItem,
@@ -72,6 +71,7 @@ from store.aws.plans.payloads import Staged, encode, resolve, stage
 from store.aws.plans.sessions import claim, hand_off, purge, purge_partition, unseen_head
 from store.aws.plans.state import KEPT_STATE_PREFIX
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
+from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import paging, rules
 from store.core.timeutil import epoch

@@ -32,7 +32,6 @@ from store.aws.plans.base import (
     touch_head,
     unpinned,
     usage_adds,
-    write_session,
 )
 from store.aws.plans.branches import read_branch
 from store.aws.plans.objects import delete_objects
@@ -51,6 +50,7 @@ from store.aws.plans.transactions import (
     contended,
     transact,
 )
+from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import codec, paging, rules
 from store.core.paging import MAX_SEQ

@@ -23,7 +23,6 @@ from store.aws.plans.base import (
     partition,
     touch,
     write_if,
-    write_session,
 )
 from store.aws.plans.base import query as run_query
 from store.aws.plans.branches import all_branches
@@ -31,6 +30,7 @@ from store.aws.plans.copies import finish_copy, unpin
 from store.aws.plans.objects import delete_objects, delete_prefix
 from store.aws.plans.payloads import REF
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
+from store.aws.plans.writes import write_session
 from store.conversation.sessions import INTERNAL, UNDER
 from store.core import codec
 from store.core import cursor as cursors

@@ -20,12 +20,12 @@ from store.aws.plans.base import (
     move_head,
     touch_head,
     usage_adds,
-    write_session,
 )
 from store.aws.plans.messages import drafts, message_puts, preview_sets, total_usage, write_messages
 from store.aws.plans.partitions import read_range
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import Actions
+from store.aws.plans.writes import write_session
 from store.core import rules
 from store.core.slots import records_slot
 from store.core.timeutil import iso

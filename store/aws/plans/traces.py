@@ -33,10 +33,10 @@ from store.aws.plans.base import (
     partition_prefix,
     read_head,
     touch_head,
-    write_session,
 )
 from store.aws.plans.objects import bucket, intent_item, intent_key, s3, session_owner
 from store.aws.plans.transactions import Actions, BatchNumbered
+from store.aws.plans.writes import write_session
 from store.core import codec
 from store.core.timeutil import iso
 from store.core.validation import new_id
