@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
 from store.core.paging import MessageQuery, SessionQuery
-from store.core.rules import FORKED_FROM, MAX_BRANCHES
+from store.core.rules import FORKED_FROM, MAX_BRANCHES, RECLAIM_JOBS
 from store.core.timeutil import expiry
 from store.models import (
     ArtifactVersion,
@@ -458,6 +458,7 @@ class Reclaim(Request[int]):
 
     operation = "reclaim"
     records: list[dict[str, Any]]
+    jobs: frozenset[str] = RECLAIM_JOBS  # which of the stream's jobs to do (rules.RECLAIM_JOBS)
 
 
 # across sessions

@@ -126,18 +126,18 @@ class Harness:
             found = table_leftovers({"sessions": items[0], "messages": items[1]}, self.objects())
         return found if kind is None else of_kind(found, kind)
 
-    def cascade(self) -> None:
+    def cascade(self, jobs: tuple[str, ...] | None = None) -> None:
         """What the stack's stream functions do with the sessions table's stream records so far (run by
         the operator's store, the stream function's). The memory backends have no stream: every delete
         finishes before it returns, and `reclaim` takes a step of each copy going on."""
         if self.tables is None:
-            self.operator().reclaim([])
+            self.operator().reclaim([], jobs=jobs)
         else:
             from tests.contract.test_reclaim import stream_records
 
             dynamodb, streams = self.stream_clients or (local_client("dynamodb"), None)
             records = stream_records(dynamodb, self.tables.sessions, streams)
-            self.operator().reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")])
+            self.operator().reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")], jobs=jobs)
 
     def supports(self, operation: str) -> bool:
         return bool(self.store.supports(operation))

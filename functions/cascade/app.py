@@ -1,7 +1,9 @@
-"""The sessions table's stream consumer. For each record it lets the library purge what remains of a
-session whose head was removed (TTL expiry, or the end of an explicit delete: a backstop that also
-catches uploads that landed late) and delete the S3 objects the record releases (uploads whose intent
-expired uncommitted, items removed or replaced). Failed records are reported one by one
+"""The sessions table's stream consumers. The cascade (`lambda_handler`): for each record it lets the
+library purge what remains of a session whose head was removed (TTL expiry, or the end of an explicit
+delete: a backstop that also catches uploads that landed late), finish handed-on deletes of sessions and
+branches, and delete the S3 objects the record releases (uploads whose intent expired uncommitted, items
+removed or replaced). The copy function (`copy_handler`, its own event source mapping, batch size 1):
+carries long forks' and rewinds' copies on. Failed records are reported one by one
 (`ReportBatchItemFailures`); Lambda retries from the first of them, a bounded number of times, and then
 sends the batch's description to the SQS failure destination."""
 
@@ -20,6 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.runtime import TRACED_MODULES, store
 from store import deadline
+from store.core.rules import CASCADE_JOBS
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -52,6 +55,8 @@ class Batch:
 
 
 batch = Batch()
+copy_batch = Batch()
+copy_processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
 # nothing of a record, nor of an error about one, is put in a trace: records carry the sessions' data
@@ -60,7 +65,7 @@ def handle_record(record: DynamoDBRecord) -> None:
     """Apply one stream record within its share of the invocation's time (idempotent: a retried record does
     nothing twice)."""
     with deadline(batch.share()):
-        released = store().reclaim([record.raw_event])
+        released = store().reclaim([record.raw_event], jobs=CASCADE_JOBS)
     if released:
         metrics.add_metric(name="ObjectsReclaimed", unit=MetricUnit.Count, value=released)
 
@@ -73,4 +78,30 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
     return dict(
         process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
+    )
+
+
+# ---------------------------------------------------------------- the copy function
+
+
+@tracer.capture_method(capture_response=False, capture_error=False)
+def handle_copy_record(record: DynamoDBRecord) -> None:
+    """Carry on the copy the record starts or hands on (a long fork's or rewind's), within the invocation's
+    time: what does not fit is handed on as a new lap on the head, which the next invocation takes."""
+    with deadline(copy_batch.share()):
+        store().reclaim([record.raw_event], jobs=("copy",))
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+@metrics.log_metrics
+def copy_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """The copy function: its own event source mapping on the sessions table's stream (batch size 1, only
+    heads that hold a copy), so a long copy never holds up the cascade's purges and releases."""
+    records = event.get("Records") or []
+    copy_batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
+    return dict(
+        process_partial_response(
+            event=event, record_handler=handle_copy_record, processor=copy_processor, context=context
+        )
     )

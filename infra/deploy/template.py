@@ -143,3 +143,54 @@ def buckets(doc: dict[str, Any] | None = None) -> dict[str, BucketSpec]:
         for logical_id, resource in doc.get("Resources", {}).items()
         if resource.get("Type") == "AWS::S3::Bucket"
     }
+
+
+@dataclass(frozen=True)
+class StreamMapping:
+    """One event source mapping of a function on the sessions table's stream, as the template declares it:
+    the function's handler (`module.function`), its batch size, and its filter patterns."""
+
+    function: str
+    handler: str
+    batch_size: int
+    patterns: tuple[dict[str, Any], ...]
+
+    def wants(self, record: dict[str, Any]) -> bool:
+        """Whether Lambda would hand `record` to the function (no pattern: every record)."""
+        return not self.patterns or any(matches(p, record) for p in self.patterns)
+
+
+def matches(pattern: Any, value: Any) -> bool:
+    """Lambda's event filtering, the part a template may use: at a leaf, a list of allowed values or
+    `{"exists": true|false}`; an object, matched key by key below."""
+    if isinstance(pattern, dict):
+        if not isinstance(value, dict):
+            return False
+        for key, below in pattern.items():
+            if key not in value:
+                if below != [{"exists": False}]:
+                    return False
+            elif not matches(below, value[key]):
+                return False
+        return True
+    return any(alt == {"exists": True} or alt == value for alt in pattern)
+
+
+def stream_mappings(doc: dict[str, Any] | None = None) -> list[StreamMapping]:
+    """Every function's DynamoDB stream event of the template, in the order the template lists them."""
+    import json
+
+    doc = doc if doc is not None else load()
+    found: list[StreamMapping] = []
+    for logical_id, resource in doc.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        props = resource["Properties"]
+        for event in props.get("Events", {}).values():
+            if event.get("Type") != "DynamoDB":
+                continue
+            spec = event["Properties"]
+            filters = spec.get("FilterCriteria", {}).get("Filters", [])
+            patterns = tuple(json.loads(f["Pattern"]) for f in filters)
+            found.append(StreamMapping(logical_id, props["Handler"], int(spec.get("BatchSize", 100)), patterns))
+    return found

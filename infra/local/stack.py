@@ -229,8 +229,9 @@ def lambda_stream_record(record: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class CascadePoller:
-    """Feeds the sessions table's stream to the cascade function, as the event source mapping does
-    (REMOVE and MODIFY records, the template's filter), once a second."""
+    """Feeds the sessions table's stream to the stream functions as their event source mappings do (read
+    from template.yaml: each function gets the records its filter selects, in batches of its batch size:
+    the cascade a batch, the copy function one record per invocation), once a second."""
 
     endpoint: str
     table: str
@@ -239,8 +240,14 @@ class CascadePoller:
     lock: threading.Lock = field(default_factory=threading.Lock)  # held while a batch is handled
 
     def run(self) -> None:
-        from functions.cascade.app import lambda_handler
+        import importlib
 
+        from infra.deploy.template import stream_mappings
+
+        mappings = [
+            (m, getattr(importlib.import_module(m.handler.rsplit(".", 1)[0]), m.handler.rsplit(".", 1)[1]))
+            for m in stream_mappings()
+        ]
         dynamodb = local_client(endpoint_url=self.endpoint)
         streams = local_client("dynamodbstreams", endpoint_url=self.endpoint)
         arn = dynamodb.describe_table(TableName=self.table)["Table"]["LatestStreamArn"]
@@ -255,13 +262,19 @@ class CascadePoller:
                         )["ShardIterator"]
                     page = streams.get_records(ShardIterator=iterators[sid])
                     iterators[sid] = page.get("NextShardIterator") or iterators[sid]
-                    records = [lambda_stream_record(r) for r in page["Records"] if r["eventName"] != "INSERT"]
-                    if records:
-                        with self.lock:
-                            lambda_handler({"Records": records}, LambdaContext(function_name="agent-store-cascade"))
-                        self.processed += len(records)
+                    records = [lambda_stream_record(r) for r in page["Records"]]
+                    for mapping, handler in mappings:
+                        self._feed(mapping, handler, [r for r in records if mapping.wants(r)])
+                    self.processed += len(records)
             except Exception:  # keep polling; the next round retries
                 log.exception("cascade poll failed")
+
+    def _feed(self, mapping: Any, handler: Any, records: list[dict[str, Any]]) -> None:
+        """Hand `records` to one function, `mapping.batch_size` at a time."""
+        name = f"agent-store-{mapping.function}"
+        for start in range(0, len(records), mapping.batch_size):
+            with self.lock:
+                handler({"Records": records[start : start + mapping.batch_size]}, LambdaContext(function_name=name))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from store.conversation.model import VIEW_FIELD
+from store.core import rules
 from store.core.codec import canonical, check_json, dumps
 from store.core.paging import MAX_SEQ
 from store.core.timeutil import to_duration
@@ -299,6 +300,18 @@ def upload_id(value: Any) -> str:
     if not UPLOAD_ID.fullmatch(candidate):
         raise InvalidInput("upload must be an upload id or the presigned URL it was issued with")
     return candidate
+
+
+def reclaim_jobs(value: Any) -> frozenset[str]:
+    """The stream's jobs to do (`rules.RECLAIM_JOBS`; None: all of them). InvalidInput for anything else."""
+    if value is None:
+        return rules.RECLAIM_JOBS
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput(f"jobs must be a list of {sorted(rules.RECLAIM_JOBS)}")
+    jobs = list(value)
+    if not jobs or not all(isinstance(j, str) and j in rules.RECLAIM_JOBS for j in jobs):
+        raise InvalidInput(f"jobs must be a non-empty list of {sorted(rules.RECLAIM_JOBS)}")
+    return frozenset(jobs)
 
 
 def stream_records(value: Any) -> list[dict[str, Any]]:

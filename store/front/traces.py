@@ -61,9 +61,11 @@ class Traces(Domain):
             ListTraceRuns(session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner))
         )
 
-    def reclaim(self, records: Iterable[dict[str, Any]]) -> int:
-        """Act on records of the sessions table's stream (the cascade function's job; idempotent): purge
-        sessions whose head was removed (TTL expiry, or a finished delete: a backstop), and delete the S3
-        objects that records release (upload intents that expired uncommitted; items deleted or
-        replaced). Returns how many released objects were deleted."""
-        return self._backend.execute(Reclaim(records=v.stream_records(records)))
+    def reclaim(self, records: Iterable[dict[str, Any]], *, jobs: Iterable[str] | None = None) -> int:
+        """Act on records of the sessions table's stream (the stack's stream functions' job; idempotent):
+        `purge` sessions whose head was removed (TTL expiry, or a finished delete: a backstop) or whose
+        delete was handed on, `copy` a long fork's or rewind's transcript on (the copy function's job),
+        finish a `branch`'s delete, and delete the S3 `objects` that records release (upload intents
+        that expired uncommitted; items deleted or replaced). `jobs`: which of them (default all; the
+        cascade function does all but `copy`). Returns how many released objects were deleted."""
+        return self._backend.execute(Reclaim(records=v.stream_records(records), jobs=v.reclaim_jobs(jobs)))

@@ -38,6 +38,7 @@ class MemoryOperations(MemorySessions):
     def reclaim(self, request: Reclaim) -> int:
         """What the stack's functions do, in memory: nothing is released (deletes and replacements free
         memory at once), and every copy going on takes one step (a long fork's or rewind's transcript comes
-        in a step at a time, as the stack's copy job brings it)."""
-        self.step_copies()
+        in a step at a time, as the stack's copy job brings it), when the request's jobs include "copy"."""
+        if "copy" in request.jobs:
+            self.step_copies()
         return 0

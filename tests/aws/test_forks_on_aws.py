@@ -313,11 +313,14 @@ class Stream:
 def test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds(
     far: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A batch of a long copy (a fork past the inline threshold) and the purge of a long expired session,
-    more than one invocation may do: each invocation ends before its timeout (time here passes by requests),
-    hands on what it did not finish as new stream records, and the invocations those start finish it all."""
+    """A long copy (a fork past the inline threshold) and the purge of a long expired session, more than one
+    invocation may do, each fed to its function as the template's mappings select (the copy function one
+    record at a time, the cascade a batch): each invocation ends before its timeout (time here passes by
+    requests), hands on what it did not finish as new stream records, and the invocations those start
+    finish it all. The cascade leaves copies to the copy function."""
     from functions import runtime
     from functions.cascade import app
+    from infra.deploy.template import stream_mappings
     from store.aws.plans import base, copies
     from store.core import deadlines
 
@@ -342,12 +345,17 @@ def test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds(
     runtime.use_store(store)
     timeout, invocations = 30.0, 0
     try:
-        while records := [r for r in stream.read() if r["eventName"] in ("REMOVE", "MODIFY")]:
-            began = clock.now
-            assert app.lambda_handler({"Records": records}, TimedContext(clock, timeout)) == {"batchItemFailures": []}
-            assert clock.now - began <= timeout, f"an invocation ran {clock.now - began:.1f} s of {timeout}"
-            invocations += 1
-            assert invocations < 100
+        while records := stream.read():
+            for mapping in stream_mappings():
+                handler = app.copy_handler if mapping.function == "CopyFunction" else app.lambda_handler
+                chosen = [r for r in records if mapping.wants(r)]
+                for start in range(0, len(chosen), mapping.batch_size):
+                    event = {"Records": chosen[start : start + mapping.batch_size]}
+                    began = clock.now
+                    assert handler(event, TimedContext(clock, timeout)) == {"batchItemFailures": []}
+                    assert clock.now - began <= timeout, f"an invocation ran {clock.now - began:.1f} s of {timeout}"
+                    invocations += 1
+                    assert invocations < 200
     finally:
         runtime.use_store(None)
         client.meta.events.unregister("before-call.*.*", clock.request)

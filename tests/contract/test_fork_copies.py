@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from store import Conflict, SessionStore, TokenUsage
+from store import Conflict, InvalidInput, SessionStore, TokenUsage
 from tests.conftest import Harness
 
 APPEND_MAX = 97
@@ -116,3 +116,21 @@ def test_a_long_rewind_is_copying_then_continues(harness: Harness, source: str) 
     store.append_messages(source, [{"role": "user", "content": "again"}])
     (branch,) = store.list_branches(source)
     assert branch.last_seq == count and len(store.list_messages(source, branch="before").items) == count
+
+
+@pytest.mark.slow
+@pytest.mark.needs("reclaim")
+def test_the_cascade_leaves_copies_to_the_copy_job(harness: Harness, source: str) -> None:
+    """The stream's jobs are separate: the cascade's (every job but "copy") never moves a copy on; the copy
+    job's ("copy") does. Jobs that are not the stream's are refused."""
+    from store.core.rules import CASCADE_JOBS
+
+    store = harness.store
+    store.fork_session(source, new_session_id="separate")
+    harness.cascade(jobs=tuple(sorted(CASCADE_JOBS)))
+    assert store.get_session("separate").copied == 0
+    harness.cascade(jobs=("copy",))
+    assert (store.get_session("separate").copied or 0) > 0 or not store.get_session("separate").copying
+    for bad in (["nope"], [], "copy", [1]):
+        with pytest.raises(InvalidInput):
+            harness.operator().reclaim([], jobs=bad)

@@ -111,7 +111,12 @@ def test_the_checker_catches_a_stale_name() -> None:
     code = _code()
     for stale in ("me.sid", "infra.local.aws.skip_transaction_backups", "store/aws/plans/gone.py", "plans.base.nope"):
         assert not exists(stale, code), stale
-    for real in ("store.scoped_id", "plans.writes.write_session", "Settings.retry_budget", "store.append_messages(sid)"):
+    for real in (
+        "store.scoped_id",
+        "plans.writes.write_session",
+        "Settings.retry_budget",
+        "store.append_messages(sid)",
+    ):
         assert exists(real, code), real
 
 

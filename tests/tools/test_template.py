@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from infra.deploy.template import load, tables
+from infra.deploy.template import load, matches, stream_mappings, tables
 from infra.deploy.validate import cfn_lint, transformed
 from infra.local.aws import create_tables
 from store.aws import keys
@@ -138,7 +138,7 @@ def test_stream_mapping_reports_batch_failures_and_has_a_failure_destination() -
 def test_functions_runtime_tracing_and_least_privilege() -> None:
     resources = _resources()
     functions = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
-    assert set(functions) == {"ApiFunction", "CascadeFunction"}
+    assert set(functions) == {"ApiFunction", "CascadeFunction", "CopyFunction"}
     for props in functions.values():
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
         assert props["TracingConfig"] == {"Mode": "Active"}
@@ -159,7 +159,7 @@ def test_alarms_and_outputs() -> None:
     alarms = [r["Properties"] for r in doc["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
     metrics = {(a.get("Namespace"), a.get("MetricName")) for a in alarms}
     assert ("AWS/ApiGateway", "5xx") in metrics
-    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 2
+    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 3  # one per function
     assert ("AWS/Lambda", "IteratorAge") in metrics
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in metrics
     throttles = [a for a in alarms if "Metrics" in a]
@@ -195,3 +195,34 @@ def test_abuse_limits() -> None:
     assert params["RequestBudgetSeconds"]["MaxValue"] < api["Timeout"] <= 29
     assert env["JWT_SCOPES"] == {"Fn::Join": [",", {"Ref": "JwtScopes"}]}
     assert params["JwtScopes"]["Default"] == ""
+
+
+def test_the_stream_jobs_are_separate_mappings() -> None:
+    """The cascade (purges, handed-on deletes, releases) and the copies have mappings of their own on the
+    sessions table's stream: copies one head per invocation, only records of a head that holds a copy."""
+    resources = _resources()
+    mappings = {
+        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    }
+    assert set(mappings) == {"CascadeFunction", "CopyFunction"}
+    copy, cascade = mappings["CopyFunction"], mappings["CascadeFunction"]
+    assert copy["BatchSize"] == 1 and cascade["BatchSize"] == 100
+    assert copy["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    (only,) = [json.loads(f["Pattern"]) for f in copy["FilterCriteria"]["Filters"]]
+    seed = {"t": {"S": "token"}, "th": {"N": "1500"}, "dn": {"N": "0"}}
+    copying = {"eventName": "MODIFY", "dynamodb": {"NewImage": {"id": {"S": "f"}, "seed": {"M": seed}}}}
+    plain = {"eventName": "MODIFY", "dynamodb": {"NewImage": {"id": {"S": "f"}}}}
+    removed = {"eventName": "REMOVE", "dynamodb": {"OldImage": {"id": {"S": "f"}, "seed": {"M": seed}}}}
+    assert matches(only, copying) and not matches(only, plain) and not matches(only, removed)
+    # the local stack feeds its functions by the same mappings, read from the template
+    local = {m.function: m for m in stream_mappings()}
+    assert local["CopyFunction"].batch_size == 1 and local["CopyFunction"].wants(copying)
+    assert not local["CopyFunction"].wants(plain) and local["CascadeFunction"].wants(plain)
+    assert not local["CascadeFunction"].wants({"eventName": "INSERT", "dynamodb": {}})
+    handlers = {name: resources[name]["Properties"]["Handler"] for name in mappings}
+    assert handlers == {
+        "CascadeFunction": "functions.cascade.app.lambda_handler",
+        "CopyFunction": "functions.cascade.app.copy_handler",
+    }

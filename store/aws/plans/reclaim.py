@@ -20,6 +20,7 @@ The stream-driven cascade function calls `reclaim_record` for each record; it is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from store.aws import keys, object_keys
@@ -158,10 +159,9 @@ def branch_handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
     return pk[len(keys.session_pk("")) :], sk[len(BRANCH_PREFIX) :]
 
 
-def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
-    """Act on one stream record: purge what remains of a session whose head was removed (by TTL, or at
-    the end of a delete: a backstop that also catches uploads that landed late), and delete the objects
-    the record releases. Returns how many objects it released (a purge's are not counted)."""
+def _purge_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Purge what remains of a session whose head was removed (by TTL, or at the end of a delete: a
+    backstop that also catches uploads that landed late), or whose delete was handed on."""
     head = removed_head(record)
     if head is not None:
         yield from purge_removed(ctx, *head)
@@ -169,21 +169,46 @@ def reclaim_record(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     if unfinished is not None:
         session_id, owner, item = unfinished
         yield from purge(ctx, session_id, owner, head=item, may_hand_off=True)
+    return 0
+
+
+def _copy_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Carry a copy into a session on (a long fork's or rewind's), handing it on when its slice is up."""
     copying = copy_started(record)
     if copying is not None:
         yield from finish_copy(ctx, copying, slice_seconds=COPY_SLICE, hand_off=True)
+    return 0
+
+
+def _branch_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Finish the delete of a branch that was handed on."""
     branch = branch_handed_off(record)
     if branch is not None:
         yield from finish_branch_delete(ctx, *branch)
+    return 0
+
+
+def _objects_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Delete the objects the record releases; how many."""
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)
 
 
+JOBS: dict[str, Callable[[Context, dict[str, Any]], Plan[int]]] = {
+    "purge": _purge_job,
+    "copy": _copy_job,
+    "branch": _branch_job,
+    "objects": _objects_job,
+}
+
+
 def reclaim(ctx: Context, request: Reclaim) -> Plan[int]:
-    """`reclaim_record` for each record in order; the total released."""
-    records = request.records
+    """Each of the request's jobs for each record, in order; the total of objects released (a purge's are
+    not counted)."""
     total = 0
-    for record in records:
-        total += yield from reclaim_record(ctx, record)
+    for record in request.records:
+        for name, job in JOBS.items():
+            if name in request.jobs:
+                total += yield from job(ctx, record)
     return total
