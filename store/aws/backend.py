@@ -134,7 +134,7 @@ PLANS: Mapping[type[Request[Any]], Callable[[Context, Any], Plan[Any]]] = {
 def plan_of(ctx: Context, request: Request[R]) -> Plan[R]:
     """The request's plan, bounded by the retry budget."""
     plan: Plan[R] = PLANS[type(request)](ctx, request)
-    return within_budget(plan, ctx.settings.retry_budget.total_seconds())
+    return within_budget(ctx, plan, ctx.settings.retry_budget.total_seconds())
 
 
 @dataclass(frozen=True)

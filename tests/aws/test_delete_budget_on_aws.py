@@ -22,7 +22,7 @@ def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
     monkeypatch.setattr(sessions, "PURGE_PAGE", 50)
     # time for two pages of 50 messages, then the deadline is near (the cascade that finishes has all it needs)
     checks = itertools.chain([False, False, True], itertools.repeat(False))
-    monkeypatch.setattr(sessions, "out_of_time", lambda reserve: next(checks))
+    monkeypatch.setattr(sessions, "out_of_time", lambda ctx, reserve: next(checks))
     dyn.requests.clear()
     with deadline(30):
         dyn.store.delete_session(sid)

@@ -321,7 +321,6 @@ def test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds(
     from functions import runtime
     from functions.cascade import app
     from infra.deploy.template import stream_mappings
-    from store.aws.plans import base, copies
     from store.core import deadlines
 
     dyn = far
@@ -338,8 +337,9 @@ def test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds(
     client.delete_item(TableName=dyn.tables.sessions, Key=keys.head_key(doomed))  # as its TTL would
 
     clock = FakeTime(per_request=0.5)
-    for module in (app, base, copies, deadlines):
+    for module in (app, deadlines):  # the handlers' share of time, and where a deadline ends
         monkeypatch.setattr(module, "time", clock, raising=False)
+    monkeypatch.setattr(store._backend.ctx, "monotonic", clock.monotonic)  # type: ignore[attr-defined]  # the plans' time: their context's
     client.meta.events.register("before-call.*.*", clock.request)
     dyn.s3.meta.events.register("before-call.*.*", clock.request)
     runtime.use_store(store)

@@ -36,7 +36,7 @@ def _cancellation(*reasons: dict[str, Any]) -> AwsError:
 def test_actions_keep_their_order_and_refuse_a_name_twice() -> None:
     actions = Actions(head=_put("a"), idempotency=_put("b")).add_each("message", [_put("c"), _put("d")])
     assert actions.names == ["head", "idempotency", "message[0]", "message[1]"]
-    assert [a["Put"]["TableName"] for a in transact(actions).params["TransactItems"]] == ["a", "b", "c", "d"]
+    assert [a["Put"]["TableName"] for a in transact(actions, "token").params["TransactItems"]] == ["a", "b", "c", "d"]
     with pytest.raises(ValueError, match="idempotency"):
         actions.add("idempotency", _put("e"))
 

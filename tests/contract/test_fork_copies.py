@@ -131,6 +131,7 @@ def test_the_cascade_leaves_copies_to_the_copy_job(harness: Harness, source: str
     assert store.get_session("separate").copied == 0
     harness.cascade(jobs=("copy",))
     assert (store.get_session("separate").copied or 0) > 0 or not store.get_session("separate").copying
-    for bad in (["nope"], [], "copy", [1]):
+    bad_jobs: tuple[Any, ...] = (["nope"], [], "copy", [1])
+    for bad in bad_jobs:
         with pytest.raises(InvalidInput):
             harness.operator().reclaim([], jobs=bad)

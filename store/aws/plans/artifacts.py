@@ -61,7 +61,6 @@ from store.aws.plans.writes import write_session
 from store.core import rules
 from store.core.http_headers import attachment, sha256_base64, upload_headers
 from store.core.timeutil import from_epoch, iso, parse_iso
-from store.core.validation import new_id
 from store.errors import ArtifactNotFound, Conflict, InvalidInput, PayloadTooLarge, StoreError
 from store.models import ArtifactVersion, PresignedUpload
 from store.requests import (
@@ -247,7 +246,7 @@ def _intent_for(
         else:
             head = yield from read_head(ctx, session_id, owner)
             owner_of, life = head.session.owner, iso(head.session.created_at)
-        upload_id = new_id()
+        upload_id = ctx.new_id()
         prefix = object_keys.session_prefix(owner_of, session_id)
         extra: Item = {"kind": s(KIND_ARTIFACT), "session_id": s(session_id), "name": s(name), "owner": s(owner_of)}
         grace = None

@@ -29,6 +29,7 @@ from store.core import rules
 from store.core.deadlines import current_deadline
 from store.core.lru import Lru
 from store.core.timeutil import epoch, expiry, iso, now_epoch
+from store.core.validation import new_id
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
 from store.models import TokenUsage
 from store.settings import Settings
@@ -77,6 +78,11 @@ class Positions(Lru[Position]):
     """The positions a store has seen, by session id."""
 
 
+def _full_jitter(cap: float) -> float:
+    """A sleep drawn uniformly from [0, cap] (backoff jitter, not a secret)."""
+    return random.uniform(0, cap)  # nosec B311
+
+
 @dataclass
 class Context:
     """Per-store data every plan needs: table names, settings, and the cache of known positions."""
@@ -88,6 +94,11 @@ class Context:
     positions: Positions = field(init=False)
     trace_batches: Lru[int] = field(init=False)
     turn_times: Lru[float] = field(init=False)  # how long one turn of a session's queue took, as last seen
+    # what a plan knows of the world besides the responses it receives (a test replays a plan with its own)
+    monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)  # seconds, for time spent
+    deadline: Callable[[], float | None] = field(default=current_deadline, repr=False)  # the enclosing one
+    jitter: Callable[[float], float] = field(default=_full_jitter, repr=False)  # a backoff's sleep under a cap
+    new_id: Callable[[], str] = field(default=new_id, repr=False)  # ids of tokens, writes and objects
 
     def __post_init__(self) -> None:
         self.positions = Positions(self.settings.position_cache_size)
@@ -356,8 +367,7 @@ def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
     if attempt >= ctx.settings.conflict_retries:
         raise Conflict(f"{what}: gave up after {attempt} retries under contention")
     cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
-    # backoff jitter, not a secret:
-    yield Sleep(random.uniform(0, cap), what)  # nosec B311
+    yield Sleep(ctx.jitter(cap), what)
     return attempt + 1
 
 
@@ -370,15 +380,15 @@ def again(ctx: Context, attempt: int, what: str) -> Plan[int]:
     return attempt + 1
 
 
-def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
+def within_budget(ctx: Context, plan: Plan[T], budget: float) -> Plan[T]:
     """`plan`, with its waiting bounded. Its backoffs (budgeted sleeps) may add up to `budget` seconds;
     one that would go past that, and any wait or retry after the enclosing `store.deadline` (or one that
     would end after it), is refused: a Conflict is thrown into the plan in its place, so the plan cleans up
     as it does for any refusal. Requests, and waits for a turn while other writers make progress, do not
     count against `budget`: the call waits out contention for at most `budget` seconds, and the deadline
     bounds it whole."""
-    outer = current_deadline()  # a handler's deadline for everything in its request
-    started = time.monotonic()
+    outer = ctx.deadline()  # a handler's deadline for everything in its request
+    started = ctx.monotonic()
     slept = 0.0
     outcome: Any = None
     failure: BaseException | None = None
@@ -390,8 +400,8 @@ def within_budget(plan: Plan[T], budget: float) -> Plan[T]:
             return result
         failure = None
         if isinstance(step, Sleep):
-            if outer is not None and time.monotonic() + step.seconds > outer:
-                spent = time.monotonic() - started
+            if outer is not None and ctx.monotonic() + step.seconds > outer:
+                spent = ctx.monotonic() - started
                 failure = Conflict(
                     f"{step.what}: gave up after {spent:.2g} s under contention (the call's deadline); "
                     "nothing more was written"
@@ -455,7 +465,7 @@ def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item], reserve: f
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]
         pending = []
         for start in range(0, len(chunks), PARALLEL_REQUESTS):
-            if reserve is not None and out_of_time(reserve):
+            if reserve is not None and out_of_time(ctx, reserve):
                 return False
             calls = tuple(
                 Call("batch_write_item", {"RequestItems": {table: chunk}})
@@ -517,11 +527,11 @@ def partition_query(table: str, hash_key: str, value: str, *, keys_of: str | Non
     return {**params, **expr.params()}
 
 
-def out_of_time(reserve: float) -> bool:
+def out_of_time(ctx: Context, reserve: float) -> bool:
     """True when less than `reserve` seconds are left before the enclosing `store.deadline` (never
     outside one)."""
-    end = current_deadline()
-    return end is not None and time.monotonic() > end - reserve
+    end = ctx.deadline()
+    return end is not None and ctx.monotonic() > end - reserve
 
 
 def partition_prefix(ctx: Context, session_id: str, prefix: str) -> Plan[list[Item]]:

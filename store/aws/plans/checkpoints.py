@@ -15,7 +15,6 @@ from store.aws.plans.state import load_child
 from store.aws.plans.transactions import Actions, transact
 from store.aws.plans.writes import write_session
 from store.core.timeutil import epoch, expiry
-from store.core.validation import new_id
 from store.models import Checkpoint
 from store.requests import DeleteCheckpoint, LoadCheckpoint, SaveCheckpoint
 
@@ -28,7 +27,7 @@ def save_checkpoint(ctx: Context, request: SaveCheckpoint) -> Plan[Checkpoint]:
     expires = expiry(now, ttl)
     cp = Checkpoint(scope=scope, key=key, data=data, saved_at=now, expires_at=expires)
     inline = checkpoint_item(cp, epoch(expires), encode(ctx, data, "checkpoint data"), owner)
-    write_id = new_id()
+    write_id = ctx.new_id()
     if scope == "session":
         staged = yield from stage(ctx, [inline], "save_checkpoint", session=(key, owner), write_id=write_id)
 
@@ -56,7 +55,7 @@ def save_checkpoint(ctx: Context, request: SaveCheckpoint) -> Plan[Checkpoint]:
         if staged.intent is None:
             yield Call("put_item", put)
         else:
-            yield transact(staged.release(ctx, Actions(checkpoint={"Put": put})))
+            yield transact(staged.release(ctx, Actions(checkpoint={"Put": put})), ctx.new_id())
 
     yield from committed(ctx, staged, write)
     return cp

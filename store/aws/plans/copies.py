@@ -16,7 +16,6 @@ hidden head, a short fork's, becomes visible with it), and so does the source's 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -42,7 +41,6 @@ from store.aws.plans.payloads import REF, Staged
 from store.aws.plans.transactions import HEAD, Actions, cancelled, contended, transact
 from store.aws.plans.uploads import copy_object, head_object
 from store.core import rules
-from store.core.validation import new_id
 from store.errors import StoreError
 from store.models import TokenUsage
 
@@ -67,7 +65,7 @@ def placed(ctx: Context, items: Sequence[Item], session_id: str, owner: str, *, 
         if ref is None or (ref.startswith(prefix) and not fresh):
             out.append(dict(item))
             continue
-        target = object_keys.copied_payload_key(prefix, new_id(), ref)
+        target = object_keys.copied_payload_key(prefix, ctx.new_id(), ref)
         pairs.append((ref, target))
         out.append({**item, REF: s(target)})
     if not pairs:
@@ -110,7 +108,7 @@ def finish_copy(
     or being deleted). It stops early (False) once `slice_seconds` have passed, or when less than
     `settings.handoff_reserve` is left before the enclosing `store.deadline`; with `hand_off` it then records
     a new lap on the head, whose change on the stream has the copy job carry on."""
-    started = time.monotonic()
+    started = ctx.monotonic()
     reserve = ctx.settings.handoff_reserve.total_seconds()
     attempt = 0
     head: Head | None = None
@@ -123,7 +121,7 @@ def finish_copy(
         seed = head.seed
         if seed is None or (head.deleting and not seed.hidden):
             return True  # no copy, or the session is being deleted: its purge takes what was copied
-        if (slice_seconds is not None and time.monotonic() - started > slice_seconds) or out_of_time(reserve):
+        if (slice_seconds is not None and ctx.monotonic() - started > slice_seconds) or out_of_time(ctx, reserve):
             if hand_off:
                 yield from _next_lap(ctx, session_id, seed)
             return False
@@ -156,7 +154,7 @@ def _copy_step(ctx: Context, head: Head, seed: Seed) -> Plan[int | None]:
     wanted = [into(i, head.part) for i in found if int(i[keys.SEQ]["N"]) not in have]
     done = seed.done
     for start in range(0, max(len(wanted), 1), COPY_BATCH):
-        if start and out_of_time(ctx.settings.handoff_reserve.total_seconds()):
+        if start and out_of_time(ctx, ctx.settings.handoff_reserve.total_seconds()):
             return done  # what is done is recorded: the caller sees the time is up and hands the copy on
         batch = wanted[start : start + COPY_BATCH]
         upto = hi if start + COPY_BATCH >= len(wanted) else int(batch[-1][keys.SEQ]["N"])
@@ -208,7 +206,7 @@ def _put_batch(
             if staged.intent is not None:
                 actions.add("intent", staged.intent.release(ctx))
             try:
-                yield transact(actions)
+                yield transact(actions, ctx.new_id())
                 return True
             except AwsError as err:
                 if contended(err):
@@ -267,7 +265,7 @@ def _publish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:
         source = yield from unpin_action(ctx, seed.source_session, session_id, seed.token)
     actions = Actions(head=end) if source is None else Actions(head=end, source=source)
     try:
-        yield transact(actions) if source is not None else Call("update_item", end["Update"])
+        yield transact(actions, ctx.new_id()) if source is not None else Call("update_item", end["Update"])
     except AwsError as err:
         if err.code in ("ConditionalCheckFailedException", "TransactionConflictException") or contended(err):
             return False
@@ -371,7 +369,7 @@ def adopt_object(ctx: Context, session_id: str, prefix: str, version: Item) -> P
     if stored is None:
         raise StoreError(f"an artifact's object is missing from the bucket: {borrowed}")
     name = need_s(version, "name")
-    target = object_keys.artifact_key(prefix, name, new_id())
+    target = object_keys.artifact_key(prefix, name, ctx.new_id())
     intent = yield from record_intent(ctx, [target])
     if intent is None:
         raise StoreError("the copy's upload intent was not recorded")
@@ -403,7 +401,7 @@ def adopt_object(ctx: Context, session_id: str, prefix: str, version: Item) -> P
         if latest is not None and get_s(latest, LATEST_KEY) == borrowed:
             actions.add("index", index)
         actions.add("intent", intent.release(ctx))
-        yield transact(actions)
+        yield transact(actions, ctx.new_id())
     except AwsError as err:
         yield from abandon(ctx, intent)
         if err.code != "TransactionCanceledException":

@@ -75,7 +75,6 @@ from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import paging, rules
 from store.core.timeutil import epoch
-from store.core.validation import new_id
 from store.errors import Conflict
 from store.models import Branches, Session, TokenUsage
 from store.requests import UNSET, DeleteBranch, ForkSession, ListBranches, RestoreBranch, RewindSession, Unset
@@ -96,7 +95,7 @@ def fork_session(ctx: Context, request: ForkSession) -> Plan[Session]:
     `fork_inline_messages`. A session whose own copy is still going on is not forked (Conflict)."""
     source_id, owner, target = request.session_id, request.owner, request.new_session_id
     attempt = 0
-    token = new_id()
+    token = ctx.new_id()
     head = yield from read_head(ctx, source_id, owner)
     names = request.metadata is not UNSET
     rules.check_copyable("fork_session", head.session.metadata, names_its_metadata=names)
@@ -178,7 +177,7 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
         actions = _fork_actions(ctx, request, head, made, token, seed, target)
         actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
         try:
-            yield transact(actions)
+            yield transact(actions, ctx.new_id())
         except AwsError as err:
             failed = None if contended(err) else cancelled(err, actions)
             if failed is not None and failed.failed("fork"):
@@ -217,7 +216,7 @@ def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> P
         attempt = 0
         while True:
             try:
-                yield transact(actions)
+                yield transact(actions, ctx.new_id())
                 break
             except AwsError as err:
                 failed = None if contended(err) else cancelled(err, actions)
@@ -299,7 +298,7 @@ def _children(ctx: Context, request: ForkSession, source: str, target: str, last
 
 def _given_state(ctx: Context, target: str, owner: str, state: Any, last: int) -> Plan[Staged]:
     """The state a fork is given, as its first version (its body in S3 when it does not fit an item)."""
-    write_id = new_id()
+    write_id = ctx.new_id()
     item = state_item(target, 1, last, encode(ctx, state, "state"), ctx.now(), write_id)
     staged: Staged = yield from stage(
         ctx, [item], "fork_session", session=None, prefix=object_keys.session_prefix(owner, target), write_id=write_id
@@ -366,8 +365,8 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         )
         kept_state, new_state = _split(copies.items, state, restored)
         now = ctx.now()
-        token = new_id()
-        part = f"{session_id}{PART_MARK}{new_id()}"
+        token = ctx.new_id()
+        part = f"{session_id}{PART_MARK}{ctx.new_id()}"
         seed = Seed(token, to_seq, 0, session_id, head.part) if to_seq > 0 else None
         kept_branch = yield from _current_line(ctx, head, name, to_seq, now, kept_state)
         actions = _switch(
@@ -381,7 +380,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
             compaction_seq=compaction,
             preview=preview,
             seed=seed,
-            state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
             metadata=request.metadata,
             new_branch=True,
         )
@@ -449,7 +448,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
             compaction_seq=branch.compaction_seq,
             preview=branch.preview,
             seed=None,
-            state=_as_state(new_state, session_id, head.session.state_version + 1) if new_state else None,
+            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
             metadata=request.metadata,
         )
         if keep_as != name:
@@ -484,10 +483,10 @@ def _split(copies: list[Item], first: Item | None, second: Item | None) -> tuple
     return (next(out) if first is not None else None), (next(out) if second is not None else None)
 
 
-def _as_state(kept: Item, session_id: str, version: int) -> Item:
+def _as_state(kept: Item, session_id: str, version: int, write_id: str) -> Item:
     """A kept state (a branch's, or one kept by save_full) as the session's state of `version`."""
     fields = {k: v for k, v in kept.items() if k in ("seq", "saved_at", "c", "b", "ref")}
-    return {**keys.session_key(session_id, keys.STATE), **fields, "version": n(version), "write_id": s(new_id())}
+    return {**keys.session_key(session_id, keys.STATE), **fields, "version": n(version), "write_id": s(write_id)}
 
 
 def _switch(
@@ -577,7 +576,7 @@ def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[s
     attempt = 0
     while True:
         try:
-            yield transact(actions)
+            yield transact(actions, ctx.new_id())
             return "done"
         except AwsError as err:
             failed = None if contended(err) else cancelled(err, actions)

@@ -55,7 +55,6 @@ from store.conversation.preview import preview_of
 from store.core import codec, paging, rules
 from store.core.paging import MAX_SEQ
 from store.core.timeutil import epoch, expiry, now_epoch
-from store.core.validation import new_id
 from store.errors import Conflict, MessageNotFound
 from store.models import Message, MessageRecord, Page, TokenUsage
 from store.requests import (
@@ -82,7 +81,9 @@ def drafts(
     inline; `payloads.stage` then moves out what does not fit."""
     if encoded is None:
         encoded = encode_all(ctx, [m.body() for m in messages], what)
-    return [message_item(session_id, 0, m, m.id or new_id(), now, e) for m, e in zip(messages, encoded, strict=True)]
+    return [
+        message_item(session_id, 0, m, m.id or ctx.new_id(), now, e) for m, e in zip(messages, encoded, strict=True)
+    ]
 
 
 def write_messages(
@@ -151,7 +152,7 @@ def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageR
     expected_seq, idempotency_key = request.expected_seq, request.idempotency_key
     now = ctx.now()
     inline = drafts(ctx, session_id, messages, now, "append_messages")
-    staged = yield from stage(ctx, inline, "append_messages", session=(session_id, owner), write_id=new_id())
+    staged = yield from stage(ctx, inline, "append_messages", session=(session_id, owner), write_id=ctx.new_id())
     items = staged.items
     total = total_usage(messages)
     digest = codec.digest([m.model_dump(mode="json") for m in messages]) if idempotency_key else ""
@@ -358,7 +359,7 @@ def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord
         )
         actions = Actions(head=head_update(ctx, session_id, expr, condition, sets), message=marked)
         try:
-            yield transact(actions)
+            yield transact(actions, ctx.new_id())
         except AwsError as err:
             failed = None if contended(err) else cancelled(err, actions)
             if failed is None or failed.conflicted():

@@ -27,7 +27,6 @@ from store.aws.plans.base import (
 )
 from store.aws.plans.transactions import HEAD, Actions, cancelled, transact
 from store.core.timeutil import epoch, expiry, iso, now_epoch
-from store.core.validation import new_id
 from store.errors import StoreError
 
 DELETE_OBJECTS_MAX = 1000
@@ -135,7 +134,7 @@ def record_intent(
     live and has that owner (and, with `life`, that creation time). Returns None when the session turned
     out to be another (the caller rebuilds its keys and tries again); SessionNotFound when it is not live
     for the caller."""
-    key = intent_key(upload_id or new_id())
+    key = intent_key(upload_id or ctx.new_id())
     item = intent_item(ctx, key, objects, extra, grace)
     put = {"TableName": ctx.sessions_table, "Item": item}
     if session is None:
@@ -157,7 +156,7 @@ def record_intent(
     attempt = 0
     while True:
         try:
-            yield transact(actions)
+            yield transact(actions, ctx.new_id())
         except AwsError as err:
             failed = cancelled(err, actions)
             if failed.failed(HEAD):
@@ -231,7 +230,7 @@ def delete_prefix(ctx: Context, prefix: str, reserve: float | None = None) -> Pl
     before the enclosing `store.deadline`; True when nothing is left under the prefix."""
     token: str | None = None
     while True:
-        if reserve is not None and out_of_time(reserve):
+        if reserve is not None and out_of_time(ctx, reserve):
             return False
         params: dict[str, Any] = {"Prefix": prefix, "MaxKeys": DELETE_OBJECTS_MAX}
         if token:

@@ -98,7 +98,7 @@ def claim(
         }
         actions = Actions(head=put, owner_index=index)
         try:
-            yield transact(actions)
+            yield transact(actions, ctx.new_id())
         except AwsError as err:
             failed = cancelled(err, actions)
             if failed.failed(HEAD):
@@ -298,7 +298,7 @@ def purge_partition(ctx: Context, part: str, reserve: float | None, *, objects: 
         **expr.params(),
     }
     while True:
-        if reserve is not None and out_of_time(reserve):
+        if reserve is not None and out_of_time(ctx, reserve):
             return False
         resp = yield Call("query", params)
         found = resp.get("Items", [])

@@ -29,7 +29,6 @@ from store.aws.plans.writes import write_session
 from store.core import rules
 from store.core.slots import records_slot
 from store.core.timeutil import iso
-from store.core.validation import new_id
 from store.core.windows import Widening, window_start
 from store.models import FullSession, StateSnapshot
 from store.requests import (
@@ -69,7 +68,7 @@ def save_state(ctx: Context, request: SaveState) -> Plan[int]:
     session_id, owner, state = request.session_id, request.owner, request.state
     expected_version = request.expected_version
     now = ctx.now()
-    write_id = new_id()
+    write_id = ctx.new_id()
     inline = state_item(session_id, 0, 0, encode(ctx, state, "state"), now, write_id)
     staged = yield from stage(ctx, [inline], "save_state", session=(session_id, owner), write_id=write_id)
 
@@ -113,7 +112,7 @@ def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
     state, expected_seq = request.state, request.expected_seq
     now = ctx.now()
     encoded = encode_all(ctx, [*(m.body() for m in messages), state], "save_full")
-    write_id = new_id()
+    write_id = ctx.new_id()
     # a copy is kept when it fits the transaction: head, state, its copy, an intent, and the messages
     history = ctx.settings.state_history
     if not (request.keep_state and rules.keeps_state(len(messages), history)):
@@ -221,7 +220,7 @@ def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: 
     staged = Staged([])
     if value is not None:
         item: Item = {**key, "saved_at": s(iso(now)), **encoded_attrs(encode(ctx, value, what))}
-        staged = yield from stage(ctx, [item], what, session=(session_id, owner), write_id=new_id())
+        staged = yield from stage(ctx, [item], what, session=(session_id, owner), write_id=ctx.new_id())
         child: dict[str, Any] = {"Put": {"TableName": ctx.sessions_table, "Item": staged.items[0]}}
     else:
         child = {"Delete": {"TableName": ctx.sessions_table, "Key": key}}

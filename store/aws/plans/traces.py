@@ -39,7 +39,6 @@ from store.aws.plans.transactions import Actions, BatchNumbered
 from store.aws.plans.writes import write_session
 from store.core import codec
 from store.core.timeutil import iso
-from store.core.validation import new_id
 from store.errors import PayloadTooLarge
 from store.requests import AppendTraceEvents, AppendTraceRuns, ListTraceRuns, LoadTraceEvents
 
@@ -86,7 +85,7 @@ def append_batches(
     prefix = object_keys.session_prefix(owner_of, session_id)
     order = list(runs)
     known = {run_id: ctx.trace_batches.get(f"{session_id}/{run_id}") or 0 for run_id in order}
-    ikey = intent_key(new_id())
+    ikey = intent_key(ctx.new_id())
     attempt = 0
     while True:
         now = ctx.now()

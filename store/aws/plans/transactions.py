@@ -8,7 +8,6 @@ names the action whose failed condition it stands for."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -62,10 +61,10 @@ class Actions:
         return len(self._actions)
 
 
-def transact(actions: Actions) -> Call:
-    """A TransactWriteItems call. The request token makes botocore's own retries of this exact call
-    idempotent (a lost response is not applied twice)."""
-    return Call("transact_write_items", {"TransactItems": actions.requests, "ClientRequestToken": uuid.uuid4().hex})
+def transact(actions: Actions, token: str) -> Call:
+    """A TransactWriteItems call. The request `token` (a new id of the plan's context: one per call) makes
+    botocore's own retries of this exact call idempotent (a lost response is not applied twice)."""
+    return Call("transact_write_items", {"TransactItems": actions.requests, "ClientRequestToken": token})
 
 
 CONTENTION = frozenset(

@@ -13,7 +13,6 @@ The retry rules themselves (`again`, `backoff`) are base's (docs/reliability.md,
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -78,6 +77,7 @@ class Tried:
 
 
 def attempt(
+    ctx: Context,
     pos: Position,
     build: Callable[[Position], Actions],
     prepare: Callable[[Position], Plan[None]] | None,
@@ -95,7 +95,7 @@ def attempt(
         if len(actions) == 1 and "Update" in actions.requests[0]:
             response = yield Call("update_item", {**actions.requests[0]["Update"], "ReturnValues": "ALL_NEW"})
         else:
-            response = yield transact(actions)
+            response = yield transact(actions, ctx.new_id())
     except AwsError as err:
         return Tried(failed=_failure(err, actions), resent=err.retried, cause=err)
     return Tried(response=response)
@@ -203,7 +203,7 @@ class Waiting:
         while True:
             expr = Expr()
             now = self.ctx.now()
-            started = time.monotonic()
+            started = self.ctx.monotonic()
             try:
                 resp = yield turns.take_ticket(
                     self.ctx.sessions_table, self.session_id, guard(expr, now, self.owner), expr, now
@@ -219,7 +219,7 @@ class Waiting:
             item = dict(resp["Attributes"])
             self.ticket = Queue.of(item).next
             known = self.ctx.turn_times.get(self.session_id)
-            self.pace = Pace(known or 2 * (time.monotonic() - started), self.lease_ms / 1000)
+            self.pace = Pace(known or 2 * (self.ctx.monotonic() - started), self.lease_ms / 1000)
             return item, attempts
 
     def turn(self, item: Item | None, expectation: Expectation) -> Plan[Position | None]:
@@ -238,10 +238,10 @@ class Waiting:
             turn = turns.turn_of(queue, self.ticket, self.ctx.now(), self.lease_ms)
             if turn is not None:
                 self.behind = queue.next > self.ticket
-                self.pace.observe(time.monotonic(), queue.served)
+                self.pace.observe(self.ctx.monotonic(), queue.served)
                 self.ctx.turn_times.put(self.session_id, self.pace.per_turn)
                 return replace(Position.of(head), turn=turn)
-            moved = self.pace.observe(time.monotonic(), queue.served)
+            moved = self.pace.observe(self.ctx.monotonic(), queue.served)
             # waiting while the queue moves is a turn, not a backoff; a queue that stands still is contention
             yield Sleep(self.pace.wait(queue.ahead(self.ticket)), self.what, budgeted=not moved)
             item = yield from get_item(self.ctx.sessions_table, keys.head_key(self.session_id))
@@ -295,7 +295,7 @@ def write_session(
         while True:
             if wait:
                 pos, wait, old = (yield from waiting.until_turn(old, retry)), False, None
-            tried = yield from attempt(pos, build, prepare, what)
+            tried = yield from attempt(ctx, pos, build, prepare, what)
             if tried.response is not None:
                 return waiting.served(pos, queued), tried.response
             step = yield from retry.after(pos, tried)
