@@ -10,16 +10,15 @@ of the memory backend's method that carry it out: one name at every layer."""
 
 from __future__ import annotations
 
-import copy
-import enum
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from datetime import timedelta
+from typing import Any, ClassVar, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
+from store.core.forking import UNSET as UNSET
+from store.core.forking import Unset as Unset
 from store.core.paging import MessageQuery, SessionQuery
-from store.core.rules import FORKED_FROM, MAX_BRANCHES, RECLAIM_JOBS
-from store.core.timeutil import expiry
+from store.core.rules import MAX_BRANCHES, RECLAIM_JOBS
 from store.models import (
     ArtifactVersion,
     Branches,
@@ -36,18 +35,6 @@ from store.models import (
 )
 
 R = TypeVar("R", covariant=True)
-
-
-class Unset(enum.Enum):
-    """The type of UNSET: "leave this field as it is" in updates (None clears it)."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = Unset.UNSET
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,27 +123,6 @@ class ForkSession(InSession[Session]):
     title: str | Unset | None = UNSET
     metadata: dict[str, Any] | Unset = UNSET
     state: Any = UNSET
-
-    def session_from(self, source: Session, last: int, now: datetime, **fields: Any) -> Session:
-        """The fork this request makes of `source` at message `last`, at `now`: the source's owner, model and
-        retention (its expiry counted from now), its title and metadata unless the request gives its own
-        (copies, never shared), the metadata recording `forked_from` (source id and seq); `fields` are what
-        the backend derives from what it copied (usage, state_version, compaction_seq, preview, copying)."""
-        metadata = copy.deepcopy(source.metadata if self.metadata is UNSET else self.metadata)
-        metadata[FORKED_FROM] = {"session_id": source.id, "seq": last}
-        return Session(
-            id=self.new_session_id,
-            owner=source.owner,
-            title=source.title if self.title is UNSET else self.title,
-            model=source.model,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-            last_seq=last,
-            retention=source.retention,
-            expires_at=expiry(now, source.retention) if source.retention is not None else None,
-            **fields,
-        )
 
 
 @dataclass(frozen=True, kw_only=True)

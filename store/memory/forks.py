@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from store.conversation.preview import preview_of
 from store.core import paging, rules
+from store.core.forking import forked_session
 from store.core.slots import RECORDS_PREFIX
 from store.errors import BranchNotFound, SessionExists
 from store.memory.core import ArtifactEntry, BranchEntry, CopyJob, MemoryCore, SessionEntry
@@ -57,10 +58,13 @@ class MemoryForks(MemoryCore):
             else:
                 state = None
             taken = source.messages[:last]
-            session = request.session_from(
+            session = forked_session(
                 source.session,
+                request.new_session_id,
                 last,
                 now,
+                title=request.title,
+                metadata=request.metadata,
                 usage=_usage(messages),
                 state_version=state.version if state is not None else 0,
                 compaction_seq=_latest_compaction(taken),

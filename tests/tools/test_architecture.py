@@ -110,3 +110,27 @@ def test_shared_pure_code_and_tools_stay_in_their_layer() -> None:
         assert not [m for m in imports(path) if within(m, SDKS)], f"{path}: shared pure code does no I/O"
     for path in (ROOT / "store" / "tools").rglob("*.py"):
         assert not [m for m in imports(path) if within(m, INTERNALS)], f"{path}: a backend's internals"
+
+
+def test_request_records_hold_no_rules() -> None:
+    """A request is a record of its arguments: the rules that make something of one (a fork's session, say)
+    are store/core's, where every backend finds them without importing the interface's records."""
+    tree = ast.parse((ROOT / "store" / "requests.py").read_text())
+    methods = [
+        f"{cls.name}.{fn.name}"
+        for cls in tree.body
+        if isinstance(cls, ast.ClassDef)
+        for fn in cls.body
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and not fn.name.startswith("__")
+    ]
+    assert methods == []
+
+
+def test_the_async_front_and_the_http_backend_follow_the_operations() -> None:
+    """The async store offers every public operation, and the HTTP backend supports exactly the operations
+    its route table sends (what it lacks is refused at once, as test_capabilities checks)."""
+    from store import AsyncSessionStore
+    from store.backends.http import ROUTES, HttpBackend
+
+    assert public_operations() <= {name for name in dir(AsyncSessionStore) if not name.startswith("_")}
+    assert set(HttpBackend.supports) == {r.operation for r in ROUTES} & set(operations())

@@ -74,6 +74,7 @@ from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, co
 from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import paging, rules
+from store.core.forking import forked_session
 from store.core.timeutil import epoch
 from store.errors import Conflict
 from store.models import Branches, Session, TokenUsage
@@ -151,10 +152,13 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
         preview = yield from _preview(ctx, head.part, 1, min(last, rules.PREVIEW_WINDOW))
         versions = sum(1 for c in children if c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX))
         now = ctx.now()
-        session = request.session_from(
+        session = forked_session(
             source,
+            request.new_session_id,
             last,
             now,
+            title=request.title,
+            metadata=request.metadata,
             state_version=get_int(state, "version") if state else 0,
             compaction_seq=compaction,
             preview=preview,
