@@ -102,10 +102,10 @@ def test_failed_records_are_reported_one_by_one(cascade: Harness, inspector_clie
     class Failing:
         """A store whose reclaim fails for one record (as S3 might)."""
 
-        def reclaim(self, records: list[dict[str, Any]]) -> int:
+        def reclaim(self, records: list[dict[str, Any]], *, jobs: Any = None) -> int:
             if records[0]["eventID"] == "event-2":
                 raise RuntimeError("S3 is down")
-            return original.reclaim(records)
+            return original.reclaim(records, jobs=jobs)
 
     runtime.use_store(Failing())  # type: ignore[arg-type]
     result = handle([ttl_removal(good, 1), broken, ttl_removal(good, 3)])
