@@ -36,7 +36,7 @@ from store.aws.plans.base import (
     write_if,
 )
 from store.aws.plans.objects import abandon, copy_objects, record_intent
-from store.aws.plans.partitions import range_query, read_range
+from store.aws.plans.partitions import Span, read_range
 from store.aws.plans.payloads import REF, Staged
 from store.aws.plans.transactions import HEAD, Actions, cancelled, contended, transact
 from store.aws.plans.uploads import copy_object, head_object
@@ -146,10 +146,10 @@ def _copy_step(ctx: Context, head: Head, seed: Seed) -> Plan[int | None]:
     """Copy the next page of messages (up to `rules.COPY_PAGE`) that the session's partition does not have yet;
     how far the copy got (recorded on the head), or None when the head's copy changed before any of it was."""
     lo, hi = seed.done + 1, min(seed.through, seed.done + rules.COPY_PAGE)
-    found = yield from read_range(ctx, seed.part, lo, hi, newest_first=False, limit=None)
+    found = yield from read_range(ctx, Span(seed.part, lo, hi))
     if len(found) != hi - lo + 1:
         raise StoreError(f"the copy into session {head.session.id!r} found messages {lo}..{hi} missing in its source")
-    own = yield from query(range_query(ctx, head.part, lo, hi, newest_first=False, limit=None, keys_only=True))
+    own = yield from query(Span(head.part, lo, hi).query(ctx, keys_only=True))
     have = {int(i[keys.SEQ]["N"]) for i in own}
     wanted = [into(i, head.part) for i in found if int(i[keys.SEQ]["N"]) not in have]
     done = seed.done

@@ -66,7 +66,7 @@ from store.aws.plans.branches import (
 )
 from store.aws.plans.copies import finish_copy, placed
 from store.aws.plans.objects import abandon
-from store.aws.plans.partitions import previous_compaction, read_range
+from store.aws.plans.partitions import Span, previous_compaction, read_range
 from store.aws.plans.payloads import Staged, encode, resolve, stage
 from store.aws.plans.sessions import claim, hand_off, purge, purge_partition, unseen_head
 from store.aws.plans.state import KEPT_STATE_PREFIX
@@ -314,7 +314,7 @@ def _preview(ctx: Context, part: str, lo: int, hi: int) -> Plan[str | None]:
     """The preview of messages lo..hi of a partition (the start of the first user message among them)."""
     if lo > hi:
         return None
-    items = yield from read_range(ctx, part, lo, hi, newest_first=False, limit=None)
+    items = yield from read_range(ctx, Span(part, lo, hi))
     resolved = yield from resolve(ctx, items)
     return preview_of(record_from_item(i) for i in resolved)
 

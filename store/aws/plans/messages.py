@@ -35,7 +35,7 @@ from store.aws.plans.base import (
 )
 from store.aws.plans.branches import read_branch
 from store.aws.plans.objects import delete_objects
-from store.aws.plans.partitions import find, previous_compaction, read_at, read_range
+from store.aws.plans.partitions import Span, find, previous_compaction, read_at, read_range
 from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import (
     HEAD,
@@ -225,7 +225,7 @@ def replay(
     rules.check_replay(key, same_messages=claim["fingerprint"]["S"] == digest, intact=True)
     first, count = int(claim["first_seq"]["N"]), int(claim["count"]["N"])
     head = yield from read_head(ctx, session_id, owner)
-    found = yield from read_range(ctx, head.part, first, first + count - 1, newest_first=False, limit=None)
+    found = yield from read_range(ctx, Span(head.part, first, first + count - 1))
     first_id = claim.get("first_mid", {}).get("S")
     intact = len(found) == count and (first_id is None or found[0][keys.MID]["S"] == first_id)
     rules.check_replay(key, same_messages=True, intact=intact)
@@ -244,9 +244,7 @@ def list_messages(ctx: Context, request: ListMessages) -> Plan[Page[MessageRecor
         part, compaction_seq = kept.part, kept.compaction_seq
     scope = paging.cursor_scope(session_id, branch)
     lo, hi = query.window(scope, compaction_seq)
-    items = yield from read_range(
-        ctx, part, lo, hi, newest_first=query.newest_first, limit=query.fetch, roles=query.roles
-    )
+    items = yield from read_range(ctx, Span(part, lo, hi, query.newest_first, query.fetch, query.roles))
     return query.page(scope, [record_from_item(i) for i in (yield from resolve(ctx, items))])
 
 
@@ -254,7 +252,7 @@ def last_messages(ctx: Context, request: LastMessages) -> Plan[list[MessageRecor
     """The latest `count` messages, in chronological order."""
     session_id, owner, count = request.session_id, request.owner, request.n
     head = yield from read_head(ctx, session_id, owner)
-    items = yield from read_range(ctx, head.part, 1, MAX_SEQ, newest_first=True, limit=count)
+    items = yield from read_range(ctx, Span(head.part, 1, MAX_SEQ, newest_first=True, limit=count))
     return [record_from_item(i) for i in reversed((yield from resolve(ctx, items)))]
 
 

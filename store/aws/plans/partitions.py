@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from store.aws import keys
@@ -13,54 +14,46 @@ from store.aws.plans.base import Context, get_item, query
 COMPACTION_PAGE = 100  # messages read at once looking back for the previous compaction marker
 
 
-def range_query(
-    ctx: Context,
-    part: str,
-    lo: int,
-    hi: int,
-    *,
-    newest_first: bool,
-    limit: int | None,
-    roles: frozenset[str] | None = None,
-    keys_only: bool = False,
-) -> dict[str, Any]:
-    """The Query parameters (strongly consistent) of messages lo..hi of one partition, in either order, at
-    most `limit` (of `roles` only, when given; only their keys with `keys_only`), for plans that run
-    several at once."""
-    expr = Expr()
-    params: dict[str, Any] = {
-        "TableName": ctx.messages_table,
-        "ConsistentRead": True,
-        "ScanIndexForward": not newest_first,
-        "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(part))} AND "
-        f"{expr.name(keys.SEQ)} BETWEEN {expr.value(n(lo))} AND {expr.value(n(hi))}",
-    }
-    if roles:
-        params["FilterExpression"] = f"{expr.name('role')} IN ({', '.join(expr.value(s(r)) for r in sorted(roles))})"
-    if limit is not None:
-        params["Limit"] = limit
-    if keys_only:
-        params["ProjectionExpression"] = f"{expr.name(keys.SID)}, {expr.name(keys.SEQ)}"
-    params.update(expr.params())
-    return params
+@dataclass(frozen=True)
+class Span:
+    """Messages lo..hi of one partition, oldest first (or `newest_first`), at most `limit` (None: all), of
+    `roles` only when given."""
+
+    part: str
+    lo: int
+    hi: int
+    newest_first: bool = False
+    limit: int | None = None
+    roles: frozenset[str] | None = None
+
+    def query(self, ctx: Context, *, keys_only: bool = False) -> dict[str, Any]:
+        """The Query parameters (strongly consistent) of the span (only the messages' keys with
+        `keys_only`), for plans that run several at once."""
+        expr = Expr()
+        params: dict[str, Any] = {
+            "TableName": ctx.messages_table,
+            "ConsistentRead": True,
+            "ScanIndexForward": not self.newest_first,
+            "KeyConditionExpression": f"{expr.name(keys.SID)} = {expr.value(s(self.part))} AND "
+            f"{expr.name(keys.SEQ)} BETWEEN {expr.value(n(self.lo))} AND {expr.value(n(self.hi))}",
+        }
+        if self.roles:
+            allowed = ", ".join(expr.value(s(r)) for r in sorted(self.roles))
+            params["FilterExpression"] = f"{expr.name('role')} IN ({allowed})"
+        if self.limit is not None:
+            params["Limit"] = self.limit
+        if keys_only:
+            params["ProjectionExpression"] = f"{expr.name(keys.SID)}, {expr.name(keys.SEQ)}"
+        params.update(expr.params())
+        return params
 
 
-def read_range(
-    ctx: Context,
-    part: str,
-    lo: int,
-    hi: int,
-    *,
-    newest_first: bool,
-    limit: int | None,
-    roles: frozenset[str] | None = None,
-) -> Plan[list[Item]]:
-    """Messages lo..hi of one partition, in either order, at most `limit` (of `roles` only): one Query per
-    1 MB page (a filtered one reads growing pages until it has `limit`)."""
-    if lo > hi:
+def read_range(ctx: Context, span: Span) -> Plan[list[Item]]:
+    """The span's messages: one Query per 1 MB page (a filtered one reads growing pages until it has
+    `limit`)."""
+    if span.lo > span.hi:
         return []
-    params = range_query(ctx, part, lo, hi, newest_first=newest_first, limit=limit, roles=roles)
-    items: list[Item] = yield from query(params, limit=limit, growing=bool(roles))
+    items: list[Item] = yield from query(span.query(ctx), limit=span.limit, growing=bool(span.roles))
     return items
 
 
@@ -97,7 +90,7 @@ def previous_compaction(ctx: Context, part: str, before: int) -> Plan[int | None
     hi = before - 1
     while hi >= 1:
         lo = max(1, hi - COMPACTION_PAGE + 1)
-        items = yield from read_range(ctx, part, lo, hi, newest_first=True, limit=None)
+        items = yield from read_range(ctx, Span(part, lo, hi, newest_first=True))
         for item in items:
             if item.get("kind", {}).get("S") == "compaction":
                 return int(item[keys.SEQ]["N"])

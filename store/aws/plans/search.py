@@ -7,7 +7,7 @@ from store.aws.attrs import Item
 from store.aws.calls import Call, Parallel, Plan
 from store.aws.items import Head, head_from_item, record_from_item
 from store.aws.plans.base import Context, get_item, query
-from store.aws.plans.partitions import range_query
+from store.aws.plans.partitions import Span
 from store.aws.plans.payloads import resolve
 from store.aws.plans.sessions import list_heads
 from store.core.paging import SessionQuery
@@ -40,7 +40,7 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     where.update((h.session.id, h) for h in heads)
     readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
     ranges = [
-        (r, range_query(ctx, where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1))
+        (r, Span(where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1).query(ctx))
         for r in readings
         if r.hi >= r.lo and where[r.session.id].seed is None
     ]

@@ -22,7 +22,7 @@ from store.aws.plans.base import (
     usage_adds,
 )
 from store.aws.plans.messages import drafts, message_puts, preview_sets, total_usage, write_messages
-from store.aws.plans.partitions import read_range
+from store.aws.plans.partitions import Span, read_range
 from store.aws.plans.payloads import Staged, committed, encode, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import Actions
 from store.aws.plans.writes import write_session
@@ -194,15 +194,13 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     head = live_head(ctx, session_id, head_found, owner)
     session = head.session
     lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
-    items = yield from read_range(ctx, head.part, lo, session.last_seq, newest_first=False, limit=None)
+    items = yield from read_range(ctx, Span(head.part, lo, session.last_seq))
     state_items = [state_found] if state_found else []
     resolved = yield from resolve(ctx, [*state_items, *items])
     window = Widening([record_from_item(i) for i in resolved[len(state_items) :]])
     page = WIDEN_PAGE
     while window.wants:  # older messages, newest first, in growing pages, until every result has its call
-        older = yield from read_range(
-            ctx, head.part, max(1, window.start - page), window.start - 1, newest_first=True, limit=page
-        )
+        older = yield from read_range(ctx, Span(head.part, max(1, window.start - page), window.start - 1, True, page))
         window.take(record_from_item(i) for i in (yield from resolve(ctx, older)))
         page = min(page * 4, window.room)
     return FullSession(
