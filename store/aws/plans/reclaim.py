@@ -30,8 +30,8 @@ from store.aws.items import SEED, Seed, head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
-from store.aws.plans.forks import finish_branch_delete
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
+from store.aws.plans.rewinds import finish_branch_delete
 from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
 from store.requests import Reclaim
 

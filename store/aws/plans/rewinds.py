@@ -1,0 +1,402 @@
+"""Plans for rewinds and branches (docs/decisions.md, "Fork and rewind").
+
+A rewind keeps the session's partition as a branch (`branches.py`) and gives the session a new one, whose
+messages 1..to_seq the fork's copy (`copies.py`) brings in (within the call up to `fork_inline_messages`); a
+restore swaps a branch's partition back in. Neither happens to a session a copy still takes messages out of.
+A branch's delete purges its partition inside the call's deadline and hands the rest to the cascade."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from store.aws import keys
+from store.aws.attrs import Expr, Item, boolean, get_int, n, s
+from store.aws.calls import AwsError, Plan
+from store.aws.items import (
+    BRANCHES,
+    PART,
+    PART_MARK,
+    SEED,
+    USAGE_PREFIX,
+    Head,
+    Seed,
+    head_from_item,
+    metadata_attrs,
+    state_from_item,
+)
+from store.aws.plans.base import (
+    Context,
+    Position,
+    again,
+    backoff,
+    get_item,
+    guard,
+    head_update,
+    in_part,
+    partition_prefix,
+    read_head,
+    touch,
+    touch_head,
+    unpinned,
+    write_if,
+)
+from store.aws.plans.branches import (
+    BranchItem,
+    all_branches,
+    branch_item,
+    branch_sk,
+    read_branch,
+)
+from store.aws.plans.copies import finish_copy, placed
+from store.aws.plans.forks import preview_span
+from store.aws.plans.objects import abandon
+from store.aws.plans.partitions import previous_compaction
+from store.aws.plans.payloads import Staged
+from store.aws.plans.sessions import hand_off, purge_partition
+from store.aws.plans.state import KEPT_STATE_PREFIX
+from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
+from store.aws.plans.writes import write_session
+from store.core import paging, rules
+from store.models import Branches, Session, TokenUsage
+from store.requests import UNSET, DeleteBranch, ListBranches, RestoreBranch, RewindSession, Unset
+
+
+def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
+    """Keep the transcript as the branch `request.branch` and continue from `to_seq` in a new partition whose
+    messages 1..to_seq the copy brings in from the branch (one transaction; the copy within the call up to
+    `fork_inline_messages`, the session `copying` until it is done). Not while a fork's copy takes messages
+    out of the session (Conflict)."""
+    session_id, owner, to_seq, name = request.session_id, request.owner, request.to_seq, request.branch
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        names = request.metadata is not UNSET
+        rules.check_copyable("rewind_session", head.session.metadata, names_its_metadata=names)
+        rules.check_branch_room(head.branches)
+        rules.check_unpinned("rewind_session", 0, head.pinned)
+        last = head.session.last_seq
+        rules.check_rewind(to_seq, last)
+        if to_seq == last:
+            return head.session
+        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        kept = yield from partition_prefix(ctx, session_id, KEPT_STATE_PREFIX)
+        current = state_from_item(state) if state is not None else None
+        chosen = rules.state_as_of(current, [state_from_item(k) for k in kept], to_seq)
+        restored = next((k for k in kept if chosen is not None and get_int(k, "version") == chosen.version), None)
+        compaction = head.session.compaction_seq
+        if compaction is not None and compaction > to_seq:
+            compaction = yield from previous_compaction(ctx, head.part, to_seq + 1)
+        preview = yield from preview_span(ctx, head.part, 1, min(to_seq, rules.PREVIEW_WINDOW))
+        copies = yield from placed(
+            ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
+        )
+        kept_state, new_state = _split(copies.items, state, restored)
+        now = ctx.now()
+        token = ctx.new_id()
+        part = f"{session_id}{PART_MARK}{ctx.new_id()}"
+        seed = Seed(token, to_seq, 0, session_id, head.part) if to_seq > 0 else None
+        kept_branch = yield from _current_line(ctx, head, name, to_seq, now, kept_state)
+        actions = _switch(
+            ctx,
+            head,
+            owner,
+            now,
+            part=part,
+            last_seq=to_seq,
+            usage=TokenUsage(),
+            compaction_seq=compaction,
+            preview=preview,
+            seed=seed,
+            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
+            metadata=request.metadata,
+            new_branch=True,
+        )
+        actions.add("branch", _put_branch(ctx, kept_branch, None))
+        if copies.intent is not None:
+            actions.add("intent", copies.intent.release(ctx))
+        outcome = yield from _commit(ctx, actions, copies, "rewind_session")
+        if outcome == "branch":
+            raise rules.branch_exists(name)
+        if outcome == "done":
+            break
+        attempt = yield from again(ctx, attempt, "rewind_session")
+    ctx.forget(session_id)
+    if seed is not None and rules.copies_inline(to_seq, 0, ctx.settings.fork_inline_messages):
+        yield from finish_copy(ctx, session_id)
+    return (yield from read_head(ctx, session_id, owner, copying_ok=True)).session
+
+
+def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datetime, state: Item | None) -> Plan[Item]:
+    """The BR# item keeping the session's current line as the branch `name` (it parts from the other line
+    after `from_seq`): its partition, usage, compaction, both previews and `state` (a STATE item or None)."""
+    last = head.session.last_seq
+    window = min(last, from_seq + rules.PREVIEW_WINDOW)
+    own_preview = yield from preview_span(ctx, head.part, from_seq + 1, window)
+    return branch_item(
+        head.session.id,
+        name,
+        part=head.part,
+        from_seq=from_seq,
+        last_seq=last,
+        created_at=now,
+        usage=head.session.usage,
+        compaction_seq=head.session.compaction_seq,
+        preview=head.session.preview,
+        own_preview=own_preview,
+        state=state,
+    )
+
+
+def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
+    """Swap the branch's partition (and state) in, keeping the transcript it replaces as `keep_as`: one
+    transaction, nothing copied but a spilled state's body."""
+    session_id, owner, name, keep_as = request.session_id, request.owner, request.branch, request.keep_as
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        rules.check_unpinned("restore_branch", 0, head.pinned)
+        branch = yield from read_branch(ctx, session_id, owner, name)
+        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        wanted = branch.state_item()
+        copies = yield from placed(
+            ctx, [x for x in (state, wanted) if x is not None], session_id, head.session.owner, fresh=True
+        )
+        kept_state, new_state = _split(copies.items, state, wanted)
+        now = ctx.now()
+        kept_branch = yield from _current_line(ctx, head, keep_as, branch.from_seq, now, kept_state)
+        actions = _switch(
+            ctx,
+            head,
+            owner,
+            now,
+            part=branch.part,
+            last_seq=branch.last_seq,
+            usage=branch.usage,
+            compaction_seq=branch.compaction_seq,
+            preview=branch.preview,
+            seed=None,
+            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
+            metadata=request.metadata,
+        )
+        if keep_as != name:
+            bexpr = Expr()
+            actions.add(
+                "restored",
+                {
+                    "Delete": {
+                        "TableName": ctx.sessions_table,
+                        "Key": keys.session_key(session_id, branch_sk(name)),
+                        "ConditionExpression": f"{bexpr.name('part')} = {bexpr.value(s(branch.part))}",
+                        **bexpr.params(),
+                    }
+                },
+            )
+        actions.add("branch", _put_branch(ctx, kept_branch, branch.part if keep_as == name else None))
+        if copies.intent is not None:
+            actions.add("intent", copies.intent.release(ctx))
+        outcome = yield from _commit(ctx, actions, copies, "restore_branch")
+        if outcome == "branch" and keep_as != name:
+            raise rules.branch_exists(keep_as)
+        if outcome == "done":
+            break
+        attempt = yield from again(ctx, attempt, "restore_branch")
+    ctx.forget(session_id)
+    return (yield from read_head(ctx, session_id, owner)).session
+
+
+def _split(copies: list[Item], first: Item | None, second: Item | None) -> tuple[Item | None, Item | None]:
+    """The placed copies of (first, second), either of which may be absent."""
+    out = iter(copies)
+    return (next(out) if first is not None else None), (next(out) if second is not None else None)
+
+
+def _as_state(kept: Item, session_id: str, version: int, write_id: str) -> Item:
+    """A kept state (a branch's, or one kept by save_full) as the session's state of `version`."""
+    fields = {k: v for k, v in kept.items() if k in ("seq", "saved_at", "c", "b", "ref")}
+    return {**keys.session_key(session_id, keys.STATE), **fields, "version": n(version), "write_id": s(write_id)}
+
+
+def _switch(
+    ctx: Context,
+    head: Head,
+    owner: str | None,
+    now: datetime,
+    *,
+    part: str,
+    last_seq: int,
+    usage: TokenUsage,
+    compaction_seq: int | None,
+    preview: str | None,
+    seed: Seed | None,
+    state: Item | None,
+    metadata: dict[str, Any] | Unset = UNSET,
+    new_branch: bool = False,
+) -> Actions:
+    """The session's head moved to another transcript (and state and metadata, when given), while it is as
+    read; with `new_branch`, counting one more branch, while the session has room for it."""
+    session_id = head.session.id
+    expr = Expr()
+    sets = touch(expr, session_id, now, Position.of(head).retention)
+    sets += [f"{expr.name(PART)} = {expr.value(s(part))}", f"{expr.name('last_seq')} = {expr.value(n(last_seq))}"]
+    removes: list[str] = []
+    numbers = usage.numbers()
+    for f in TokenUsage.fields():
+        name = expr.name(USAGE_PREFIX + f)
+        if f in numbers:
+            sets.append(f"{name} = {expr.value(n(numbers[f]))}")
+        else:
+            removes.append(name)
+    for attr, value in (("compaction_seq", compaction_seq), ("preview", preview)):
+        if value is None:
+            removes.append(expr.name(attr))
+        else:
+            sets.append(f"{expr.name(attr)} = {expr.value(n(value) if isinstance(value, int) else s(value))}")
+    if seed is not None:
+        sets.append(f"{expr.name(SEED)} = {expr.value(seed.to_attr())}")
+    if metadata is not UNSET:
+        sets += [f"{expr.name(k)} = {expr.value(v)}" for k, v in metadata_attrs(metadata).items()]
+    version = head.session.state_version
+    if state is not None:
+        sets.append(f"{expr.name('state_version')} = {expr.value(n(version + 1))}")
+    condition = " AND ".join(
+        [
+            guard(expr, now, owner),
+            f"{expr.name('last_seq')} = {expr.value(n(head.session.last_seq))}",
+            f"{expr.name('state_version')} = {expr.value(n(version))}",
+            in_part(expr, head.part_attr),
+            unpinned(expr, 0),
+        ]
+    )
+    adds = []
+    if new_branch:
+        count = expr.name(BRANCHES)
+        condition += f" AND (attribute_not_exists({count}) OR {count} < {expr.value(n(rules.MAX_BRANCHES))})"
+        adds.append(f"{count} {expr.value(n(1))}")
+    actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, adds, removes=removes))
+    if state is not None:
+        actions.add("state", {"Put": {"TableName": ctx.sessions_table, "Item": state}})
+    return actions
+
+
+def _put_branch(ctx: Context, item: Item, replacing: str | None) -> dict[str, Any]:
+    """The Put of a branch item: a new name (refused when the session has a branch of that name), or over
+    the branch in partition `replacing` (a restore that keeps the replaced transcript under its name)."""
+    expr = Expr()
+    condition = (
+        f"attribute_not_exists({expr.name(keys.PK)})"
+        if replacing is None
+        else f"{expr.name('part')} = {expr.value(s(replacing))}"
+    )
+    return {
+        "Put": {
+            "TableName": ctx.sessions_table,
+            "Item": item,
+            "ConditionExpression": condition,
+            **expr.params(),
+        }
+    }
+
+
+def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[str]:
+    """Run a rewind's or restore's transaction: "done", "branch" (the branch name is taken), or "again"
+    (the head moved: read it again); the copies it staged are removed unless it committed."""
+    attempt = 0
+    while True:
+        try:
+            yield transact(actions, ctx.new_id())
+            return "done"
+        except AwsError as err:
+            failed = None if contended(err) else cancelled(err, actions)
+            if failed is None or failed.conflicted():
+                attempt = yield from backoff(ctx, attempt, what)
+                continue
+            yield from abandon(ctx, copies.intent)
+            if failed.failed(HEAD) or failed.failed("restored"):
+                return "again"
+            if failed.failed("branch"):
+                return "branch"
+            raise Cancelled(failed, what) from err
+
+
+def list_branches(ctx: Context, request: ListBranches) -> Plan[Branches]:
+    """A page of the session's branches, oldest first: 1 GetItem (head) + 1 Query (`begins_with(sk, "BR#")`:
+    a session keeps at most `rules.MAX_BRANCHES`, so one query reads them all)."""
+    session_id, owner = request.session_id, request.owner
+    yield from read_head(ctx, session_id, owner)
+    found = yield from all_branches(ctx, session_id)
+    live = [b.model(session_id) for b in found if not b.deleting]
+    return paging.branch_page(session_id, live, request.limit, request.cursor)
+
+
+def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
+    """Remove a branch: the copies still reading it finish first; the branch item is marked deleting (with
+    the head's touch), its partition purged a page at a time (inside a request's deadline, what is left is
+    handed to the cascade), then the item goes. Idempotent."""
+    session_id, owner, name = request.session_id, request.owner, request.branch
+    head = yield from read_head(ctx, session_id, owner)
+    item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, branch_sk(name)))
+    if item is None:
+        return
+    branch = BranchItem.of(item)
+    if not branch.deleting:
+        now = ctx.now()
+
+        def build(pos: Any) -> Actions:
+            expr = Expr()
+            mark = {
+                "Update": {
+                    "TableName": ctx.sessions_table,
+                    "Key": keys.session_key(session_id, branch_sk(name)),
+                    "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}",
+                    "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
+                    **expr.params(),
+                }
+            }
+            less = touch_head(ctx, session_id, owner, pos, now, adds=lambda e: [f"{e.name(BRANCHES)} {e.value(n(-1))}"])
+            return Actions(head=less, branch=mark)
+
+        try:
+            yield from write_session(ctx, session_id, owner, build, what="delete_branch")
+        except Cancelled:
+            return  # deleted (or replaced) meanwhile
+    finished = yield from _purge_branch(ctx, head, branch, hand_off=True)
+    if not finished:
+        yield from hand_off(ctx, session_id, branch_sk(name))
+
+
+def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_off: bool) -> Plan[bool]:
+    """Finish the session's copy if it still reads the branch's partition (a rewind's), purge it, remove its
+    item; False when the request's deadline came first (with `hand_off`)."""
+    reserve = ctx.settings.handoff_reserve.total_seconds() if hand_off else None
+    session_id = branch.item[keys.PK]["S"][len(keys.session_pk("")) :]
+    if head is not None and head.seed is not None and head.seed.part == branch.part:
+        finished = yield from finish_copy(ctx, session_id)
+        if not finished:
+            return False
+    done = yield from purge_partition(ctx, branch.part, reserve, objects=True)
+    if not done:
+        return False
+    expr = Expr()
+    yield from write_if(
+        "delete_item",
+        {
+            "TableName": ctx.sessions_table,
+            "Key": keys.session_key(session_id, branch_sk(branch.name)),
+            "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
+            **expr.params(),
+        },
+    )
+    return True
+
+
+def finish_branch_delete(ctx: Context, session_id: str, name: str) -> Plan[None]:
+    """The cascade's part of a `delete_branch` that ran out of its request's time."""
+    item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, branch_sk(name)))
+    if item is None or "deleting" not in item:
+        return
+    found = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
+    head = head_from_item(found) if found is not None else None
+    finished = yield from _purge_branch(ctx, head, BranchItem.of(item), hand_off=True)
+    if not finished:  # the invocation's deadline came first: the next one carries on
+        yield from hand_off(ctx, session_id, branch_sk(name))
