@@ -9,6 +9,7 @@ sends the batch's description to the SQS failure destination."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -22,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.runtime import TRACED_MODULES, store
 from store import deadline
-from store.core.rules import CASCADE_JOBS
+from store.core.rules import CASCADE_JOBS, COPY_JOBS
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -55,41 +56,33 @@ class Batch:
 
 
 batch = Batch()
-copy_batch = Batch()
-copy_processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
 # nothing of a record, nor of an error about one, is put in a trace: records carry the sessions' data
 @tracer.capture_method(capture_response=False, capture_error=False)
-def handle_record(record: DynamoDBRecord) -> None:
-    """Apply one stream record within its share of the invocation's time (idempotent: a retried record does
-    nothing twice)."""
+def handle_record(record: DynamoDBRecord, jobs: frozenset[str] = CASCADE_JOBS) -> None:
+    """Apply one stream record's `jobs` within its share of the invocation's time (idempotent: a retried
+    record does nothing twice); what does not fit is handed on as a new stream record."""
     with deadline(batch.share()):
-        released = store().reclaim([record.raw_event], jobs=CASCADE_JOBS)
+        released = store().reclaim([record.raw_event], jobs=jobs)
     if released:
         metrics.add_metric(name="ObjectsReclaimed", unit=MetricUnit.Count, value=released)
+
+
+def _process(event: dict[str, Any], context: LambdaContext, jobs: frozenset[str]) -> dict[str, Any]:
+    """One invocation of a stream function: its batch's records, each with `jobs`, failures reported one by one."""
+    records = event.get("Records") or []
+    batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
+    handler = functools.partial(handle_record, jobs=jobs)
+    return dict(process_partial_response(event=event, record_handler=handler, processor=processor, context=context))
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    records = event.get("Records") or []
-    batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
-    return dict(
-        process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
-    )
-
-
-# ---------------------------------------------------------------- the copy function
-
-
-@tracer.capture_method(capture_response=False, capture_error=False)
-def handle_copy_record(record: DynamoDBRecord) -> None:
-    """Carry on the copy the record starts or hands on (a long fork's or rewind's), within the invocation's
-    time: what does not fit is handed on as a new lap on the head, which the next invocation takes."""
-    with deadline(copy_batch.share()):
-        store().reclaim([record.raw_event], jobs=("copy",))
+    """The cascade: purges, handed-on deletes of sessions and branches, released objects."""
+    return _process(event, context, CASCADE_JOBS)
 
 
 @logger.inject_lambda_context
@@ -98,10 +91,4 @@ def handle_copy_record(record: DynamoDBRecord) -> None:
 def copy_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """The copy function: its own event source mapping on the sessions table's stream (batch size 1, only
     heads that hold a copy), so a long copy never holds up the cascade's purges and releases."""
-    records = event.get("Records") or []
-    copy_batch.start(context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS, len(records))
-    return dict(
-        process_partial_response(
-            event=event, record_handler=handle_copy_record, processor=copy_processor, context=context
-        )
-    )
+    return _process(event, context, COPY_JOBS)

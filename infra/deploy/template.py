@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,8 +179,6 @@ def matches(pattern: Any, value: Any) -> bool:
 
 def stream_mappings(doc: dict[str, Any] | None = None) -> list[StreamMapping]:
     """Every function's DynamoDB stream event of the template, in the order the template lists them."""
-    import json
-
     doc = doc if doc is not None else load()
     found: list[StreamMapping] = []
     for logical_id, resource in doc.get("Resources", {}).items():

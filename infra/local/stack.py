@@ -16,13 +16,14 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from infra.deploy.template import StreamMapping, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
@@ -242,8 +243,6 @@ class CascadePoller:
     def run(self) -> None:
         import importlib
 
-        from infra.deploy.template import stream_mappings
-
         mappings = [
             (m, getattr(importlib.import_module(m.handler.rsplit(".", 1)[0]), m.handler.rsplit(".", 1)[1]))
             for m in stream_mappings()
@@ -269,7 +268,7 @@ class CascadePoller:
             except Exception:  # keep polling; the next round retries
                 log.exception("cascade poll failed")
 
-    def _feed(self, mapping: Any, handler: Any, records: list[dict[str, Any]]) -> None:
+    def _feed(self, mapping: StreamMapping, handler: Callable[..., Any], records: list[dict[str, Any]]) -> None:
         """Hand `records` to one function, `mapping.batch_size` at a time."""
         name = f"agent-store-{mapping.function}"
         for start in range(0, len(records), mapping.batch_size):

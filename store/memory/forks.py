@@ -1,8 +1,8 @@
 """The in-memory backend: forks, rewinds and branches, with the same copy window as on DynamoDB: a
 transcript of up to `Settings.fork_inline_messages` messages is copied within the call; a longer one comes
 in a step at a time (`MemoryCore.step_copies`, a step each `reclaim`: what the stack's copy job does), the
-session `copying` meanwhile,
-and the messages it takes are pinned in their source (a change to them is a retryable Conflict)."""
+session `copying` meanwhile, and the messages it takes are pinned in their source (a change to them is a
+retryable Conflict)."""
 
 from __future__ import annotations
 

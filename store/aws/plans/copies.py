@@ -168,17 +168,17 @@ def _copy_step(ctx: Context, head: Head, seed: Seed) -> Plan[int | None]:
 def _put_batch(
     ctx: Context, session_id: str, owner: str, seed: Seed, done: int, upto: int, batch: list[Item]
 ) -> Plan[bool]:
-    """One transaction: the messages of `batch` put (those already there are left out), their usage added to
-    the totals, and the copy's progress moved from `done` to `upto`. False when the head's copy is no longer
+    """One transaction: the messages of `batch` put (the caller left out those already there), their usage
+    added to the totals, and the copy's progress moved from `done` to `upto`. False when the head's copy is no longer
     the one read (another copier moved it, the session popped below it, or it is over or gone)."""
     attempt = 0
     staged = yield from placed(ctx, batch, session_id, owner)
     items = list(staged.items)
+    total = TokenUsage()
+    for item in items:
+        total = total.plus(item_usage(item))
     try:
         while True:
-            total = TokenUsage()
-            for item in items:
-                total = total.plus(item_usage(item))
             expr = Expr()
             path = expr.name(SEED)
             hidden = f"{path}.{expr.name('hd')} = {expr.value(boolean(True))}"
@@ -219,12 +219,9 @@ def _put_batch(
                 if failed.failed(HEAD):
                     yield from abandon(ctx, staged.intent)
                     return False
-                there = {int(name[len("message[") : -1]) for name in failed.failed_of("message")}
-                if not there:
-                    raise
-                # put meanwhile (a change of the session's own, or a source's help): theirs stays
-                items = [i for k, i in enumerate(items) if k not in there]
-                attempt = yield from again(ctx, attempt, "the copy of a transcript")
+                # the head's copy held, so nothing else wrote these messages (a copying session takes no
+                # writes, and another copier moves `dn` first): anything else is not a race
+                raise
     except BaseException:
         yield from abandon(ctx, staged.intent)
         raise
