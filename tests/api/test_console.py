@@ -446,3 +446,36 @@ def test_the_list_counts_in_words_and_marks_forks_and_a_session_page_asks_for_no
         page.wait_for_load_state("networkidle")
     assert "1 message ·" in page.locator("p.meta").first.inner_text()
     assert failures == []
+
+
+def test_a_fork_still_copying_shows_its_progress_then_opens(page: Any, stack: LocalStack, tmp_path: Path) -> None:
+    """A long fork's page shows how far its copy got (no error, no request its transcript would refuse), and
+    opens on its transcript by itself once the copy job is done."""
+    from functions.cascade.app import copy_handler
+    from infra.local.apigw import LambdaContext
+    from infra.local.aws import local_client
+    from infra.local.stack import lambda_stream_record
+    from tests.contract.test_reclaim import stream_records
+
+    carol = SessionStore(backend=HttpBackend(stack.api_url, stack.token("carol")))
+    carol.create_session("carol", session_id="carols-long")
+    count = carol.settings.fork_inline_messages + 20
+    for start in range(0, count, 97):
+        carol.append_messages(
+            "carols-long", [{"role": "user", "content": f"line {i + 1}"} for i in range(start, min(count, start + 97))]
+        )
+    carol.fork_session("carols-long", new_session_id="carols-fork")
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(r.url) if r.status >= 400 else None)
+    open_console(page, stack, "carol", "/s/carols-fork")
+    panel = page.locator("[aria-label=Copying]")
+    expect(panel).to_contain_text(f"being copied: 0 of {count} messages")
+    page.screenshot(path=str(shots(tmp_path) / "copying.png"), full_page=True)
+    assert refused == [] and page.locator("#status").inner_text() == ""
+    # the copy function takes the fork's record (the stack here runs no stream functions of its own)
+    records = stream_records(stack.dynamodb, stack.tables.sessions, local_client("dynamodbstreams", stack.aws_endpoint))
+    with stack.invoke:
+        for record in records:
+            copy_handler({"Records": [lambda_stream_record(record)]}, LambdaContext(function_name="copy"))
+    page.wait_for_selector(f"#m-{count}", timeout=15_000)
+    assert refused == []

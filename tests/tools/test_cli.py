@@ -344,3 +344,23 @@ def test_the_sessions_the_library_made_for_an_owner_are_the_owners_with_no_flag(
     assert code == 0 and "Lisbon in May?" in out
     code, out = run(h.store, "sessions", "list", owner="somebody-else")
     assert code == 0 and made.id not in out
+
+
+def test_a_fork_still_copying_shows_its_progress_then_its_transcript(h: Harness) -> None:
+    """A long fork is readable once its copy is done: meanwhile `fork` and `show` say how far the copy got
+    (exit 0, not the Conflict a read of its transcript gets), and `show` has the transcript after."""
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="long")
+    count = h.store.settings.fork_inline_messages + 50
+    for start in range(0, count, 97):
+        alice.append_messages(
+            "long", [{"role": "user", "content": f"m{i}"} for i in range(start, min(count, start + 97))]
+        )
+    code, out = run(h.store, "sessions", "fork", "long", "--id", "later")
+    assert code == 0 and f"being copied (0 of {count}), readable once it is done" in out
+    code, out = run(h.store, "sessions", "show", "later")
+    assert code == 0 and f"its transcript is being copied: 0 of {count} messages" in out
+    h.cascade()
+    h.cascade()
+    code, out = run(h.store, "sessions", "show", "later", "--last", "1")
+    assert code == 0 and "being copied" not in out and f"m{count - 1}" in out

@@ -371,8 +371,9 @@ async function sessionView(id, tab) {
     el("h1", {}, session.title || session.preview || session.id),
     el("p", { class: "meta" }, `${session.id} · ${session.model || "no model"} · ${count(session.last_seq, "message")} · created ${when(session.created_at)} · updated ${when(session.updated_at)}`
       + (usageText(session.usage) ? ` · ${usageText(session.usage)}` : "")),
-    sourceOf(session), agentsOf(id), checkpointsOf(id, session), branchesOf(id), bar, panel);
+    sourceOf(session), agentsOf(id), checkpointsOf(id, session), branchesOf(id, session), bar, panel);
   say("");
+  if (session.copying) { copyingPanel(id, session, panel); return; }
   if (current === "transcript") await transcriptTab(id, panel);
   if (current === "state") await stateTab(id, panel);
   if (current === "artifacts") await artifactsTab(id, panel);
@@ -386,12 +387,27 @@ function sourceOf(session) {
   if (!source || typeof source.session_id !== "string") return line;
   line.append("Forked from ", el("a", { href: `#/s/${encodeURIComponent(source.session_id)}/transcript?seq=${Number(source.seq)}` },
     source.session_id), ` at message #${Number(source.seq)}`);
-  if (session.copying) line.append(" · its transcript is still being copied (usage counts what is copied so far)");
   return line;
 }
-function branchesOf(id) {
-  // what a rewind kept aside: each branch's messages, and making it the transcript again
+function copyingPanel(id, session, panel) {
+  // a long fork (or rewind) is readable once its copy is done: show its progress, and open it then
+  panel.replaceChildren(el("p", { class: "meta copying", "aria-label": "Copying" },
+    `Its transcript is being copied: ${Number(session.copied ?? 0)} of ${count(session.last_seq, "message")}. `
+    + "It opens here when the copy is done."));
+  const here = location.hash;
+  setTimeout(async () => {
+    if (location.hash !== here) return;
+    try {
+      const now = await api(`/sessions/${encodeURIComponent(id)}`);
+      if (location.hash !== here) return;
+      if (now.copying) copyingPanel(id, now, panel); else route();
+    } catch (error) { failed(error); }
+  }, 2000);
+}
+function branchesOf(id, session) {
+  // what a rewind kept aside: each branch's messages, and making it the transcript again (once any copy is done)
   const line = el("p", { class: "meta branches", "aria-label": "Branches" });
+  if (session.copying) return line;
   api(`/sessions/${encodeURIComponent(id)}/branches`).then((found) => {
     if (!found.items.length) return;
     line.append("Branches: ");

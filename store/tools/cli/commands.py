@@ -96,7 +96,17 @@ def sessions_search(args: Any, t: Target, out: TextIO) -> int:
 
 
 def sessions_show(args: Any, t: Target, out: TextIO) -> int:
-    """A session: its head, the transcript (or its last N), state, interrupt, artifacts and trace runs."""
+    """A session: its head, the transcript (or its last N), state, interrupt, artifacts and trace runs; of a
+    session whose transcript is still being copied in, its head and the copy's progress."""
+    head = t.store.get_session(args.session_id)
+    if head is not None and head.copying:
+        if args.json:
+            out.write(as_json({"session": head}) + "\n")
+        else:
+            out.write(f"session {head.id}  {head.title or head.preview or ''}\n")
+            out.write(f"  its transcript is being copied: {head.copied or 0} of {head.last_seq} messages; ")
+            out.write("shown once the copy is done\n")
+        return 0
     full = t.store.load_full(args.session_id, last=args.last)
     artifacts = t.store.list_artifacts(args.session_id)
     runs = t.store.list_trace_runs(args.session_id)
@@ -115,7 +125,7 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
     source = s.metadata.get("forked_from")
     if isinstance(source, dict):
         out.write(f"  forked from {source.get('session_id')} at message {source.get('seq')}")
-        out.write(" (its transcript is still being copied)\n" if s.copying else "\n")
+        out.write("\n")
     if s.metadata:
         out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
     agents = t.store.list_sessions(t.owner, metadata={"strands_parent": args.session_id}, limit=50).items
@@ -314,7 +324,11 @@ def artifacts_get(args: Any, t: Target, out: TextIO) -> int:
 
 
 def _session_line(verb: str, session: Any) -> str:
-    copying = "; its transcript is still being copied (reads and writes work meanwhile)" if session.copying else ""
+    copying = (
+        f"; its transcript is being copied ({session.copied or 0} of {session.last_seq}), readable once it is done"
+        if session.copying
+        else ""
+    )
     return f"{verb} {session.id}: {session.last_seq} messages{copying}\n"
 
 
