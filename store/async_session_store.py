@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
-from store.requests import Request
+from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
 P = ParamSpec("P")
@@ -77,51 +77,52 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         """Close the store's clients."""
         await self._backend.aclose()
 
-    create_session = awaited(SessionStore.create_session)
-    get_session = awaited(SessionStore.get_session)
-    list_sessions = awaited(SessionStore.list_sessions)
-    update_session = awaited(SessionStore.update_session)
-    delete_session = awaited(SessionStore.delete_session)
-    fork_session = awaited(SessionStore.fork_session)
-    rewind_session = awaited(SessionStore.rewind_session)
-    list_branches = awaited(SessionStore.list_branches)
-    restore_branch = awaited(SessionStore.restore_branch)
-    delete_branch = awaited(SessionStore.delete_branch)
-    append_messages = awaited(SessionStore.append_messages)
-    list_messages = awaited(SessionStore.list_messages)
-    last_messages = awaited(SessionStore.last_messages)
-    get_message = awaited(SessionStore.get_message)
-    pop_message = awaited(SessionStore.pop_message)
-    update_usage = awaited(SessionStore.update_usage)
-    mark_compaction = awaited(SessionStore.mark_compaction)
-    get_latest_compaction = awaited(SessionStore.get_latest_compaction)
-    save_state = awaited(SessionStore.save_state)
-    load_state = awaited(SessionStore.load_state)
-    save_full = awaited(SessionStore.save_full)
-    load_full = awaited(SessionStore.load_full)
-    save_interrupt = awaited(SessionStore.save_interrupt)
-    load_interrupt = awaited(SessionStore.load_interrupt)
-    clear_interrupt = awaited(SessionStore.clear_interrupt)
-    save_checkpoint = awaited(SessionStore.save_checkpoint)
-    load_checkpoint = awaited(SessionStore.load_checkpoint)
-    delete_checkpoint = awaited(SessionStore.delete_checkpoint)
-    save_records = awaited(SessionStore.save_records)
-    load_records = awaited(SessionStore.load_records)
-    put_artifact = awaited(SessionStore.put_artifact)
-    get_artifact = awaited(SessionStore.get_artifact)
-    list_artifacts = awaited(SessionStore.list_artifacts)
-    list_artifact_versions = awaited(SessionStore.list_artifact_versions)
-    delete_artifact = awaited(SessionStore.delete_artifact)
-    presign_artifact = awaited(SessionStore.presign_artifact)
-    presign_artifact_upload = awaited(SessionStore.presign_artifact_upload)
-    confirm_artifact_upload = awaited(SessionStore.confirm_artifact_upload)
-    append_trace_events = awaited(SessionStore.append_trace_events)
-    append_trace_runs = awaited(SessionStore.append_trace_runs)
-    load_trace_events = awaited(SessionStore.load_trace_events)
-    list_trace_runs = awaited(SessionStore.list_trace_runs)
-    reclaim = awaited(SessionStore.reclaim)
-    search = awaited(SessionStore.search)
-    health_check = awaited(SessionStore.health_check)
+    if TYPE_CHECKING:  # what type checkers see; at run time each is made from the operations (below)
+        create_session = awaited(SessionStore.create_session)
+        get_session = awaited(SessionStore.get_session)
+        list_sessions = awaited(SessionStore.list_sessions)
+        update_session = awaited(SessionStore.update_session)
+        delete_session = awaited(SessionStore.delete_session)
+        fork_session = awaited(SessionStore.fork_session)
+        rewind_session = awaited(SessionStore.rewind_session)
+        list_branches = awaited(SessionStore.list_branches)
+        restore_branch = awaited(SessionStore.restore_branch)
+        delete_branch = awaited(SessionStore.delete_branch)
+        append_messages = awaited(SessionStore.append_messages)
+        list_messages = awaited(SessionStore.list_messages)
+        last_messages = awaited(SessionStore.last_messages)
+        get_message = awaited(SessionStore.get_message)
+        pop_message = awaited(SessionStore.pop_message)
+        update_usage = awaited(SessionStore.update_usage)
+        mark_compaction = awaited(SessionStore.mark_compaction)
+        get_latest_compaction = awaited(SessionStore.get_latest_compaction)
+        save_state = awaited(SessionStore.save_state)
+        load_state = awaited(SessionStore.load_state)
+        save_full = awaited(SessionStore.save_full)
+        load_full = awaited(SessionStore.load_full)
+        save_interrupt = awaited(SessionStore.save_interrupt)
+        load_interrupt = awaited(SessionStore.load_interrupt)
+        clear_interrupt = awaited(SessionStore.clear_interrupt)
+        save_checkpoint = awaited(SessionStore.save_checkpoint)
+        load_checkpoint = awaited(SessionStore.load_checkpoint)
+        delete_checkpoint = awaited(SessionStore.delete_checkpoint)
+        save_records = awaited(SessionStore.save_records)
+        load_records = awaited(SessionStore.load_records)
+        put_artifact = awaited(SessionStore.put_artifact)
+        get_artifact = awaited(SessionStore.get_artifact)
+        list_artifacts = awaited(SessionStore.list_artifacts)
+        list_artifact_versions = awaited(SessionStore.list_artifact_versions)
+        delete_artifact = awaited(SessionStore.delete_artifact)
+        presign_artifact = awaited(SessionStore.presign_artifact)
+        presign_artifact_upload = awaited(SessionStore.presign_artifact_upload)
+        confirm_artifact_upload = awaited(SessionStore.confirm_artifact_upload)
+        append_trace_events = awaited(SessionStore.append_trace_events)
+        append_trace_runs = awaited(SessionStore.append_trace_runs)
+        load_trace_events = awaited(SessionStore.load_trace_events)
+        list_trace_runs = awaited(SessionStore.list_trace_runs)
+        reclaim = awaited(SessionStore.reclaim)
+        search = awaited(SessionStore.search)
+        health_check = awaited(SessionStore.health_check)
 
     async def open_artifact(
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None
@@ -132,3 +133,14 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
 
 
 _open_artifact = awaited(SessionStore.open_artifact)
+
+
+def _derive_operations() -> None:
+    """Give `AsyncSessionStore` an awaitable method for every operation `SessionStore` offers (those it
+    writes itself aside): the operations are declared once, by their request records."""
+    for name in operations():
+        if name not in vars(AsyncSessionStore):
+            setattr(AsyncSessionStore, name, awaited(getattr(SessionStore, name)))
+
+
+_derive_operations()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
+from store.aws.calls import AwsError, Call, Driven, Parallel, Read, Sleep, Step, Stepper
 from store.aws.errors import from_client_error, from_transport_error, to_store_error
 from store.core.streams import aread_chunk
 from store.errors import StoreError
@@ -85,7 +85,7 @@ class AsyncDriver:
         self._limit = asyncio.Semaphore(PARALLEL_LIMIT)
         self._transport = _transport_errors()
 
-    async def run(self, plan: Plan[T]) -> T:
+    async def run(self, plan: Driven[T]) -> T:
         """Drive `plan` to completion and return its result; AWS errors the plan does not handle become
         StoreErrors."""
         stepper = Stepper(plan)

@@ -1,79 +1,24 @@
 """The DynamoDB backends: each request's plan (`PLANS`), run by a sync or an async driver.
 
-`PLANS` is the one place a request meets its plan; both backends look the plan up there, bound it by
-the retry budget, and hand it to their driver."""
+`PLANS` is the one place a request meets its plan, derived from the operations' names (each plan is the
+function of its operation's name in `store/aws/plans/`); both backends look the plan up there, bound it
+by the retry budget, and hand it to their driver."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from store.aws.calls import Plan
-from store.aws.plans import (
-    artifacts,
-    checkpoints,
-    forks,
-    health,
-    messages,
-    reclaim,
-    rewinds,
-    search,
-    sessions,
-    state,
-    traces,
-)
-from store.aws.plans.base import Context, within_budget
+from store.aws import plans as plan_package
+from store.aws.calls import Driven, Learn, Plan
+from store.aws.plans.base import POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, within_budget
 from store.backend import AsyncBackend, Backend
-from store.requests import (
-    AppendMessages,
-    AppendTraceEvents,
-    AppendTraceRuns,
-    ClearInterrupt,
-    ConfirmArtifactUpload,
-    CreateSession,
-    DeleteArtifact,
-    DeleteBranch,
-    DeleteCheckpoint,
-    DeleteSession,
-    ForkSession,
-    GetArtifact,
-    GetLatestCompaction,
-    GetMessage,
-    GetSession,
-    HealthCheck,
-    LastMessages,
-    ListArtifacts,
-    ListArtifactVersions,
-    ListBranches,
-    ListMessages,
-    ListSessions,
-    ListTraceRuns,
-    LoadCheckpoint,
-    LoadFull,
-    LoadInterrupt,
-    LoadRecords,
-    LoadState,
-    LoadTraceEvents,
-    MarkCompaction,
-    OpenArtifact,
-    PopMessage,
-    PresignArtifact,
-    PresignArtifactUpload,
-    PutArtifact,
-    Reclaim,
-    Request,
-    RestoreBranch,
-    RewindSession,
-    SaveCheckpoint,
-    SaveFull,
-    SaveInterrupt,
-    SaveRecords,
-    SaveState,
-    Search,
-    UpdateSession,
-    UpdateUsage,
-)
+from store.core.lru import Lru
+from store.requests import Request, operations
 from store.settings import Settings
 
 if TYPE_CHECKING:
@@ -82,60 +27,68 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 
-PLANS: Mapping[type[Request[Any]], Callable[[Context, Any], Plan[Any]]] = {
-    CreateSession: sessions.create_session,
-    GetSession: sessions.get_session,
-    ListSessions: sessions.list_sessions,
-    UpdateSession: sessions.update_session,
-    DeleteSession: sessions.delete_session,
-    ForkSession: forks.fork_session,
-    RewindSession: rewinds.rewind_session,
-    ListBranches: rewinds.list_branches,
-    RestoreBranch: rewinds.restore_branch,
-    DeleteBranch: rewinds.delete_branch,
-    AppendMessages: messages.append_messages,
-    ListMessages: messages.list_messages,
-    LastMessages: messages.last_messages,
-    GetMessage: messages.get_message,
-    PopMessage: messages.pop_message,
-    UpdateUsage: messages.update_usage,
-    MarkCompaction: messages.mark_compaction,
-    GetLatestCompaction: messages.get_latest_compaction,
-    SaveState: state.save_state,
-    LoadState: state.load_state,
-    SaveFull: state.save_full,
-    LoadFull: state.load_full,
-    SaveInterrupt: state.save_interrupt,
-    LoadInterrupt: state.load_interrupt,
-    ClearInterrupt: state.clear_interrupt,
-    SaveRecords: state.save_records,
-    LoadRecords: state.load_records,
-    SaveCheckpoint: checkpoints.save_checkpoint,
-    LoadCheckpoint: checkpoints.load_checkpoint,
-    DeleteCheckpoint: checkpoints.delete_checkpoint,
-    PutArtifact: artifacts.put_artifact,
-    GetArtifact: artifacts.get_artifact,
-    OpenArtifact: artifacts.open_artifact,
-    ListArtifacts: artifacts.list_artifacts,
-    ListArtifactVersions: artifacts.list_artifact_versions,
-    DeleteArtifact: artifacts.delete_artifact,
-    PresignArtifact: artifacts.presign_artifact,
-    PresignArtifactUpload: artifacts.presign_artifact_upload,
-    ConfirmArtifactUpload: artifacts.confirm_artifact_upload,
-    AppendTraceEvents: traces.append_trace_events,
-    AppendTraceRuns: traces.append_trace_runs,
-    LoadTraceEvents: traces.load_trace_events,
-    ListTraceRuns: traces.list_trace_runs,
-    Reclaim: reclaim.reclaim,
-    Search: search.search,
-    HealthCheck: health.health_check,
-}
+PlanFunction = Callable[[Context, Any], Plan[Any]]
 
 
-def plan_of(ctx: Context, request: Request[R]) -> Plan[R]:
-    """The request's plan, bounded by the retry budget."""
+def plan_modules() -> tuple[ModuleType, ...]:
+    """Every module of `store.aws.plans`."""
+    found = pkgutil.iter_modules(plan_package.__path__, plan_package.__name__ + ".")
+    return tuple(importlib.import_module(m.name) for m in sorted(found, key=lambda m: m.name))
+
+
+def plans_by_name(modules: tuple[ModuleType, ...]) -> dict[type[Request[Any]], PlanFunction]:
+    """Each operation's plan: the function of the operation's name defined in one of `modules` (one name at
+    every layer: an operation is declared once, by its request record's `operation`, and its plan is found
+    by that name). Raises at import when an operation has no plan or two."""
+    found: dict[type[Request[Any]], PlanFunction] = {}
+    for name, request in operations().items():
+        owners = [m for m in modules if getattr(getattr(m, name, None), "__module__", None) == m.__name__]
+        if len(owners) != 1:
+            raise RuntimeError(f"operation {name!r} has {len(owners)} plans in {plan_package.__name__} (one is wanted)")
+        found[request] = getattr(owners[0], name)
+    return found
+
+
+PLANS: Mapping[type[Request[Any]], PlanFunction] = plans_by_name(plan_modules())
+
+
+def plan_of(ctx: Context, request: Request[R]) -> Driven[R]:
+    """The request's plan, bounded by the retry budget, as its driver runs it (what it learns kept)."""
     plan: Plan[R] = PLANS[type(request)](ctx, request)
-    return within_budget(ctx, plan, ctx.settings.retry_budget.total_seconds())
+    return learned(ctx, within_budget(ctx, plan, ctx.settings.retry_budget.total_seconds()))
+
+
+def learned(ctx: Context, plan: Plan[R]) -> Driven[R]:
+    """`plan` with what it learns (`Learn` steps) kept in the context's caches, and every other step
+    handed on: the caches are the backend's, a plan only reads them."""
+    caches: dict[str, Lru[Any]] = {
+        POSITIONS: ctx.positions,
+        TRACE_BATCHES: ctx.trace_batches,
+        TURN_TIMES: ctx.turn_times,
+    }
+    outcome: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = plan.throw(failure) if failure is not None else plan.send(outcome)
+        except StopIteration as stop:
+            result: R = stop.value
+            return result
+        failure, outcome = None, None
+        if isinstance(step, Learn):
+            cache = caches[step.cache]
+            if step.value is None:
+                cache.drop(step.key)
+            else:
+                cache.put(step.key, step.value)
+            continue
+        try:
+            outcome = yield step
+        except GeneratorExit:
+            plan.close()
+            raise
+        except Exception as exc:  # what the driver throws in: the plan decides
+            failure = exc
 
 
 @dataclass(frozen=True)

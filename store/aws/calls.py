@@ -3,7 +3,8 @@
 A plan is a generator. It yields a `Call` (an AWS client method and its parameters) and receives the
 response dict, or has an `AwsError` thrown into it; it yields `Parallel` to have several calls run at
 once, `Read` to take bytes from a caller's stream, and `Sleep` to back off; it returns the
-operation's result. Drivers (sync boto3, async aiobotocore) only execute what plans yield, so key
+operation's result. It yields `Learn` to say what it learned for the store's caches (the backend,
+not the plan, keeps them). Drivers (sync boto3, async aiobotocore) only execute what plans yield, so key
 layout, conditions, retries on conflict and error mapping live in the plans, once.
 """
 
@@ -64,8 +65,21 @@ class Sleep:
     budgeted: bool = True
 
 
-Step = Call | Parallel | Read | Sleep
-Plan = Generator[Step, Any, T]
+@dataclass(frozen=True)
+class Learn:
+    """What a plan learned for its store's caches: in `cache` (a `Context` cache: "positions",
+    "trace_batches" or "turn_times"), `key` is now `value` (None: forget it). The backend keeps its caches
+    (`store.aws.backend.learned`): a plan only says what it learned, so its output is its steps and a replay
+    checks this too. Drivers never see one."""
+
+    cache: str
+    key: str
+    value: Any = None
+
+
+Step = Call | Parallel | Read | Sleep  # what a driver performs
+Plan = Generator[Step | Learn, Any, T]  # what a plan yields
+Driven = Generator[Step, Any, T]  # a plan as its driver runs it: what it learned taken out by the backend
 
 
 @dataclass

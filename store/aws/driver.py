@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from store.aws.calls import AwsError, Call, Parallel, Plan, Read, Sleep, Step, Stepper
+from store.aws.calls import AwsError, Call, Driven, Parallel, Read, Sleep, Step, Stepper
 from store.aws.errors import from_client_error, from_transport_error, to_store_error
 from store.core.streams import read_chunk
 from store.errors import StoreError
@@ -46,7 +46,7 @@ class SyncDriver:
         """The client of `service` ("dynamodb" or "s3")."""
         return self._clients["s3"] if service == "s3" else self._clients["dynamodb"]
 
-    def run(self, plan: Plan[T]) -> T:
+    def run(self, plan: Driven[T]) -> T:
         """Drive `plan` to completion and return its result; AWS errors it does not handle become
         StoreErrors."""
         stepper = Stepper(plan)

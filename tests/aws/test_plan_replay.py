@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from store import SessionStore, Settings
-from store.aws.backend import DynamoBackend
-from store.aws.calls import Step
+from store.aws.backend import PLANS, DynamoBackend, learned
+from store.aws.calls import Learn, Step
 from store.aws.driver import SyncDriver
-from store.aws.plans.base import Context
+from store.aws.plans.base import Context, Position
+from store.requests import LastMessages
 from tests.conftest import FakeClock, Harness
 
 
@@ -99,3 +100,31 @@ def test_a_plan_replays_from_its_recorded_responses(dyn: Harness, name: str) -> 
     replayed = SCENARIOS[name](pure_store(dyn, start, replay))
     assert replay.at == len(recording.log), "the replay asked for every recorded step, and no more"
     assert replayed == recorded
+
+
+def test_what_a_plan_learns_is_a_step_the_backend_keeps(dyn: Harness) -> None:
+    """A plan reads the store's caches but never changes them: what it learns (a session's position) is a
+    `Learn` step in its output, which the backend applies (`learned`); the plan alone leaves the context as
+    it was, and a replay sees the same steps."""
+    dyn.store.create_session("alice", session_id="s")
+    dyn.store.append_messages("s", [{"role": "user", "content": "hi"}])
+    ctx = pure_context(dyn, datetime(2026, 12, 4, 12, 0, tzinfo=UTC))
+    driver = Recording({"dynamodb": dyn.store._backend.driver._clients["dynamodb"]})  # type: ignore[attr-defined]
+    request = LastMessages(session_id="s", n=5)
+    plan = PLANS[LastMessages](ctx, request)
+    learned_steps: list[Learn] = []
+    step = next(plan)
+    while True:
+        try:
+            if isinstance(step, Learn):
+                learned_steps.append(step)
+                step = plan.send(None)
+            else:
+                step = plan.send(driver._perform(step))
+        except StopIteration:
+            break
+    assert [(s.cache, s.key) for s in learned_steps] == [("positions", "s")]
+    assert isinstance(learned_steps[0].value, Position) and learned_steps[0].value.last_seq == 1
+    assert ctx.positions.get("s") is None, "the plan itself changed no cache"
+    last = driver.run(learned(ctx, PLANS[LastMessages](ctx, request)))
+    assert len(last) == 1 and ctx.positions.get("s") == learned_steps[0].value

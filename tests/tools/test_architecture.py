@@ -127,10 +127,50 @@ def test_request_records_hold_no_rules() -> None:
 
 
 def test_the_async_front_and_the_http_backend_follow_the_operations() -> None:
-    """The async store offers every public operation, and the HTTP backend supports exactly the operations
-    its route table sends (what it lacks is refused at once, as test_capabilities checks)."""
+    """An operation is declared once, by its request record: the async store has an awaitable method for
+    each at run time (derived), and the declarations type checkers see name exactly the operations; the
+    HTTP backend supports exactly the operations that have a route function of their name (what it lacks
+    is refused at once, as test_capabilities checks)."""
     from store import AsyncSessionStore
+    from store.backends import http_routes
     from store.backends.http import ROUTES, HttpBackend
 
-    assert public_operations() <= {name for name in dir(AsyncSessionStore) if not name.startswith("_")}
-    assert set(HttpBackend.supports) == {r.operation for r in ROUTES} & set(operations())
+    names = set(operations())
+    assert all(inspect.iscoroutinefunction(getattr(AsyncSessionStore, op)) for op in names)
+    tree = ast.parse((ROOT / "store" / "async_session_store.py").read_text())
+    store_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "AsyncSessionStore")
+    typed = {
+        t.id
+        for node in ast.walk(store_class)
+        if isinstance(node, ast.If)
+        for stmt in node.body
+        if isinstance(stmt, ast.Assign)
+        for t in stmt.targets
+        if isinstance(t, ast.Name)
+    }
+    written = {n.name for n in store_class.body if isinstance(n, ast.AsyncFunctionDef)}
+    assert typed | (written & names) == names and not typed & written, "the typed view names every operation once"
+    routed = {name for name in names if inspect.isfunction(getattr(http_routes, name, None))}
+    assert set(HttpBackend.supports) == routed == {r.operation for r in ROUTES}
+    assert names - routed == {"pop_message", "reclaim"}, "the API offers every other operation"
+
+
+def test_plans_are_found_by_their_operation_name_and_a_missing_one_is_refused() -> None:
+    """PLANS is derived from the operations' names: a plan module that lacks an operation's function (or two
+    that both define one) fails at import, not at the first call."""
+    import types
+
+    import pytest
+
+    from store.aws.backend import plan_modules, plans_by_name
+
+    modules = plan_modules()
+    assert plans_by_name(modules) == dict(PLANS)
+    without = tuple(m for m in modules if not m.__name__.endswith(".forks"))
+    with pytest.raises(RuntimeError, match="fork_session"):
+        plans_by_name(without)
+    twin = types.ModuleType("store.aws.plans.twin")
+    twin.fork_session = lambda ctx, request: iter(())  # type: ignore[attr-defined]
+    twin.fork_session.__module__ = twin.__name__
+    with pytest.raises(RuntimeError, match="fork_session"):
+        plans_by_name((*modules, twin))

@@ -139,7 +139,7 @@ def read_index_head(
     if version is not None:
         wanted.append(keys.session_key(session_id, keys.artifact_version_sk(d, version)))
     items = yield from batch_get(ctx, ctx.sessions_table, wanted)
-    head = live_head(ctx, session_id, find_head(items, session_id), owner)
+    head = yield from live_head(ctx, session_id, find_head(items, session_id), owner)
     by_sk = {i[keys.SK]["S"]: i for i in items}
     index = by_sk.get(keys.artifact_sk(d))
     if version is None:

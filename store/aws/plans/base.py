@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
-from store.aws.calls import AwsError, Call, Parallel, Plan, Sleep
+from store.aws.calls import AwsError, Call, Learn, Parallel, Plan, Sleep
 from store.aws.items import PART, PINNED, SEED, Head, head_from_item
 from store.aws.keys import PK, SK
 from store.aws.plans import turns
+from store.aws.plans.transactions import Actions, Failed, cancelled, contended, transact
 from store.aws.plans.turns import Turn
 from store.core import rules
 from store.core.deadlines import current_deadline
@@ -108,11 +109,18 @@ class Context:
     def now(self) -> datetime:
         return self.settings.clock()
 
-    def remember(self, session_id: str, position: Position) -> None:
-        self.positions.put(session_id, replace(position, turn=None))
 
-    def forget(self, session_id: str) -> None:
-        self.positions.drop(session_id)
+POSITIONS, TRACE_BATCHES, TURN_TIMES = "positions", "trace_batches", "turn_times"  # the caches a plan reads
+
+
+def remember(session_id: str, position: Position) -> Plan[None]:
+    """Say that the session is at `position` (its turn aside): the backend keeps it for the next write."""
+    yield Learn(POSITIONS, session_id, replace(position, turn=None))
+
+
+def forget(session_id: str) -> Plan[None]:
+    """Say that what is known of the session's position no longer holds."""
+    yield Learn(POSITIONS, session_id)
 
 
 # ---------------------------------------------------------------- reads
@@ -152,22 +160,24 @@ def read_head(ctx: Context, session_id: str, owner: str | None, *, copying_ok: b
     """The live head of a session for this caller; SessionNotFound otherwise, and a Conflict while its transcript
     is still being copied in unless `copying_ok` (`live_head`). Refreshes the cached position."""
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-    return live_head(ctx, session_id, item, owner, copying_ok=copying_ok)
+    return (yield from live_head(ctx, session_id, item, owner, copying_ok=copying_ok))
 
 
-def live_head(ctx: Context, session_id: str, item: Item | None, owner: str | None, *, copying_ok: bool = False) -> Head:
+def live_head(
+    ctx: Context, session_id: str, item: Item | None, owner: str | None, *, copying_ok: bool = False
+) -> Plan[Head]:
     """The head in `item` if it is live for `owner` (its position is remembered); SessionNotFound otherwise.
     A session whose transcript is still being copied in (a long fork's or rewind's: `Seed`) can be looked at
     and deleted only: anything else is a retryable Conflict (`rules.still_copying`), unless `copying_ok`."""
     if item is None:
-        ctx.forget(session_id)
+        yield from forget(session_id)
         raise SessionNotFound(session_id)
     head = head_from_item(item)
     if not head.live(ctx.now(), owner):
         raise SessionNotFound(session_id)
     if head.seed is not None and not copying_ok:
         raise rules.still_copying(session_id, head.seed.done, head.seed.through)
-    ctx.remember(session_id, Position.of(head))
+    yield from remember(session_id, Position.of(head))
     return head
 
 
@@ -380,6 +390,30 @@ def again(ctx: Context, attempt: int, what: str) -> Plan[int]:
     return attempt + 1
 
 
+def committed(ctx: Context, actions: Actions, what: str) -> Plan[Refused | None]:
+    """Commit `actions` in one transaction, backing off and trying again while other requests get in its
+    way (contention, throttling; within the call's retry budget): None once it committed, else how its
+    actions fared when a condition failed (`Refused`), for the caller to decide."""
+    attempt = 0
+    while True:
+        try:
+            yield transact(actions, ctx.new_id())
+            return None
+        except AwsError as err:
+            failed = None if contended(err) else cancelled(err, actions)
+            if failed is not None and not failed.conflicted():
+                return Refused(failed, err)
+            attempt = yield from backoff(ctx, attempt, what)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A transaction a condition refused: how each named action fared, and the error (a cause to chain)."""
+
+    failed: Failed
+    cause: AwsError
+
+
 def within_budget(ctx: Context, plan: Plan[T], budget: float) -> Plan[T]:
     """`plan`, with its waiting bounded. Its backoffs (budgeted sleeps) may add up to `budget` seconds;
     one that would go past that, and any wait or retry after the enclosing `store.deadline` (or one that
@@ -431,7 +465,7 @@ def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | Non
     SessionNotFound if the session is no longer live for this caller."""
     if old is None:
         old = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
-    return live_head(ctx, session_id, old, owner)
+    return (yield from live_head(ctx, session_id, old, owner))
 
 
 def position(ctx: Context, session_id: str, owner: str | None) -> Plan[Position]:

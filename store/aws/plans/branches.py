@@ -125,7 +125,7 @@ def read_branch(ctx: Context, session_id: str, owner: str | None, name: str) -> 
     SessionNotFound when the session is not live for `owner`."""
     key = keys.session_key(session_id, branch_sk(name))
     items = yield from batch_get(ctx, ctx.sessions_table, [keys.head_key(session_id), key])
-    live_head(ctx, session_id, find_head(items, session_id), owner)
+    yield from live_head(ctx, session_id, find_head(items, session_id), owner)
     found = next((i for i in items if i[keys.SK]["S"] == branch_sk(name)), None)
     if found is None or "deleting" in found:
         raise BranchNotFound(session_id, name)

@@ -27,7 +27,7 @@ from store.aws.items import FORKING, PINNED, PINREV, SEED, Head, Seed, head_from
 from store.aws.plans.base import (
     Context,
     again,
-    backoff,
+    committed,
     get_item,
     out_of_time,
     partition_prefix,
@@ -38,7 +38,7 @@ from store.aws.plans.base import (
 from store.aws.plans.objects import abandon, copy_objects, record_intent
 from store.aws.plans.partitions import Span, read_range
 from store.aws.plans.payloads import REF, Staged
-from store.aws.plans.transactions import HEAD, Actions, cancelled, contended, transact
+from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
 from store.aws.plans.uploads import copy_object, head_object
 from store.core import rules
 from store.errors import StoreError
@@ -171,60 +171,50 @@ def _put_batch(
     """One transaction: the messages of `batch` put (the caller left out those already there), their usage
     added to the totals, and the copy's progress moved from `done` to `upto`. False when the head's copy is no longer
     the one read (another copier moved it, the session popped below it, or it is over or gone)."""
-    attempt = 0
     staged = yield from placed(ctx, batch, session_id, owner)
     items = list(staged.items)
     total = TokenUsage()
     for item in items:
         total = total.plus(item_usage(item))
+    expr = Expr()
+    path = expr.name(SEED)
+    hidden = f"{path}.{expr.name('hd')} = {expr.value(boolean(True))}"
+    condition = (
+        f"{path}.{expr.name('t')} = {expr.value(s(seed.token))} AND "
+        f"{path}.{expr.name('dn')} = {expr.value(n(done))} AND "
+        f"{path}.{expr.name('th')} >= {expr.value(n(upto))} AND "
+        # a head being deleted takes no more (a hidden one is `deleting` until it is published)
+        f"(attribute_not_exists({expr.name('deleting')}) OR {hidden})"
+    )
+    update = f"SET {path}.{expr.name('dn')} = {expr.value(n(upto))}"
+    adds = usage_adds(expr, total)
+    if adds:
+        update += " ADD " + ", ".join(adds)
+    head = {
+        "Update": {
+            "TableName": ctx.sessions_table,
+            "Key": keys.head_key(session_id),
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            **expr.params(),
+        }
+    }
+    actions = Actions(head=head).add_each("message", [_put_new(ctx.messages_table, i) for i in items])
+    if staged.intent is not None:
+        actions.add("intent", staged.intent.release(ctx))
     try:
-        while True:
-            expr = Expr()
-            path = expr.name(SEED)
-            hidden = f"{path}.{expr.name('hd')} = {expr.value(boolean(True))}"
-            condition = (
-                f"{path}.{expr.name('t')} = {expr.value(s(seed.token))} AND "
-                f"{path}.{expr.name('dn')} = {expr.value(n(done))} AND "
-                f"{path}.{expr.name('th')} >= {expr.value(n(upto))} AND "
-                # a head being deleted takes no more (a hidden one is `deleting` until it is published)
-                f"(attribute_not_exists({expr.name('deleting')}) OR {hidden})"
-            )
-            update = f"SET {path}.{expr.name('dn')} = {expr.value(n(upto))}"
-            adds = usage_adds(expr, total)
-            if adds:
-                update += " ADD " + ", ".join(adds)
-            head = {
-                "Update": {
-                    "TableName": ctx.sessions_table,
-                    "Key": keys.head_key(session_id),
-                    "UpdateExpression": update,
-                    "ConditionExpression": condition,
-                    **expr.params(),
-                }
-            }
-            actions = Actions(head=head).add_each("message", [_put_new(ctx.messages_table, i) for i in items])
-            if staged.intent is not None:
-                actions.add("intent", staged.intent.release(ctx))
-            try:
-                yield transact(actions, ctx.new_id())
-                return True
-            except AwsError as err:
-                if contended(err):
-                    attempt = yield from backoff(ctx, attempt, "the copy of a transcript")
-                    continue
-                failed = cancelled(err, actions)
-                if failed.conflicted():
-                    attempt = yield from backoff(ctx, attempt, "the copy of a transcript")
-                    continue
-                if failed.failed(HEAD):
-                    yield from abandon(ctx, staged.intent)
-                    return False
-                # the head's copy held, so nothing else wrote these messages (a copying session takes no
-                # writes, and another copier moves `dn` first): anything else is not a race
-                raise
+        refused = yield from committed(ctx, actions, "the copy of a transcript")
     except BaseException:
         yield from abandon(ctx, staged.intent)
         raise
+    if refused is None:
+        return True
+    yield from abandon(ctx, staged.intent)
+    if refused.failed.failed(HEAD):
+        return False
+    # the head's copy held, so nothing else wrote these messages (a copying session takes no writes, and
+    # another copier moves `dn` first): anything else is not a race
+    raise Cancelled(refused.failed, "the copy of a transcript") from refused.cause
 
 
 def _publish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, get_int, get_s, n, s
-from store.aws.calls import AwsError, Plan
+from store.aws.calls import Plan
 from store.aws.items import (
     FORKING,
     PINNED,
@@ -32,9 +32,10 @@ from store.aws.items import (
 from store.aws.plans.base import (
     EDITS,
     Context,
+    Refused,
     again,
-    backoff,
     batch_delete,
+    committed,
     get_item,
     guard,
     in_part,
@@ -47,7 +48,7 @@ from store.aws.plans.partitions import Span, previous_compaction, read_range
 from store.aws.plans.payloads import Staged, encode, resolve, stage
 from store.aws.plans.sessions import claim, purge, unseen_head
 from store.aws.plans.state import KEPT_STATE_PREFIX
-from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
+from store.aws.plans.transactions import HEAD, Actions, Cancelled
 from store.conversation.preview import preview_of
 from store.core import rules
 from store.core.forking import forked_session
@@ -156,15 +157,11 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
                 made[FORKING] = s(token)
         actions = _fork_actions(ctx, request, head, made, token, seed, target)
         actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
-        try:
-            yield transact(actions, ctx.new_id())
-        except AwsError as err:
-            failed = None if contended(err) else cancelled(err, actions)
-            if failed is not None and failed.failed("fork"):
-                raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from err
-            if failed is not None and not failed.failed(HEAD) and not failed.conflicted():
-                raise Cancelled(failed, "fork_session") from err
-            yield from _take_back(ctx, staged, items)  # the source moved (or contention): start over
+        refused = yield from committed(ctx, actions, "fork_session")
+        if refused is not None:
+            if refused.failed.failed("fork") or not refused.failed.failed(HEAD):
+                _refused(refused, target)
+            yield from _take_back(ctx, staged, items)  # the source moved: start over
             return None
         return head_from_item(made)
     except BaseException:
@@ -192,19 +189,17 @@ def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> P
         puts = [
             {"Put": {"TableName": ctx.sessions_table, "Item": i}} for i in items[start : start + CHILDREN_PER_WRITE]
         ]
-        actions = Actions(fork=check).add_each("child", puts)
-        attempt = 0
-        while True:
-            try:
-                yield transact(actions, ctx.new_id())
-                break
-            except AwsError as err:
-                failed = None if contended(err) else cancelled(err, actions)
-                if failed is not None and failed.failed("fork"):
-                    raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from err
-                if failed is not None and not failed.conflicted():
-                    raise Cancelled(failed, "fork_session") from err
-                attempt = yield from backoff(ctx, attempt, "fork_session")
+        refused = yield from committed(ctx, Actions(fork=check).add_each("child", puts), "fork_session")
+        if refused is not None:
+            _refused(refused, target)
+
+
+def _refused(refused: Refused, target: str) -> None:
+    """Raise what a refused write of the fork means: Conflict when its head is no longer this fork's (a
+    session made under the id meanwhile), else the cancellation as it came."""
+    if refused.failed.failed("fork"):
+        raise Conflict(f"fork_session: session {target!r} was taken over while it was being made") from refused.cause
+    raise Cancelled(refused.failed, "fork_session") from refused.cause
 
 
 def _fork_actions(

@@ -28,6 +28,7 @@ from store.aws.plans.base import (
     in_part,
     move_head,
     read_head,
+    remember,
     touch,
     touch_head,
     unpinned,
@@ -175,7 +176,7 @@ def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageR
         pos, _ = yield from committed(ctx, staged, write)
     except KeyClaimed as exc:  # an earlier append with this key: its records are the result
         return (yield from replay(ctx, session_id, owner, idempotency_key or "", digest, exc.old))
-    ctx.remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
+    yield from remember(session_id, replace(pos, last_seq=pos.last_seq + len(items)))
     return records(inline, pos.last_seq + 1)
 
 
@@ -499,7 +500,7 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             attempt = yield from again(ctx, attempt, "pop_message")
             continue
         break
-    ctx.remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
+    yield from remember(session_id, replace(pos, last_seq=pos.last_seq - 1, compaction_seq=tail.compaction_seq))
     if tail.stored is not None and REF in tail.stored:
         # the messages table has no stream, so the popped body's object goes now; best effort: the
         # session's purge deletes whatever a failure here leaves under its prefix

@@ -12,7 +12,7 @@ from typing import Any
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, boolean, get_int, n, s
-from store.aws.calls import AwsError, Plan
+from store.aws.calls import Plan
 from store.aws.items import (
     BRANCHES,
     PART,
@@ -29,7 +29,8 @@ from store.aws.plans.base import (
     Context,
     Position,
     again,
-    backoff,
+    committed,
+    forget,
     get_item,
     guard,
     head_update,
@@ -55,7 +56,7 @@ from store.aws.plans.partitions import previous_compaction
 from store.aws.plans.payloads import Staged
 from store.aws.plans.sessions import hand_off, purge_partition
 from store.aws.plans.state import KEPT_STATE_PREFIX
-from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
+from store.aws.plans.transactions import HEAD, Actions, Cancelled
 from store.aws.plans.writes import write_session
 from store.core import paging, rules
 from store.models import Branches, Session, TokenUsage
@@ -121,7 +122,7 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         if outcome == "done":
             break
         attempt = yield from again(ctx, attempt, "rewind_session")
-    ctx.forget(session_id)
+    yield from forget(session_id)
     if seed is not None and rules.copies_inline(to_seq, 0, ctx.settings.fork_inline_messages):
         yield from finish_copy(ctx, session_id)
     return (yield from read_head(ctx, session_id, owner, copying_ok=True)).session
@@ -201,7 +202,7 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
         if outcome == "done":
             break
         attempt = yield from again(ctx, attempt, "restore_branch")
-    ctx.forget(session_id)
+    yield from forget(session_id)
     return (yield from read_head(ctx, session_id, owner)).session
 
 
@@ -301,22 +302,15 @@ def _put_branch(ctx: Context, item: Item, replacing: str | None) -> dict[str, An
 def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[str]:
     """Run a rewind's or restore's transaction: "done", "branch" (the branch name is taken), or "again"
     (the head moved: read it again); the copies it staged are removed unless it committed."""
-    attempt = 0
-    while True:
-        try:
-            yield transact(actions, ctx.new_id())
-            return "done"
-        except AwsError as err:
-            failed = None if contended(err) else cancelled(err, actions)
-            if failed is None or failed.conflicted():
-                attempt = yield from backoff(ctx, attempt, what)
-                continue
-            yield from abandon(ctx, copies.intent)
-            if failed.failed(HEAD) or failed.failed("restored"):
-                return "again"
-            if failed.failed("branch"):
-                return "branch"
-            raise Cancelled(failed, what) from err
+    refused = yield from committed(ctx, actions, what)
+    if refused is None:
+        return "done"
+    yield from abandon(ctx, copies.intent)
+    if refused.failed.failed(HEAD) or refused.failed.failed("restored"):
+        return "again"
+    if refused.failed.failed("branch"):
+        return "branch"
+    raise Cancelled(refused.failed, what) from refused.cause
 
 
 def list_branches(ctx: Context, request: ListBranches) -> Plan[Branches]:

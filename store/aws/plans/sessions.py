@@ -16,11 +16,13 @@ from store.aws.plans.base import (
     again,
     backoff,
     batch_delete,
+    forget,
     get_item,
     guard,
     head_update,
     out_of_time,
     partition,
+    remember,
     touch,
     write_if,
 )
@@ -66,7 +68,7 @@ def create_session(ctx: Context, request: CreateSession) -> Plan[Session]:
         return head_item(session, epoch(expires) if expires else None)
 
     yield from claim(ctx, session_id, owner, head, lambda old: head_from_item(old).session == made[0])
-    ctx.remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None, owner))
+    yield from remember(session_id, Position(0, 0, int(retention.total_seconds()) if retention else None, owner))
     return made[0]
 
 
@@ -213,7 +215,7 @@ def delete_session(ctx: Context, request: DeleteSession) -> Plan[None]:
     session_id, owner = request.session_id, request.owner
     item = yield from get_item(ctx.sessions_table, keys.head_key(session_id))
     if item is None:
-        ctx.forget(session_id)
+        yield from forget(session_id)
         return
     head = head_from_item(item)
     if owner is not None and head.session.owner != owner:
@@ -252,7 +254,7 @@ def purge(
     less than `settings.handoff_reserve` is left before the deadline, and hands what remains to the
     cascade: the head, still `deleting`, is marked `handoff`, and that change on the table's stream makes
     the cascade finish the purge. Returns True when this call finished it."""
-    ctx.forget(session_id)
+    yield from forget(session_id)
     reserve = ctx.settings.handoff_reserve.total_seconds()
     reserve_if = reserve if may_hand_off else None
     seen = head_from_item(head) if head is not None else None

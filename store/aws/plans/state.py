@@ -18,6 +18,7 @@ from store.aws.plans.base import (
     get_item,
     live_head,
     move_head,
+    remember,
     touch_head,
     usage_adds,
 )
@@ -93,7 +94,7 @@ def save_state(ctx: Context, request: SaveState) -> Plan[int]:
         )
 
     pos, _ = yield from committed(ctx, staged, write)
-    ctx.remember(session_id, replace(pos, state_version=pos.state_version + 1))
+    yield from remember(session_id, replace(pos, state_version=pos.state_version + 1))
     return pos.state_version + 1
 
 
@@ -155,7 +156,7 @@ def save_full(ctx: Context, request: SaveFull) -> Plan[StateSnapshot]:
         ctx, staged, lambda: write_messages(ctx, session_id, owner, build, "save_full", expected_seq, items)
     )
     new_seq = pos.last_seq + len(items)
-    ctx.remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
+    yield from remember(session_id, replace(pos, last_seq=new_seq, state_version=pos.state_version + 1))
     return StateSnapshot(version=pos.state_version + 1, state=state, seq=new_seq, saved_at=now)
 
 
@@ -163,7 +164,7 @@ def load_child(ctx: Context, session_id: str, owner: str | None, sk: str) -> Pla
     """One item of a live session's partition (None when absent); SessionNotFound when the session is."""
     key = keys.session_key(session_id, sk)
     items = yield from batch_get(ctx, ctx.sessions_table, [keys.head_key(session_id), key])
-    live_head(ctx, session_id, find_head(items, session_id), owner)
+    yield from live_head(ctx, session_id, find_head(items, session_id), owner)
     return next((i for i in items if i[keys.SK]["S"] == sk), None)
 
 
@@ -191,7 +192,7 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
         },
     )
     head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
-    head = live_head(ctx, session_id, head_found, owner)
+    head = yield from live_head(ctx, session_id, head_found, owner)
     session = head.session
     lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
     items = yield from read_range(ctx, Span(head.part, lo, session.last_seq))

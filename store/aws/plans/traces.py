@@ -21,9 +21,10 @@ from typing import Any
 
 from store.aws import keys, object_keys
 from store.aws.attrs import Expr, Item, get_int, get_s, n, s
-from store.aws.calls import AwsError, Call, Parallel, Plan
+from store.aws.calls import AwsError, Call, Learn, Parallel, Plan
 from store.aws.plans.base import (
     PARALLEL_REQUESTS,
+    TRACE_BATCHES,
     Context,
     Position,
     again,
@@ -114,7 +115,7 @@ def append_batches(
         break
     numbers = {run_id: known[run_id] + 1 for run_id in order}
     for run_id, batch in numbers.items():
-        ctx.trace_batches.put(f"{session_id}/{run_id}", batch)
+        yield Learn(TRACE_BATCHES, f"{session_id}/{run_id}", batch)
     puts = [
         s3(
             "put_object",
@@ -161,7 +162,7 @@ def _runs(ctx: Context, session_id: str, owner: str | None, run_id: str | None) 
     if run_id is not None:
         wanted = [keys.head_key(session_id), keys.session_key(session_id, keys.run_sk(run_id))]
         items = yield from batch_get(ctx, ctx.sessions_table, wanted)
-        head = live_head(ctx, session_id, find_head(items, session_id), owner)
+        head = yield from live_head(ctx, session_id, find_head(items, session_id), owner)
         return head.session.owner, [i for i in items if i[keys.SK]["S"] == keys.run_sk(run_id)]
     head = yield from read_head(ctx, session_id, owner)
     runs = yield from partition_prefix(ctx, session_id, keys.RUN_PREFIX)

@@ -19,10 +19,10 @@ from typing import Any
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item
-from store.aws.calls import AwsError, Call, Plan, Sleep
+from store.aws.calls import AwsError, Call, Learn, Plan, Sleep
 from store.aws.items import Head
 from store.aws.plans import turns
-from store.aws.plans.base import Context, Position, again, backoff, get_item, guard, live_head, position
+from store.aws.plans.base import TURN_TIMES, Context, Position, again, backoff, get_item, guard, live_head, position
 from store.aws.plans.transactions import (
     HEAD,
     Actions,
@@ -160,7 +160,7 @@ class Retry:
         old = failed.old(HEAD)
         if old is None:
             old = yield from get_item(self.ctx.sessions_table, keys.head_key(self.session_id))
-        head = live_head(self.ctx, self.session_id, old, self.owner)
+        head = yield from live_head(self.ctx, self.session_id, old, self.owner)
         stale = self.expectation.stale(head)
         if stale:
             raise cancellation(failed, self.what, self.expected, stale) from tried.cause
@@ -210,7 +210,7 @@ class Waiting:
                 )
             except AwsError as err:
                 if err.code == "ConditionalCheckFailedException":  # the session is not live for this caller
-                    live_head(self.ctx, self.session_id, err.response.get("Item"), self.owner)
+                    yield from live_head(self.ctx, self.session_id, err.response.get("Item"), self.owner)
                     raise SessionNotFound(self.session_id) from err
                 if not contended(err):
                     raise
@@ -228,7 +228,7 @@ class Waiting:
         it should, with its other actions' outcomes); None when the ticket was skipped (take another).
         SessionNotFound when the session goes."""
         while True:
-            head = live_head(self.ctx, self.session_id, item, self.owner)
+            head = yield from live_head(self.ctx, self.session_id, item, self.owner)
             if expectation.stale(head):
                 return expectation.apply(Position.of(head))
             queue = Queue.of(item or {})
@@ -239,7 +239,7 @@ class Waiting:
             if turn is not None:
                 self.behind = queue.next > self.ticket
                 self.pace.observe(self.ctx.monotonic(), queue.served)
-                self.ctx.turn_times.put(self.session_id, self.pace.per_turn)
+                yield Learn(TURN_TIMES, self.session_id, self.pace.per_turn)
                 return replace(Position.of(head), turn=turn)
             moved = self.pace.observe(self.ctx.monotonic(), queue.served)
             # waiting while the queue moves is a turn, not a backoff; a queue that stands still is contention
