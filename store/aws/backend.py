@@ -14,10 +14,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.aws import plans as plan_package
-from store.aws.calls import Driven, Learn, Plan
+from store.aws.calls import Driven, Learn, Plan, Step
 from store.aws.plans.base import POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, within_budget
 from store.backend import AsyncBackend, Backend
 from store.core.lru import Lru
+from store.core.steps import PASS, relay
 from store.requests import Request, operations
 from store.settings import Settings
 
@@ -66,29 +67,18 @@ def learned(ctx: Context, plan: Plan[R]) -> Driven[R]:
         TRACE_BATCHES: ctx.trace_batches,
         TURN_TIMES: ctx.turn_times,
     }
-    outcome: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = plan.throw(failure) if failure is not None else plan.send(outcome)
-        except StopIteration as stop:
-            result: R = stop.value
-            return result
-        failure, outcome = None, None
-        if isinstance(step, Learn):
-            cache = caches[step.cache]
-            if step.value is None:
-                cache.drop(step.key)
-            else:
-                cache.put(step.key, step.value)
-            continue
-        try:
-            outcome = yield step
-        except GeneratorExit:
-            plan.close()
-            raise
-        except Exception as exc:  # what the driver throws in: the plan decides
-            failure = exc
+
+    def keep(step: Step | Learn) -> Any:
+        if not isinstance(step, Learn):
+            return PASS
+        if step.value is None:
+            caches[step.cache].drop(step.key)
+        else:
+            caches[step.cache].put(step.key, step.value)
+        return None
+
+    driven: Driven[R] = relay(plan, keep)  # type: ignore[arg-type]  # every Learn is answered here
+    return (yield from driven)
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,34 @@ class Stepper(Generic[S, T]):
             self.step = move()
         except StopIteration as stop:
             self.done, self._result, self.step = True, (stop.value,), None
+
+
+PASS: Any = object()  # `relay`'s handler hands the step on to the driver
+
+
+def relay(steps: Generator[S, Any, T], handle: Callable[[S], Any]) -> Generator[S, Any, T]:
+    """`steps`, with some answered on the way: `handle(step)` returns PASS to hand the step on (its outcome
+    goes back to `steps`), an exception to have it thrown into `steps` in the step's place, or anything else
+    as the step's outcome."""
+    outcome: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = steps.throw(failure) if failure is not None else steps.send(outcome)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        outcome, failure = None, None
+        answer = handle(step)
+        if isinstance(answer, BaseException):
+            failure = answer
+        elif answer is not PASS:
+            outcome = answer
+        else:
+            try:
+                outcome = yield step
+            except GeneratorExit:
+                steps.close()
+                raise
+            except Exception as exc:  # what the driver throws in: an AWS error, or a caller's stream failing
+                failure = exc

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, item_size, n, s
-from store.aws.calls import AwsError, Call, Learn, Parallel, Plan, Sleep
+from store.aws.calls import AwsError, Call, Learn, Parallel, Plan, Sleep, Step
 from store.aws.items import PART, PINNED, SEED, Head, head_from_item
 from store.aws.keys import PK, SK
 from store.aws.plans import turns
@@ -29,6 +29,7 @@ from store.aws.plans.turns import Turn
 from store.core import rules
 from store.core.deadlines import current_deadline
 from store.core.lru import Lru
+from store.core.steps import PASS, relay
 from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.core.validation import new_id
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
@@ -424,40 +425,24 @@ def within_budget(ctx: Context, plan: Plan[T], budget: float) -> Plan[T]:
     outer = ctx.deadline()  # a handler's deadline for everything in its request
     started = ctx.monotonic()
     slept = 0.0
-    outcome: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = plan.throw(failure) if failure is not None else plan.send(outcome)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        failure = None
-        if isinstance(step, Sleep):
-            if outer is not None and ctx.monotonic() + step.seconds > outer:
-                spent = ctx.monotonic() - started
-                failure = Conflict(
-                    f"{step.what}: gave up after {spent:.2g} s under contention (the call's deadline); "
-                    "nothing more was written"
-                )
-                continue
-            if step.budgeted and slept + step.seconds > budget:
-                failure = Conflict(
-                    f"{step.what}: gave up after {budget:g} s under contention; nothing more was written"
-                )
-                continue
-            if step.budgeted:
-                slept += step.seconds
-            if step.seconds <= 0:
-                outcome = None
-                continue
-        try:
-            outcome = yield step
-        except GeneratorExit:
-            plan.close()
-            raise
-        except Exception as exc:  # what the driver throws in: an AwsError, or a caller's stream failing
-            failure = exc
+
+    def bound(step: Step | Learn) -> Any:
+        nonlocal slept
+        if not isinstance(step, Sleep):
+            return PASS
+        if outer is not None and ctx.monotonic() + step.seconds > outer:
+            spent = ctx.monotonic() - started
+            return Conflict(
+                f"{step.what}: gave up after {spent:.2g} s under contention (the call's deadline); "
+                "nothing more was written"
+            )
+        if step.budgeted and slept + step.seconds > budget:
+            return Conflict(f"{step.what}: gave up after {budget:g} s under contention; nothing more was written")
+        if step.budgeted:
+            slept += step.seconds
+        return PASS if step.seconds > 0 else None
+
+    return (yield from relay(plan, bound))
 
 
 def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | None) -> Plan[Head]:
