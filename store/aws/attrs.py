@@ -112,6 +112,12 @@ class Expr:
         self.values[placeholder] = av
         return placeholder
 
+    def as_read(self, attr: str, value: int | str | None) -> str:
+        """The condition that `attr` is still `value` as read: absent when None, else equal to it."""
+        if value is None:
+            return f"attribute_not_exists({self.name(attr)})"
+        return f"{self.name(attr)} = {self.value(n(value) if isinstance(value, int) else s(value))}"
+
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.names:
@@ -119,3 +125,29 @@ class Expr:
         if self.values:
             out["ExpressionAttributeValues"] = dict(self.values)
         return out
+
+
+def action(
+    kind: str,
+    table: str,
+    target: Item,
+    expr: Expr | None = None,
+    *,
+    update: str | None = None,
+    condition: str | None = None,
+    old: bool = False,
+) -> dict[str, Any]:
+    """One write as a transaction action, `{kind: body}`: `kind` is "Put" (`target` is the item), "Update",
+    "Delete" or "ConditionCheck" (`target` is the key); `update` and `condition` are expressions whose
+    placeholders `expr` holds; with `old`, a failed condition returns the item as it was. A single write
+    takes the body alone (`write_if("update_item", action(...)["Update"])`)."""
+    body: dict[str, Any] = {"TableName": table, "Item" if kind == "Put" else "Key": target}
+    if update is not None:
+        body["UpdateExpression"] = update
+    if condition is not None:
+        body["ConditionExpression"] = condition
+    if old:
+        body["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    if expr is not None:
+        body.update(expr.params())
+    return {kind: body}

@@ -322,7 +322,7 @@ class Attempt:
             f"{iexpr.name('deleted_through')} = {iexpr.value(n(self.deleted_through))}",
             f"{lat} = {iexpr.value(n(self.version))}",
         ]
-        expected = f"attribute_not_exists({lat})" if self.latest == 0 else f"{lat} = {iexpr.value(n(self.latest))}"
+        expected = iexpr.as_read("latest", self.latest or None)
         index = {
             "Update": {
                 "TableName": ctx.sessions_table,

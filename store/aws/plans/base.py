@@ -216,8 +216,7 @@ def at_position(expr: Expr, pos: Position, *, seq: bool = True, version: bool = 
         parts.append(f"{expr.name('state_version')} = {expr.value(n(pos.state_version))}")
     if seq or version:
         parts.append(turns.condition(expr, pos.turn))
-    ret = expr.name("retention")
-    parts.append(f"attribute_not_exists({ret})" if pos.retention is None else f"{ret} = {expr.value(n(pos.retention))}")
+    parts.append(expr.as_read("retention", pos.retention))
     parts.append(in_part(expr, pos.part))
     return " AND ".join(parts)
 
@@ -234,8 +233,7 @@ def unpinned(expr: Expr, seq: int) -> str:
 def in_part(expr: Expr, part: str | None) -> str:
     """Condition: the session's transcript is (still) in partition `part` (None: the session id's own). A
     rewind or a restore moves it: a write built for the old partition then fails and is built again."""
-    name = expr.name(PART)
-    return f"attribute_not_exists({name})" if part is None else f"{name} = {expr.value(s(part))}"
+    return expr.as_read(PART, part)
 
 
 EDITS = "edits"  # on a head: how many writes have changed what a fork takes of the session (pops, artifact deletes)

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from store.aws import keys, object_keys
-from store.aws.attrs import Expr, Item, boolean, get_s, n, need_s, s
+from store.aws.attrs import Expr, Item, action, boolean, get_s, n, need_s, s
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.items import FORKING, PINNED, PINREV, SEED, Head, Seed, head_from_item, item_usage, pin_attr
 from store.aws.plans.base import (
@@ -88,14 +88,8 @@ def into(item: Item, part: str) -> Item:
 
 def _put_new(table: str, item: Item) -> dict[str, Any]:
     """A transaction Put that never overwrites."""
-    return {
-        "Put": {
-            "TableName": table,
-            "Item": item,
-            "ConditionExpression": "attribute_not_exists(#s)",
-            "ExpressionAttributeNames": {"#s": keys.SID},
-        }
-    }
+    expr = Expr()
+    return action("Put", table, item, expr, condition=f"attribute_not_exists({expr.name(keys.SID)})")
 
 
 # ---------------------------------------------------------------- the copy
@@ -190,15 +184,7 @@ def _put_batch(
     adds = usage_adds(expr, total)
     if adds:
         update += " ADD " + ", ".join(adds)
-    head = {
-        "Update": {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(session_id),
-            "UpdateExpression": update,
-            "ConditionExpression": condition,
-            **expr.params(),
-        }
-    }
+    head = action("Update", ctx.sessions_table, keys.head_key(session_id), expr, update=update, condition=condition)
     actions = Actions(head=head).add_each("message", [_put_new(ctx.messages_table, i) for i in items])
     if staged.intent is not None:
         actions.add("intent", staged.intent.release(ctx))
@@ -238,15 +224,7 @@ def _publish(ctx: Context, session_id: str, seed: Seed) -> Plan[bool]:
         else:
             sets.append(f"{ttl} = {expr.value(n(seed.ttl))}")
     update = (f"SET {', '.join(sets)} " if sets else "") + f"REMOVE {', '.join(removes)}"
-    end = {
-        "Update": {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(session_id),
-            "UpdateExpression": update,
-            "ConditionExpression": condition,
-            **expr.params(),
-        }
-    }
+    end = action("Update", ctx.sessions_table, keys.head_key(session_id), expr, update=update, condition=condition)
     source = None
     if seed.source_session != session_id:  # a rewind's copy comes out of the session's own branch: no pin
         source = yield from unpin_action(ctx, seed.source_session, session_id, seed.token)
@@ -277,25 +255,17 @@ def unpin_action(ctx: Context, source: str, target: str, token: str) -> Plan[dic
     update = (f"SET {pinned} = {expr.value(n(max(others)))} " if others else "") + f"REMOVE {pin}"
     if not others:
         update += f", {pinned}"
-    return {
-        "Update": {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(source),
-            "UpdateExpression": update,
-            "ConditionExpression": f"{pin}.{expr.name('t')} = {expr.value(s(token))} AND "
-            f"{rev} = {expr.value(n(head.pinrev))}",
-            **expr.params(),
-        }
-    }
+    condition = f"{pin}.{expr.name('t')} = {expr.value(s(token))} AND {rev} = {expr.value(n(head.pinrev))}"
+    return action("Update", ctx.sessions_table, keys.head_key(source), expr, update=update, condition=condition)
 
 
 def unpin(ctx: Context, source: str, target: str, token: str) -> Plan[None]:
     """Remove the pin of a copy that will not finish (its target is being deleted); gone already is fine."""
     for _ in range(ctx.settings.conflict_retries):
-        action = yield from unpin_action(ctx, source, target, token)
-        if action is None:
+        unpinning = yield from unpin_action(ctx, source, target, token)
+        if unpinning is None:
             return
-        done = yield from write_if("update_item", action["Update"])
+        done = yield from write_if("update_item", unpinning["Update"])
         if done:
             return
     raise StoreError(f"the pin of a copy out of session {source!r} kept changing")
@@ -303,18 +273,17 @@ def unpin(ctx: Context, source: str, target: str, token: str) -> Plan[None]:
 
 def _next_lap(ctx: Context, session_id: str, seed: Seed) -> Plan[None]:
     """Hand the copy to the next cascade invocation: a new lap on the head is a change on its stream."""
+    yield from _set_on_seed(ctx, session_id, seed, "lap", n(seed.lap + 1))
+
+
+def _set_on_seed(ctx: Context, session_id: str, seed: Seed, field: str, value: dict[str, Any]) -> Plan[bool]:
+    """Set one field of the head's copy while it is still the copy `seed` (False when it is not)."""
     expr = Expr()
     path = expr.name(SEED)
-    yield from write_if(
-        "update_item",
-        {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(session_id),
-            "UpdateExpression": f"SET {path}.{expr.name('lap')} = {expr.value(n(seed.lap + 1))}",
-            "ConditionExpression": f"{path}.{expr.name('t')} = {expr.value(s(seed.token))}",
-            **expr.params(),
-        },
-    )
+    update = f"SET {path}.{expr.name(field)} = {expr.value(value)}"
+    condition = f"{path}.{expr.name('t')} = {expr.value(s(seed.token))}"
+    head = action("Update", ctx.sessions_table, keys.head_key(session_id), expr, update=update, condition=condition)
+    return (yield from write_if("update_item", head["Update"]))
 
 
 # ---------------------------------------------------------------- artifacts' objects
@@ -331,20 +300,7 @@ def _adopt_objects(ctx: Context, session_id: str, owner: str, seed: Seed) -> Pla
         yield from adopt_object(ctx, session_id, prefix, version)
     if borrowing:
         return False  # read them again: only a version that borrows nothing any more is done
-    expr = Expr()
-    path = expr.name(SEED)
-    return (
-        yield from write_if(
-            "update_item",
-            {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(session_id),
-                "UpdateExpression": f"SET {path}.{expr.name('ob')} = {expr.value({'BOOL': False})}",
-                "ConditionExpression": f"{path}.{expr.name('t')} = {expr.value(s(seed.token))}",
-                **expr.params(),
-            },
-        )
-    )
+    return (yield from _set_on_seed(ctx, session_id, seed, "ob", boolean(False)))
 
 
 def adopt_object(ctx: Context, session_id: str, prefix: str, version: Item) -> Plan[None]:
@@ -362,34 +318,22 @@ def adopt_object(ctx: Context, session_id: str, prefix: str, version: Item) -> P
         raise StoreError("the copy's upload intent was not recorded")
     try:
         yield from copy_object(ctx, borrowed, target, stored, get_s(version, "content_type") or "")
-        vexpr = Expr()
-        repoint = {
-            "Update": {
-                "TableName": ctx.sessions_table,
-                "Key": {keys.PK: version[keys.PK], keys.SK: version[keys.SK]},
-                "UpdateExpression": f"SET {vexpr.name(OBJECT)} = {vexpr.value(s(target))}",
-                "ConditionExpression": f"{vexpr.name(OBJECT)} = {vexpr.value(s(borrowed))}",
-                **vexpr.params(),
-            }
-        }
-        iexpr = Expr()
         index_key = keys.session_key(session_id, keys.artifact_sk(object_keys.digest(name)))
-        index = {
-            "Update": {
-                "TableName": ctx.sessions_table,
-                "Key": index_key,
-                "UpdateExpression": f"SET {iexpr.name(LATEST_KEY)} = {iexpr.value(s(target))}",
-                "ConditionExpression": f"{iexpr.name(LATEST_KEY)} = {iexpr.value(s(borrowed))}",
-                **iexpr.params(),
-            }
-        }
+        version_key = {keys.PK: version[keys.PK], keys.SK: version[keys.SK]}
+        actions = Actions(version=_repoint(ctx.sessions_table, version_key, OBJECT, borrowed, target))
         latest = yield from get_item(ctx.sessions_table, index_key, projection=[LATEST_KEY])
-        actions = Actions(version=repoint)
         if latest is not None and get_s(latest, LATEST_KEY) == borrowed:
-            actions.add("index", index)
+            actions.add("index", _repoint(ctx.sessions_table, index_key, LATEST_KEY, borrowed, target))
         actions.add("intent", intent.release(ctx))
         yield transact(actions, ctx.new_id())
     except AwsError as err:
         yield from abandon(ctx, intent)
         if err.code != "TransactionCanceledException":
             raise
+
+
+def _repoint(table: str, key: Item, attr: str, old: str, new: str) -> dict[str, Any]:
+    """The Update pointing `attr` of the item at `new`, while it still points at `old`."""
+    expr = Expr()
+    update, condition = f"SET {expr.name(attr)} = {expr.value(s(new))}", f"{expr.name(attr)} = {expr.value(s(old))}"
+    return action("Update", table, key, expr, update=update, condition=condition)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from store.aws import keys, object_keys
-from store.aws.attrs import Expr, Item, get_int, get_s, n, s
+from store.aws.attrs import Expr, Item, action, get_int, get_s, n, s
 from store.aws.calls import Plan
 from store.aws.items import (
     FORKING,
@@ -177,18 +177,8 @@ def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> P
     head still being this fork's (a session made under the id meanwhile has purged it: then Conflict, and
     nothing lands in that session)."""
     for start in range(0, len(items), CHILDREN_PER_WRITE):
-        expr = Expr()
-        check = {
-            "ConditionCheck": {
-                "TableName": ctx.sessions_table,
-                "Key": keys.head_key(target),
-                "ConditionExpression": f"{expr.name(FORKING)} = {expr.value(s(token))}",
-                **expr.params(),
-            }
-        }
-        puts = [
-            {"Put": {"TableName": ctx.sessions_table, "Item": i}} for i in items[start : start + CHILDREN_PER_WRITE]
-        ]
+        check = _still_forking(ctx, target, token, "ConditionCheck", keys.head_key(target))
+        puts = [action("Put", ctx.sessions_table, i) for i in items[start : start + CHILDREN_PER_WRITE]]
         refused = yield from committed(ctx, Actions(fork=check).add_each("child", puts), "fork_session")
         if refused is not None:
             _refused(refused, target)
@@ -207,17 +197,8 @@ def _fork_actions(
 ) -> Actions:
     """The transaction making the fork: its head (while it is still this fork's), and the source's head,
     unchanged since it was read, pinning the copy when there is one."""
-    fexpr = Expr()
-    fork = {
-        "Put": {
-            "TableName": ctx.sessions_table,
-            "Item": made,
-            "ConditionExpression": f"{fexpr.name(FORKING)} = {fexpr.value(s(token))}",
-            **fexpr.params(),
-        }
-    }
+    fork = _still_forking(ctx, target, token, "Put", made)
     expr = Expr()
-    edits, cseq = expr.name(EDITS), expr.name("compaction_seq")
     last = seed.through if seed is not None else 0
     compaction = head.session.compaction_seq
     condition = " AND ".join(
@@ -227,28 +208,30 @@ def _fork_actions(
             # what the fork takes is as read: no message up to `last` popped (appends after it are not its),
             # no artifact deleted, the compaction marker where it was
             f"{expr.name('last_seq')} >= {expr.value(n(last))}",
-            f"attribute_not_exists({edits})" if not head.edits else f"{edits} = {expr.value(n(head.edits))}",
-            f"attribute_not_exists({cseq})" if compaction is None else f"{cseq} = {expr.value(n(compaction))}",
+            expr.as_read(EDITS, head.edits or None),
+            expr.as_read("compaction_seq", compaction),
         ]
     )
-    body: dict[str, Any] = {
-        "TableName": ctx.sessions_table,
-        "Key": keys.head_key(head.session.id),
-        "ConditionExpression": condition,
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
+    source = keys.head_key(head.session.id)
     if seed is None:
-        return Actions(head={"ConditionCheck": {**body, **expr.params()}}, fork=fork)
+        return Actions(
+            head=action("ConditionCheck", ctx.sessions_table, source, expr, condition=condition, old=True), fork=fork
+        )
     # the pin, and `pinned` (the last message any copy out of the source takes) worked out from the pins as
     # read: only while no pin came or went meanwhile
     rev = expr.name(PINREV)
-    body["ConditionExpression"] += (
-        f" AND attribute_not_exists({rev})" if not head.pinrev else f" AND {rev} = {expr.value(n(head.pinrev))}"
-    )
+    condition += " AND " + expr.as_read(PINREV, head.pinrev or None)
     pin = expr.value(Pin(token, seed.through).to_attr())
     pinned = expr.value(n(max(head.pinned, seed.through)))
     update = f"SET {expr.name(pin_attr(target))} = {pin}, {expr.name(PINNED)} = {pinned} ADD {rev} {expr.value(n(1))}"
-    return Actions(head={"Update": {**body, "UpdateExpression": update, **expr.params()}}, fork=fork)
+    pinning = action("Update", ctx.sessions_table, source, expr, update=update, condition=condition, old=True)
+    return Actions(head=pinning, fork=fork)
+
+
+def _still_forking(ctx: Context, target: str, token: str, kind: str, item: Item) -> dict[str, Any]:
+    """The action `kind` on `item` (a key for a check), while the fork's head is still its invisible one."""
+    expr = Expr()
+    return action(kind, ctx.sessions_table, item, expr, condition=f"{expr.name(FORKING)} = {expr.value(s(token))}")
 
 
 def _children(ctx: Context, request: ForkSession, source: str, target: str, last: int) -> Plan[list[Item]]:

@@ -346,7 +346,7 @@ def mark_compaction(ctx: Context, request: MarkCompaction) -> Plan[MessageRecord
         now = ctx.now()
         expr = Expr()
         cseq = expr.name("compaction_seq")
-        marker = f"attribute_not_exists({cseq})" if current is None else f"{cseq} = {expr.value(n(current))}"
+        marker = expr.as_read("compaction_seq", current)
         condition = " AND ".join([guard(expr, now, owner), marker, in_part(expr, head.part_attr), unpinned(expr, seq)])
         sets = [
             *touch(expr, session_id, now, Position.of(head).retention),
@@ -430,7 +430,7 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
         now = ctx.now()
         expr = Expr()
         cname = expr.name("compaction_seq")
-        marker = f"attribute_not_exists({cname})" if cseq is None else f"{cname} = {expr.value(n(cseq))}"
+        marker = expr.as_read("compaction_seq", cseq)
         sets = [f"{expr.name('last_seq')} = {expr.value(n(last - 1))}"]
         if new_cseq is not None and new_cseq != cseq:
             sets.append(f"{cname} = {expr.value(n(new_cseq))}")

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from store.aws import keys
-from store.aws.attrs import Expr, Item, boolean, get_int, n, s
+from store.aws.attrs import Expr, Item, action, boolean, get_int, n, s
 from store.aws.calls import Plan
 from store.aws.items import (
     BRANCHES,
@@ -181,17 +181,8 @@ def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
             metadata=request.metadata,
         )
         if keep_as != name:
-            bexpr = Expr()
             actions.add(
-                "restored",
-                {
-                    "Delete": {
-                        "TableName": ctx.sessions_table,
-                        "Key": keys.session_key(session_id, branch_sk(name)),
-                        "ConditionExpression": f"{bexpr.name('part')} = {bexpr.value(s(branch.part))}",
-                        **bexpr.params(),
-                    }
-                },
+                "restored", _on_branch(ctx, "Delete", keys.session_key(session_id, branch_sk(name)), branch.part)
             )
         actions.add("branch", _put_branch(ctx, kept_branch, branch.part if keep_as == name else None))
         if copies.intent is not None:
@@ -276,27 +267,26 @@ def _switch(
         adds.append(f"{count} {expr.value(n(1))}")
     actions = Actions(head=head_update(ctx, session_id, expr, condition, sets, adds, removes=removes))
     if state is not None:
-        actions.add("state", {"Put": {"TableName": ctx.sessions_table, "Item": state}})
+        actions.add("state", action("Put", ctx.sessions_table, state))
     return actions
 
 
 def _put_branch(ctx: Context, item: Item, replacing: str | None) -> dict[str, Any]:
     """The Put of a branch item: a new name (refused when the session has a branch of that name), or over
     the branch in partition `replacing` (a restore that keeps the replaced transcript under its name)."""
+    if replacing is not None:
+        return _on_branch(ctx, "Put", item, replacing)
     expr = Expr()
-    condition = (
-        f"attribute_not_exists({expr.name(keys.PK)})"
-        if replacing is None
-        else f"{expr.name('part')} = {expr.value(s(replacing))}"
-    )
-    return {
-        "Put": {
-            "TableName": ctx.sessions_table,
-            "Item": item,
-            "ConditionExpression": condition,
-            **expr.params(),
-        }
-    }
+    return action("Put", ctx.sessions_table, item, expr, condition=f"attribute_not_exists({expr.name(keys.PK)})")
+
+
+def _on_branch(ctx: Context, kind: str, item: Item, part: str, update: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """The action `kind` on a branch's `item` (its key, but for a Put), while the branch is the one in
+    partition `part`; an Update sets `update` (an attribute and its value)."""
+    expr = Expr()
+    sets = f"SET {expr.name(update[0])} = {expr.value(update[1])}" if update is not None else None
+    condition = expr.as_read("part", part)
+    return action(kind, ctx.sessions_table, item, expr, update=sets, condition=condition)
 
 
 def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[str]:
@@ -329,7 +319,8 @@ def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
     handed to the cascade), then the item goes. Idempotent."""
     session_id, owner, name = request.session_id, request.owner, request.branch
     head = yield from read_head(ctx, session_id, owner)
-    item = yield from get_item(ctx.sessions_table, keys.session_key(session_id, branch_sk(name)))
+    item_key = keys.session_key(session_id, branch_sk(name))
+    item = yield from get_item(ctx.sessions_table, item_key)
     if item is None:
         return
     branch = BranchItem.of(item)
@@ -337,16 +328,7 @@ def delete_branch(ctx: Context, request: DeleteBranch) -> Plan[None]:
         now = ctx.now()
 
         def build(pos: Any) -> Actions:
-            expr = Expr()
-            mark = {
-                "Update": {
-                    "TableName": ctx.sessions_table,
-                    "Key": keys.session_key(session_id, branch_sk(name)),
-                    "UpdateExpression": f"SET {expr.name('deleting')} = {expr.value(boolean(True))}",
-                    "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
-                    **expr.params(),
-                }
-            }
+            mark = _on_branch(ctx, "Update", item_key, branch.part, ("deleting", boolean(True)))
             less = touch_head(ctx, session_id, owner, pos, now, adds=lambda e: [f"{e.name(BRANCHES)} {e.value(n(-1))}"])
             return Actions(head=less, branch=mark)
 
@@ -371,16 +353,8 @@ def _purge_branch(ctx: Context, head: Head | None, branch: BranchItem, *, hand_o
     done = yield from purge_partition(ctx, branch.part, reserve, objects=True)
     if not done:
         return False
-    expr = Expr()
-    yield from write_if(
-        "delete_item",
-        {
-            "TableName": ctx.sessions_table,
-            "Key": keys.session_key(session_id, branch_sk(branch.name)),
-            "ConditionExpression": f"{expr.name('part')} = {expr.value(s(branch.part))}",
-            **expr.params(),
-        },
-    )
+    removal = _on_branch(ctx, "Delete", keys.session_key(session_id, branch_sk(branch.name)), branch.part)
+    yield from write_if("delete_item", removal["Delete"])
     return True
 
 
