@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from store.aws import keys
-from store.aws.attrs import Expr, Item, item_size, n, s
+from store.aws.attrs import Expr, Item, action, item_size, n, s
 from store.aws.calls import AwsError, Call, Learn, Parallel, Plan, Sleep, Step
 from store.aws.items import PART, PINNED, SEED, Head, head_from_item
 from store.aws.keys import PK, SK
@@ -281,16 +281,9 @@ def head_update(
         update += " REMOVE " + ", ".join(removes)
     if deletes:
         update += " DELETE " + ", ".join(deletes)
-    return {
-        "Update": {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(session_id),
-            "UpdateExpression": update,
-            "ConditionExpression": condition,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            **expr.params(),
-        }
-    }
+    return action(
+        "Update", ctx.sessions_table, keys.head_key(session_id), expr, update=update, condition=condition, old=True
+    )
 
 
 def move_head(
@@ -339,15 +332,7 @@ def touch_head(
 
 def head_check(ctx: Context, session_id: str, expr: Expr, condition: str) -> dict[str, Any]:
     """A transaction ConditionCheck of the session head."""
-    return {
-        "ConditionCheck": {
-            "TableName": ctx.sessions_table,
-            "Key": keys.head_key(session_id),
-            "ConditionExpression": condition,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            **expr.params(),
-        }
-    }
+    return action("ConditionCheck", ctx.sessions_table, keys.head_key(session_id), expr, condition=condition, old=True)
 
 
 # ---------------------------------------------------------------- transactions

@@ -36,7 +36,7 @@ from store.aws.plans.base import (
     write_if,
 )
 from store.aws.plans.objects import abandon, copy_objects, record_intent
-from store.aws.plans.partitions import Span, read_range
+from store.aws.plans.partitions import Span, put_new, read_range
 from store.aws.plans.payloads import REF, Staged
 from store.aws.plans.transactions import HEAD, Actions, Cancelled, cancelled, contended, transact
 from store.aws.plans.uploads import copy_object, head_object
@@ -84,12 +84,6 @@ def placed(ctx: Context, items: Sequence[Item], session_id: str, owner: str, *, 
 def into(item: Item, part: str) -> Item:
     """A message item as one of partition `part`."""
     return {**item, keys.SID: s(part)}
-
-
-def _put_new(table: str, item: Item) -> dict[str, Any]:
-    """A transaction Put that never overwrites."""
-    expr = Expr()
-    return action("Put", table, item, expr, condition=f"attribute_not_exists({expr.name(keys.SID)})")
 
 
 # ---------------------------------------------------------------- the copy
@@ -185,7 +179,7 @@ def _put_batch(
     if adds:
         update += " ADD " + ", ".join(adds)
     head = action("Update", ctx.sessions_table, keys.head_key(session_id), expr, update=update, condition=condition)
-    actions = Actions(head=head).add_each("message", [_put_new(ctx.messages_table, i) for i in items])
+    actions = Actions(head=head).add_each("message", [put_new(ctx, i) for i in items])
     if staged.intent is not None:
         actions.add("intent", staged.intent.release(ctx))
     try:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from store.aws import keys
-from store.aws.attrs import Expr, Item, n, s
+from store.aws.attrs import Expr, Item, action, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import Head, message_item, record_from_item, usage_attr
 from store.aws.plans.base import (
@@ -36,7 +36,7 @@ from store.aws.plans.base import (
 )
 from store.aws.plans.branches import read_branch
 from store.aws.plans.objects import delete_objects
-from store.aws.plans.partitions import Span, find, previous_compaction, read_at, read_range
+from store.aws.plans.partitions import Span, find, previous_compaction, put_new, read_at, read_range
 from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import (
     HEAD,
@@ -111,17 +111,7 @@ def write_messages(
 def message_puts(ctx: Context, items: list[Item], first_seq: int, part: str) -> list[dict[str, Any]]:
     """Transaction Puts of message drafts into partition `part`, numbered from `first_seq`, each refusing
     to overwrite."""
-    return [
-        {
-            "Put": {
-                "TableName": ctx.messages_table,
-                "Item": {**item, keys.SID: s(part), keys.SEQ: n(first_seq + i)},
-                "ConditionExpression": "attribute_not_exists(#s)",
-                "ExpressionAttributeNames": {"#s": keys.SID},
-            }
-        }
-        for i, item in enumerate(items)
-    ]
+    return [put_new(ctx, {**item, keys.SID: s(part), keys.SEQ: n(first_seq + i)}) for i, item in enumerate(items)]
 
 
 def records(items: list[Item], first_seq: int) -> list[MessageRecord]:
@@ -203,16 +193,8 @@ def idempotency_put(
         "fingerprint": s(digest),
         keys.TTL: n(epoch(expiry(now, ctx.settings.idempotency_ttl))),
     }
-    return {
-        "Put": {
-            "TableName": ctx.sessions_table,
-            "Item": item,
-            "ConditionExpression": f"attribute_not_exists({expr.name(keys.PK)}) OR {ttl} <= "
-            f"{expr.value(n(now_epoch(now)))}",
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            **expr.params(),
-        }
-    }
+    condition = f"attribute_not_exists({expr.name(keys.PK)}) OR {ttl} <= {expr.value(n(now_epoch(now)))}"
+    return action("Put", ctx.sessions_table, item, expr, condition=condition, old=True)
 
 
 def replay(
@@ -278,16 +260,15 @@ def usage_unchanged(expr: Expr, item: Item | None) -> str:
 def message_update(ctx: Context, part: str, seq: int, changes: dict[str, Any], condition: str, expr: Expr) -> Any:
     """The transaction Update of message `seq` of partition `part`: SET `changes`, while `condition` holds."""
     sets = ", ".join(f"{expr.name(k)} = {expr.value(v)}" for k, v in changes.items())
-    return {
-        "Update": {
-            "TableName": ctx.messages_table,
-            "Key": keys.message_key(part, seq),
-            "UpdateExpression": f"SET {sets}",
-            "ConditionExpression": condition,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            **expr.params(),
-        }
-    }
+    return action(
+        "Update",
+        ctx.messages_table,
+        keys.message_key(part, seq),
+        expr,
+        update=f"SET {sets}",
+        condition=condition,
+        old=True,
+    )
 
 
 def found_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[tuple[Head, Item]]:
@@ -448,30 +429,16 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             removes=removes,
             conditions=[marker, unpinned(expr, last)],
         )
-        sexpr = Expr()
-        mexpr = Expr()
-        return Actions(
-            head=head,
-            state={
-                "ConditionCheck": {
-                    "TableName": ctx.sessions_table,
-                    "Key": keys.session_key(session_id, keys.STATE),
-                    "ConditionExpression": f"attribute_not_exists({sexpr.name(keys.PK)}) OR "
-                    f"{sexpr.name('seq')} < {sexpr.value(n(last))}",
-                    **sexpr.params(),
-                }
-            },
-            message={
-                "Delete": {
-                    "TableName": ctx.messages_table,
-                    "Key": keys.message_key(pos.messages_of(session_id), last),
-                    # the head's totals lose the usage read in prepare: only while it is still that usage
-                    "ConditionExpression": usage_unchanged(mexpr, tail.stored),
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                    **mexpr.params(),
-                }
-            },
+        sexpr, mexpr = Expr(), Expr()
+        unseen = f"attribute_not_exists({sexpr.name(keys.PK)}) OR {sexpr.name('seq')} < {sexpr.value(n(last))}"
+        state = action(
+            "ConditionCheck", ctx.sessions_table, keys.session_key(session_id, keys.STATE), sexpr, condition=unseen
         )
+        # the head's totals lose the usage read in prepare: only while it is still that usage
+        gone = usage_unchanged(mexpr, tail.stored)
+        message_key = keys.message_key(pos.messages_of(session_id), last)
+        message = action("Delete", ctx.messages_table, message_key, mexpr, condition=gone, old=True)
+        return Actions(head=head, state=state, message=message)
 
     head = yield from read_head(ctx, session_id, owner)  # the position to start from, as it is now
     last = head.session.last_seq

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.aws import keys
-from store.aws.attrs import Expr, Item, n, s
+from store.aws.attrs import Expr, Item, action, n, s
 from store.aws.calls import Plan
 from store.aws.plans.base import Context, get_item, query
 
@@ -96,3 +96,10 @@ def previous_compaction(ctx: Context, part: str, before: int) -> Plan[int | None
                 return int(item[keys.SEQ]["N"])
         hi = lo - 1
     return None
+
+
+def put_new(ctx: Context, item: Item) -> dict[str, Any]:
+    """The transaction Put of a message item, refused when its place in the partition is taken (a message
+    is never overwritten)."""
+    expr = Expr()
+    return action("Put", ctx.messages_table, item, expr, condition=f"attribute_not_exists({expr.name(keys.SID)})")
