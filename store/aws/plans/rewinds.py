@@ -7,6 +7,7 @@ A branch's delete purges its partition inside the call's deadline and hands the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -76,47 +77,28 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
         rules.check_copyable("rewind_session", head.session.metadata, names_its_metadata=names)
         rules.check_branch_room(head.branches)
         rules.check_unpinned("rewind_session", 0, head.pinned)
-        last = head.session.last_seq
-        rules.check_rewind(to_seq, last)
-        if to_seq == last:
+        rules.check_rewind(to_seq, head.session.last_seq)
+        if to_seq == head.session.last_seq:
             return head.session
         state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
         kept = yield from partition_prefix(ctx, session_id, KEPT_STATE_PREFIX)
         current = state_from_item(state) if state is not None else None
         chosen = rules.state_as_of(current, [state_from_item(k) for k in kept], to_seq)
-        restored = next((k for k in kept if chosen is not None and get_int(k, "version") == chosen.version), None)
         compaction = head.session.compaction_seq
         if compaction is not None and compaction > to_seq:
             compaction = yield from previous_compaction(ctx, head.part, to_seq + 1)
-        preview = yield from preview_span(ctx, head.part, 1, min(to_seq, rules.PREVIEW_WINDOW))
-        copies = yield from placed(
-            ctx, [x for x in (state, restored) if x is not None], session_id, head.session.owner, fresh=True
-        )
-        kept_state, new_state = _split(copies.items, state, restored)
-        now = ctx.now()
-        token = ctx.new_id()
-        part = f"{session_id}{PART_MARK}{ctx.new_id()}"
-        seed = Seed(token, to_seq, 0, session_id, head.part) if to_seq > 0 else None
-        kept_branch = yield from _current_line(ctx, head, name, to_seq, now, kept_state)
-        actions = _switch(
-            ctx,
-            head,
-            owner,
-            now,
-            part=part,
+        seed = Seed(ctx.new_id(), to_seq, 0, session_id, head.part) if to_seq > 0 else None
+        line = Line(
+            part=f"{session_id}{PART_MARK}{ctx.new_id()}",
             last_seq=to_seq,
             usage=TokenUsage(),
             compaction_seq=compaction,
-            preview=preview,
+            preview=(yield from preview_span(ctx, head.part, 1, min(to_seq, rules.PREVIEW_WINDOW))),
+            from_seq=to_seq,
             seed=seed,
-            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
-            metadata=request.metadata,
-            new_branch=True,
+            state=next((k for k in kept if chosen is not None and get_int(k, "version") == chosen.version), None),
         )
-        actions.add("branch", _put_branch(ctx, kept_branch, None))
-        if copies.intent is not None:
-            actions.add("intent", copies.intent.release(ctx))
-        outcome = yield from _commit(ctx, actions, copies, "rewind_session")
+        outcome = yield from _move(ctx, head, owner, line, state, name, request.metadata, "rewind_session")
         if outcome == "branch":
             raise rules.branch_exists(name)
         if outcome == "done":
@@ -126,6 +108,88 @@ def rewind_session(ctx: Context, request: RewindSession) -> Plan[Session]:
     if seed is not None and rules.copies_inline(to_seq, 0, ctx.settings.fork_inline_messages):
         yield from finish_copy(ctx, session_id)
     return (yield from read_head(ctx, session_id, owner, copying_ok=True)).session
+
+
+def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
+    """Swap the branch's partition (and state) in, keeping the transcript it replaces as `keep_as`: one
+    transaction, nothing copied but a spilled state's body."""
+    session_id, owner, name, keep_as = request.session_id, request.owner, request.branch, request.keep_as
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        rules.check_unpinned("restore_branch", 0, head.pinned)
+        branch = yield from read_branch(ctx, session_id, owner, name)
+        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
+        line = Line(
+            part=branch.part,
+            last_seq=branch.last_seq,
+            usage=branch.usage,
+            compaction_seq=branch.compaction_seq,
+            preview=branch.preview,
+            from_seq=branch.from_seq,
+            state=branch.state_item(),
+        )
+        outcome = yield from _move(ctx, head, owner, line, state, keep_as, request.metadata, "restore_branch", branch)
+        if outcome == "branch" and keep_as != name:
+            raise rules.branch_exists(keep_as)
+        if outcome == "done":
+            break
+        attempt = yield from again(ctx, attempt, "restore_branch")
+    yield from forget(session_id)
+    return (yield from read_head(ctx, session_id, owner)).session
+
+
+@dataclass(frozen=True)
+class Line:
+    """The transcript a rewind or restore moves the session to: its partition and what the head says of it,
+    where it parts from the line the session leaves (`from_seq`), the copy that brings its messages in (a
+    rewind's), and the state it brings back (a kept state or a branch's: None, none)."""
+
+    part: str
+    last_seq: int
+    usage: TokenUsage
+    compaction_seq: int | None
+    preview: str | None
+    from_seq: int
+    seed: Seed | None = None
+    state: Item | None = None
+
+
+def _move(
+    ctx: Context,
+    head: Head,
+    owner: str | None,
+    line: Line,
+    state: Item | None,
+    keep_as: str,
+    metadata: dict[str, Any] | Unset,
+    what: str,
+    restored: BranchItem | None = None,
+) -> Plan[str]:
+    """Move the session (as read: `head`, its `state` item) to `line` in one transaction, keeping the line it
+    leaves as the branch `keep_as` (over the `restored` branch when a restore keeps it under its own name);
+    a new branch counts against the session's room. The outcome as `_commit` says."""
+    session_id = head.session.id
+    wanted = [x for x in (state, line.state) if x is not None]
+    copies = yield from placed(ctx, wanted, session_id, head.session.owner, fresh=True)
+    out = iter(copies.items)
+    kept_state = next(out) if state is not None else None
+    brought = next(out) if line.state is not None else None
+    now = ctx.now()
+    kept = yield from _current_line(ctx, head, keep_as, line.from_seq, now, kept_state)
+    version = head.session.state_version + 1
+    new_state = _as_state(brought, session_id, version, ctx.new_id()) if brought is not None else None
+    actions = _switch(ctx, head, owner, now, line, new_state, metadata, new_branch=restored is None)
+    replacing = None
+    if restored is not None and restored.name != keep_as:
+        removed = keys.session_key(session_id, branch_sk(restored.name))
+        actions.add("restored", _on_branch(ctx, "Delete", removed, restored.part))
+    elif restored is not None:
+        replacing = restored.part
+    actions.add("branch", _put_branch(ctx, kept, replacing))
+    if copies.intent is not None:
+        actions.add("intent", copies.intent.release(ctx))
+    return (yield from _commit(ctx, actions, copies, what))
 
 
 def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datetime, state: Item | None) -> Plan[Item]:
@@ -149,60 +213,6 @@ def _current_line(ctx: Context, head: Head, name: str, from_seq: int, now: datet
     )
 
 
-def restore_branch(ctx: Context, request: RestoreBranch) -> Plan[Session]:
-    """Swap the branch's partition (and state) in, keeping the transcript it replaces as `keep_as`: one
-    transaction, nothing copied but a spilled state's body."""
-    session_id, owner, name, keep_as = request.session_id, request.owner, request.branch, request.keep_as
-    attempt = 0
-    while True:
-        head = yield from read_head(ctx, session_id, owner)
-        rules.check_unpinned("restore_branch", 0, head.pinned)
-        branch = yield from read_branch(ctx, session_id, owner, name)
-        state = yield from get_item(ctx.sessions_table, keys.session_key(session_id, keys.STATE))
-        wanted = branch.state_item()
-        copies = yield from placed(
-            ctx, [x for x in (state, wanted) if x is not None], session_id, head.session.owner, fresh=True
-        )
-        kept_state, new_state = _split(copies.items, state, wanted)
-        now = ctx.now()
-        kept_branch = yield from _current_line(ctx, head, keep_as, branch.from_seq, now, kept_state)
-        actions = _switch(
-            ctx,
-            head,
-            owner,
-            now,
-            part=branch.part,
-            last_seq=branch.last_seq,
-            usage=branch.usage,
-            compaction_seq=branch.compaction_seq,
-            preview=branch.preview,
-            seed=None,
-            state=_as_state(new_state, session_id, head.session.state_version + 1, ctx.new_id()) if new_state else None,
-            metadata=request.metadata,
-        )
-        if keep_as != name:
-            actions.add(
-                "restored", _on_branch(ctx, "Delete", keys.session_key(session_id, branch_sk(name)), branch.part)
-            )
-        actions.add("branch", _put_branch(ctx, kept_branch, branch.part if keep_as == name else None))
-        if copies.intent is not None:
-            actions.add("intent", copies.intent.release(ctx))
-        outcome = yield from _commit(ctx, actions, copies, "restore_branch")
-        if outcome == "branch" and keep_as != name:
-            raise rules.branch_exists(keep_as)
-        if outcome == "done":
-            break
-        attempt = yield from again(ctx, attempt, "restore_branch")
-    yield from forget(session_id)
-    return (yield from read_head(ctx, session_id, owner)).session
-
-
-def _split(copies: list[Item], first: Item | None, second: Item | None) -> tuple[Item | None, Item | None]:
-    """The placed copies of (first, second), either of which may be absent."""
-    out = iter(copies)
-    return (next(out) if first is not None else None), (next(out) if second is not None else None)
-
-
 def _as_state(kept: Item, session_id: str, version: int, write_id: str) -> Item:
     """A kept state (a branch's, or one kept by save_full) as the session's state of `version`."""
     fields = {k: v for k, v in kept.items() if k in ("seq", "saved_at", "c", "b", "ref")}
@@ -214,38 +224,36 @@ def _switch(
     head: Head,
     owner: str | None,
     now: datetime,
-    *,
-    part: str,
-    last_seq: int,
-    usage: TokenUsage,
-    compaction_seq: int | None,
-    preview: str | None,
-    seed: Seed | None,
+    line: Line,
     state: Item | None,
-    metadata: dict[str, Any] | Unset = UNSET,
-    new_branch: bool = False,
+    metadata: dict[str, Any] | Unset,
+    *,
+    new_branch: bool,
 ) -> Actions:
-    """The session's head moved to another transcript (and state and metadata, when given), while it is as
-    read; with `new_branch`, counting one more branch, while the session has room for it."""
+    """The session's head moved to `line` (and to `state` and `metadata`, when given), while it is as read;
+    with `new_branch`, counting one more branch, while the session has room for it."""
     session_id = head.session.id
     expr = Expr()
     sets = touch(expr, session_id, now, Position.of(head).retention)
-    sets += [f"{expr.name(PART)} = {expr.value(s(part))}", f"{expr.name('last_seq')} = {expr.value(n(last_seq))}"]
+    sets += [
+        f"{expr.name(PART)} = {expr.value(s(line.part))}",
+        f"{expr.name('last_seq')} = {expr.value(n(line.last_seq))}",
+    ]
     removes: list[str] = []
-    numbers = usage.numbers()
+    numbers = line.usage.numbers()
     for f in TokenUsage.fields():
         name = expr.name(USAGE_PREFIX + f)
         if f in numbers:
             sets.append(f"{name} = {expr.value(n(numbers[f]))}")
         else:
             removes.append(name)
-    for attr, value in (("compaction_seq", compaction_seq), ("preview", preview)):
+    for attr, value in (("compaction_seq", line.compaction_seq), ("preview", line.preview)):
         if value is None:
             removes.append(expr.name(attr))
         else:
             sets.append(f"{expr.name(attr)} = {expr.value(n(value) if isinstance(value, int) else s(value))}")
-    if seed is not None:
-        sets.append(f"{expr.name(SEED)} = {expr.value(seed.to_attr())}")
+    if line.seed is not None:
+        sets.append(f"{expr.name(SEED)} = {expr.value(line.seed.to_attr())}")
     if metadata is not UNSET:
         sets += [f"{expr.name(k)} = {expr.value(v)}" for k, v in metadata_attrs(metadata).items()]
     version = head.session.state_version
