@@ -14,11 +14,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.aws import plans as plan_package
-from store.aws.calls import Driven, Learn, Plan, Step
-from store.aws.plans.base import POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, within_budget
+from store.aws.calls import Driven, Learn, Plan
+from store.aws.plans.base import POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, waits_within
 from store.backend import AsyncBackend, Backend
 from store.core.lru import Lru
-from store.core.steps import PASS, relay
+from store.core.steps import relay
 from store.requests import Request, operations
 from store.settings import Settings
 
@@ -54,31 +54,30 @@ PLANS: Mapping[type[Request[Any]], PlanFunction] = plans_by_name(plan_modules())
 
 
 def plan_of(ctx: Context, request: Request[R]) -> Driven[R]:
-    """The request's plan, bounded by the retry budget, as its driver runs it (what it learns kept)."""
+    """The request's plan as its driver runs it: what the plan learns kept in the context's caches
+    (`keeper`: the caches are the backend's, a plan only reads them), its waits bounded by the retry budget
+    (`waits_within`); every other step handed on."""
     plan: Plan[R] = PLANS[type(request)](ctx, request)
-    return learned(ctx, within_budget(ctx, plan, ctx.settings.retry_budget.total_seconds()))
+    keep, bound = keeper(ctx), waits_within(ctx, ctx.settings.retry_budget.total_seconds())
+    driven: Driven[R] = relay(plan, lambda step: keep(step) if isinstance(step, Learn) else bound(step))  # type: ignore[arg-type]
+    return driven
 
 
-def learned(ctx: Context, plan: Plan[R]) -> Driven[R]:
-    """`plan` with what it learns (`Learn` steps) kept in the context's caches, and every other step
-    handed on: the caches are the backend's, a plan only reads them."""
+def keeper(ctx: Context) -> Callable[[Learn], None]:
+    """What keeps what a plan learns (`Learn` steps) in the context's caches."""
     caches: dict[str, Lru[Any]] = {
         POSITIONS: ctx.positions,
         TRACE_BATCHES: ctx.trace_batches,
         TURN_TIMES: ctx.turn_times,
     }
 
-    def keep(step: Step | Learn) -> Any:
-        if not isinstance(step, Learn):
-            return PASS
+    def keep(step: Learn) -> None:
         if step.value is None:
             caches[step.cache].drop(step.key)
         else:
             caches[step.cache].put(step.key, step.value)
-        return None
 
-    driven: Driven[R] = relay(plan, keep)  # type: ignore[arg-type]  # every Learn is answered here
-    return (yield from driven)
+    return keep
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ class Sleep:
 class Learn:
     """What a plan learned for its store's caches: in `cache` (a `Context` cache: "positions",
     "trace_batches" or "turn_times"), `key` is now `value` (None: forget it). The backend keeps its caches
-    (`store.aws.backend.learned`): a plan only says what it learned, so its output is its steps and a replay
+    (`store.aws.backend.keeper`): a plan only says what it learned, so its output is its steps and a replay
     checks this too. Drivers never see one."""
 
     cache: str

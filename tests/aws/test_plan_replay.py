@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from store import SessionStore, Settings
-from store.aws.backend import PLANS, DynamoBackend, learned
+from store.aws.backend import PLANS, DynamoBackend, plan_of
 from store.aws.calls import Learn, Step
 from store.aws.driver import SyncDriver
 from store.aws.plans.base import Context, Position
@@ -126,5 +126,5 @@ def test_what_a_plan_learns_is_a_step_the_backend_keeps(dyn: Harness) -> None:
     assert [(s.cache, s.key) for s in learned_steps] == [("positions", "s")]
     assert isinstance(learned_steps[0].value, Position) and learned_steps[0].value.last_seq == 1
     assert ctx.positions.get("s") is None, "the plan itself changed no cache"
-    last = driver.run(learned(ctx, PLANS[LastMessages](ctx, request)))
+    last = driver.run(plan_of(ctx, request))
     assert len(last) == 1 and ctx.positions.get("s") == learned_steps[0].value

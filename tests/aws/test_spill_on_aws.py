@@ -44,22 +44,37 @@ def test_spilled_append_costs_and_layout(dyn: Harness) -> None:
 
 
 def test_page_of_spilled_messages_is_fetched_concurrently(dyn: Harness, s3_client: Any) -> None:
+    """The first two GetObjects of a page wait for each other (a barrier): fetched one after the other, the
+    first would wait alone until the barrier gave up. (Counting threads is not enough: a loaded machine may
+    let one pooled thread run every fetch even when they were all handed out at once.)"""
+    import threading
+
     store = dyn.store
     sid = store.create_session("alice").id
     bodies = [blob(600 * 1024) for _ in range(4)]
     store.append_messages(sid, [{"role": "tool", "content": b} for b in bodies])
-    threads: set[int] = set()
-    import threading
+    together = threading.Barrier(2, timeout=30)
+    met: list[bool] = []
+    lock = threading.Lock()
 
     def seen(**_: Any) -> None:
-        threads.add(threading.get_ident())
+        with lock:
+            first_two = len(met) < 2
+            if first_two:
+                met.append(False)
+        if first_two:
+            try:
+                together.wait()
+                met.append(True)
+            except threading.BrokenBarrierError:
+                pass
 
     s3_client.meta.events.register("before-call.s3.GetObject", seen)
     try:
         assert [m.content for m in store.list_messages(sid).items] == bodies
     finally:
         s3_client.meta.events.unregister("before-call.s3.GetObject", seen)
-    assert len(threads) > 1
+    assert met.count(True) == 2, "two fetches of the page were in flight at once"
 
 
 def test_store_without_bucket_keeps_the_item_limit(dynamodb_client: Any, clock: Any) -> None:

@@ -29,7 +29,7 @@ from store.aws.plans.turns import Turn
 from store.core import rules
 from store.core.deadlines import current_deadline
 from store.core.lru import Lru
-from store.core.steps import PASS, relay
+from store.core.steps import PASS
 from store.core.timeutil import epoch, expiry, iso, now_epoch
 from store.core.validation import new_id
 from store.errors import Conflict, PayloadTooLarge, SessionNotFound
@@ -357,7 +357,7 @@ def check_sizes(ctx: Context, items: Sequence[Item], what: str) -> None:
 def backoff(ctx: Context, attempt: int, what: str) -> Plan[int]:
     """Sleep with full jitter before retry `attempt + 1`, for contention that retrying at once would meet
     again (a TransactionConflict, throttling, unprocessed batch items). The sleep counts toward the call's
-    retry budget (`within_budget`); Conflict once the retries are spent."""
+    retry budget (`waits_within`); Conflict once the retries are spent."""
     if attempt >= ctx.settings.conflict_retries:
         raise Conflict(f"{what}: gave up after {attempt} retries under contention")
     cap = min(ctx.settings.backoff_cap, ctx.settings.backoff_base * (2 ** min(attempt, 16)))
@@ -374,7 +374,7 @@ def again(ctx: Context, attempt: int, what: str) -> Plan[int]:
     return attempt + 1
 
 
-def committed(ctx: Context, actions: Actions, what: str) -> Plan[Refused | None]:
+def settle(ctx: Context, actions: Actions, what: str) -> Plan[Refused | None]:
     """Commit `actions` in one transaction, backing off and trying again while other requests get in its
     way (contention, throttling; within the call's retry budget): None once it committed, else how its
     actions fared when a condition failed (`Refused`), for the caller to decide."""
@@ -398,13 +398,13 @@ class Refused:
     cause: AwsError
 
 
-def within_budget(ctx: Context, plan: Plan[T], budget: float) -> Plan[T]:
-    """`plan`, with its waiting bounded. Its backoffs (budgeted sleeps) may add up to `budget` seconds;
-    one that would go past that, and any wait or retry after the enclosing `store.deadline` (or one that
-    would end after it), is refused: a Conflict is thrown into the plan in its place, so the plan cleans up
-    as it does for any refusal. Requests, and waits for a turn while other writers make progress, do not
-    count against `budget`: the call waits out contention for at most `budget` seconds, and the deadline
-    bounds it whole."""
+def waits_within(ctx: Context, budget: float) -> Callable[[Step | Learn], Any]:
+    """What bounds a plan's waiting (a `relay` handler, for the backend). Its backoffs (budgeted sleeps) may
+    add up to `budget` seconds; one that would go past that, and any wait or retry after the enclosing
+    `store.deadline` (or one that would end after it), is refused: a Conflict is thrown into the plan in its
+    place, so the plan cleans up as it does for any refusal. Requests, and waits for a turn while other
+    writers make progress, do not count against `budget`: the call waits out contention for at most
+    `budget` seconds, and the deadline bounds it whole."""
     outer = ctx.deadline()  # a handler's deadline for everything in its request
     started = ctx.monotonic()
     slept = 0.0
@@ -425,7 +425,7 @@ def within_budget(ctx: Context, plan: Plan[T], budget: float) -> Plan[T]:
             slept += step.seconds
         return PASS if step.seconds > 0 else None
 
-    return (yield from relay(plan, bound))
+    return bound
 
 
 def stale_head(ctx: Context, session_id: str, owner: str | None, old: Item | None) -> Plan[Head]:

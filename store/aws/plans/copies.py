@@ -27,11 +27,11 @@ from store.aws.items import FORKING, PINNED, PINREV, SEED, Head, Seed, head_from
 from store.aws.plans.base import (
     Context,
     again,
-    committed,
     get_item,
     out_of_time,
     partition_prefix,
     query,
+    settle,
     usage_adds,
     write_if,
 )
@@ -183,7 +183,7 @@ def _put_batch(
     if staged.intent is not None:
         actions.add("intent", staged.intent.release(ctx))
     try:
-        refused = yield from committed(ctx, actions, "the copy of a transcript")
+        refused = yield from settle(ctx, actions, "the copy of a transcript")
     except BaseException:
         yield from abandon(ctx, staged.intent)
         raise

@@ -35,12 +35,12 @@ from store.aws.plans.base import (
     Refused,
     again,
     batch_delete,
-    committed,
     get_item,
     guard,
     in_part,
     partition_prefix,
     read_head,
+    settle,
 )
 from store.aws.plans.copies import finish_copy, placed
 from store.aws.plans.objects import abandon
@@ -157,7 +157,7 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
                 made[FORKING] = s(token)
         actions = _fork_actions(ctx, request, head, made, token, seed, target)
         actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
-        refused = yield from committed(ctx, actions, "fork_session")
+        refused = yield from settle(ctx, actions, "fork_session")
         if refused is not None:
             if refused.failed.failed("fork") or not refused.failed.failed(HEAD):
                 _refused(refused, target)
@@ -179,7 +179,7 @@ def _put_children(ctx: Context, target: str, token: str, items: list[Item]) -> P
     for start in range(0, len(items), CHILDREN_PER_WRITE):
         check = _still_forking(ctx, target, token, "ConditionCheck", keys.head_key(target))
         puts = [action("Put", ctx.sessions_table, i) for i in items[start : start + CHILDREN_PER_WRITE]]
-        refused = yield from committed(ctx, Actions(fork=check).add_each("child", puts), "fork_session")
+        refused = yield from settle(ctx, Actions(fork=check).add_each("child", puts), "fork_session")
         if refused is not None:
             _refused(refused, target)
 

@@ -30,7 +30,6 @@ from store.aws.plans.base import (
     Context,
     Position,
     again,
-    committed,
     forget,
     get_item,
     guard,
@@ -38,6 +37,7 @@ from store.aws.plans.base import (
     in_part,
     partition_prefix,
     read_head,
+    settle,
     touch,
     touch_head,
     unpinned,
@@ -300,7 +300,7 @@ def _on_branch(ctx: Context, kind: str, item: Item, part: str, update: tuple[str
 def _commit(ctx: Context, actions: Actions, copies: Staged, what: str) -> Plan[str]:
     """Run a rewind's or restore's transaction: "done", "branch" (the branch name is taken), or "again"
     (the head moved: read it again); the copies it staged are removed unless it committed."""
-    refused = yield from committed(ctx, actions, what)
+    refused = yield from settle(ctx, actions, what)
     if refused is None:
         return "done"
     yield from abandon(ctx, copies.intent)
