@@ -123,6 +123,12 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         reclaim = awaited(SessionStore.reclaim)
         search = awaited(SessionStore.search)
         health_check = awaited(SessionStore.health_check)
+        put_memory = awaited(SessionStore.put_memory)
+        get_memory = awaited(SessionStore.get_memory)
+        delete_memory = awaited(SessionStore.delete_memory)
+        search_memories = awaited(SessionStore.search_memories)
+        list_namespaces = awaited(SessionStore.list_namespaces)
+        forget_owner = awaited(SessionStore.forget_owner)
 
     async def open_artifact(
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None

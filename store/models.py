@@ -244,3 +244,23 @@ class PresignedUpload(BaseModel):
     max_size: int = 0
     size: int | None = None
     sha256: str | None = None
+
+
+class MemoryItem(BaseModel):
+    """A memory of an owner: its namespace (a tuple of labels), key and value (a JSON object); when it was
+    made and last put, and when it expires (None: never)."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None = None
+
+
+class MemoryHit(MemoryItem):
+    """A memory a search found, and how well it matched: higher is better, whatever the distance function
+    (cosine similarity for meaning, the share of the query's words for keywords); None when the search had
+    no query."""
+
+    score: float | None = None

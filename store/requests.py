@@ -10,13 +10,14 @@ of the memory backend's method that carry it out: one name at every layer."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
 from store.core.forking import UNSET as UNSET
 from store.core.forking import Unset as Unset
+from store.core.memories import Indexed
 from store.core.paging import MessageQuery, SessionQuery
 from store.core.rules import MAX_BRANCHES, RECLAIM_JOBS
 from store.models import (
@@ -24,6 +25,8 @@ from store.models import (
     Branches,
     Checkpoint,
     FullSession,
+    MemoryHit,
+    MemoryItem,
     Message,
     MessageRecord,
     Page,
@@ -444,6 +447,83 @@ class Search(Request[SearchHits]):
 @dataclass(frozen=True, kw_only=True)
 class HealthCheck(Request[None]):
     operation = "health_check"
+
+
+# long-term memory (an owner's, not a session's)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PutMemory(Request[MemoryItem]):
+    """Put `value` as the memory `key` of the owner's `namespace`: `text` is what keyword search matches,
+    `indexed` its embedding (None: not searchable by meaning); it expires `ttl` after the put (None: never)."""
+
+    operation = "put_memory"
+    owner: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    text: str
+    indexed: Indexed | None = None
+    ttl: timedelta | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetMemory(Request[MemoryItem | None]):
+    """The memory, or None; with `refresh_ttl`, an expiring memory's TTL starts again."""
+
+    operation = "get_memory"
+    owner: str
+    namespace: tuple[str, ...]
+    key: str
+    refresh_ttl: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteMemory(Request[None]):
+    operation = "delete_memory"
+    owner: str
+    namespace: tuple[str, ...]
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchMemories(Request[Page[MemoryHit]]):
+    """A page of the owner's memories under `prefix`: ranked by `mode` ("semantic", "keyword", "hybrid";
+    the front resolves "auto") against `query` (and `indexed`, its embedding), those whose value has the
+    `filter`'s fields; every one in key order when there is no query."""
+
+    operation = "search_memories"
+    owner: str
+    prefix: tuple[str, ...]
+    query: str | None = None
+    indexed: Indexed | None = None
+    filter: dict[str, Any] = field(default_factory=dict)
+    mode: str = "keyword"
+    limit: int = 10
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListNamespaces(Request[Page[tuple[str, ...]]]):
+    """The owner's namespaces that hold memories, in order: under `prefix`, ending with `suffix`, cut to
+    `max_depth` labels (each once)."""
+
+    operation = "list_namespaces"
+    owner: str
+    prefix: tuple[str, ...] | None = None
+    suffix: tuple[str, ...] | None = None
+    max_depth: int | None = None
+    limit: int = 100
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForgetOwner(Request[bool]):
+    """Remove every memory of the owner: True when none is left, False when the rest is left to the stack's
+    function (the call is bounded)."""
+
+    operation = "forget_owner"
+    owner: str
 
 
 def operations() -> dict[str, type[Request[Any]]]:

@@ -13,6 +13,7 @@ from store.errors import InvalidInput
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
 from store.front.forks import Forks
+from store.front.memories import Memories
 from store.front.messages import APPEND_MAX, Messages
 from store.front.operations import MAX_QUERY, Operations
 from store.front.sessions import Sessions
@@ -89,6 +90,7 @@ class StoreFront(Generic[B]):
         messages_table: str | None = None,
         *,
         bucket: str | None = None,
+        memories_table: str | None = None,
         session: Any = None,
         client: Any = None,
         s3_client: Any = None,
@@ -116,7 +118,7 @@ class StoreFront(Generic[B]):
             "s3": {"config": s3_config(config, path_style=endpoint_url is not None), **where},
         }
         given = {name: c for name, c in (("dynamodb", client), ("s3", s3_client)) if c is not None}
-        tables = Tables(sessions_table, messages_table, bucket, self.settings)
+        tables = Tables(sessions_table, messages_table, bucket, self.settings, memories=memories_table)
         self._backend = self._dynamo_backend(tables, session, configs, given)
 
     def _adopt(self, backend: Backend | AsyncBackend) -> B:
@@ -130,9 +132,10 @@ class StoreFront(Generic[B]):
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Self:
-        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET and the standard
-        AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
+        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE (long-term
+        memory, optional) and the standard AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
         sessions, messages, bucket = env_resources()
+        kwargs.setdefault("memories_table", os.environ.get("MEMORIES_TABLE") or None)
         return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod
@@ -159,7 +162,9 @@ class StoreFront(Generic[B]):
         return self._backend.name
 
 
-class SessionStore(StoreFront[Backend], Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Operations):
+class SessionStore(
+    StoreFront[Backend], Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Memories, Operations
+):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 
     Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from store.core.memories import Embedder
 from store.core.timeutil import Clock, utcnow
 
 
@@ -41,6 +42,9 @@ class Settings:
         and writes of the new transcript work meanwhile: docs/decisions.md, "Fork and rewind").
     state_history: how many states saved by `save_full` a session keeps beside its current one, so that
         `rewind_session` can bring back the state as of the point it rewinds to (0 keeps none).
+    embedder: what embeds memories for search by meaning (`store.embeddings`: Bedrock deployed, wordllama
+        locally, or any callable with `model_id` and `dimensions`); None: memories are searched by keyword.
+    memory_refresh_ttl: whether `get_memory` renews an expiring memory's TTL when the call does not say.
     copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
         above it (S3 copies the bytes; none pass through the caller).
     """
@@ -70,3 +74,5 @@ class Settings:
     search_messages: int = 5_000  # and at most this many messages
     fork_inline_messages: int = 1_000
     state_history: int = 8
+    embedder: Embedder | None = field(default=None, compare=False)
+    memory_refresh_ttl: bool = False

@@ -114,6 +114,7 @@ class Harness:
         self.request_bytes: int | None = None  # the most one request to the store carries (the HTTP API's)
         self.ids_per_owner = False  # each owner names sessions in a space of its own (the API, ScopedBackend)
         self.stream_clients: tuple[Any, Any] | None = None  # (dynamodb, dynamodbstreams) where the tables are
+        self.memories: Callable[[], Any] = lambda: repr(self.memory._memories) if self.memory else None  # long-term
 
     def leftovers(self, kind: str | None = None) -> list[str]:
         """Everything the store holds (tests/leftovers.py names it alike on every backend), of `kind` only
@@ -230,7 +231,13 @@ def make_harness(
 
     def twin() -> SessionStore:
         return SessionStore(
-            tables.sessions, tables.messages, bucket=tables.bucket, client=client, s3_client=s3, settings=cfg
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            memories_table=tables.memories,
+            client=client,
+            s3_client=s3,
+            settings=cfg,
         )
 
     store = twin()
@@ -241,6 +248,7 @@ def make_harness(
         return (_scan_all(inspector, tables.sessions), _scan_all(inspector, tables.messages), harness.objects())
 
     harness.snapshot = snapshot
+    harness.memories = lambda: _scan_all(inspector, tables.memories) if tables.memories else None
     return harness
 
 
@@ -297,7 +305,13 @@ def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **setti
 
     def twin() -> SessionStore:
         made = AsyncSessionStore(
-            tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3, settings=cfg
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            memories_table=tables.memories,
+            client=dynamodb,
+            s3_client=s3,
+            settings=cfg,
         )
         return SyncOverAsync(made, loop)  # type: ignore[return-value]
 
@@ -314,6 +328,7 @@ def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **setti
         )
 
     harness.snapshot = snapshot
+    harness.memories = lambda: _scan_all(inspect_dynamodb, tables.memories) if tables.memories else None
     return harness
 
 

@@ -14,7 +14,7 @@ import yaml
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
 # Logical id in template.yaml -> the environment variable the library reads.
-TABLE_ENV = {"SessionsTable": "SESSIONS_TABLE", "MessagesTable": "MESSAGES_TABLE"}
+TABLE_ENV = {"SessionsTable": "SESSIONS_TABLE", "MessagesTable": "MESSAGES_TABLE", "MemoriesTable": "MEMORIES_TABLE"}
 BUCKET_ENV = {"ArtifactsBucket": "ARTIFACTS_BUCKET"}
 
 
@@ -77,6 +77,8 @@ class TableSpec:
                     {"IndexName": i["IndexName"], "KeySchema": i["KeySchema"], "Projection": i["Projection"]}
                     for i in p[prop]
                 ]
+        if p.get("VectorIndexes"):
+            req["VectorIndexes"] = p["VectorIndexes"]
         stream = p.get("StreamSpecification")
         if stream:
             req["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream["StreamViewType"]}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.deploy.template import BUCKET_ENV, TABLE_ENV, buckets, tables
+from infra.local import vectors
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -62,6 +63,10 @@ class LocalTables:
     def bucket(self) -> str | None:
         return self.names.get("ARTIFACTS_BUCKET")
 
+    @property
+    def memories(self) -> str | None:
+        return self.names.get("MEMORIES_TABLE")
+
     def table_names(self) -> dict[str, str]:
         """Every table's name, by the variable that carries it."""
         return {env: name for env, name in self.names.items() if env.endswith("_TABLE")}
@@ -71,6 +76,7 @@ def create_tables(client: Any, prefix: str = "agent-store", s3: Any = None) -> L
     """Create every table of template.yaml through `client` (names: prefix-logicalid), enable TTL as
     the template says, and, given an S3 client, every bucket (names: prefix-logicalid, lowercase) with
     its encryption, public access block, ownership and lifecycle rules; return their names."""
+    vectors.install()
     names: dict[str, str] = {}
     if s3 is not None:
         for logical_id, bucket_spec in buckets().items():
@@ -148,6 +154,7 @@ def quicker_moto() -> None:
 
     if getattr(moto_responses, "_agent_store_quicker", False):
         return
+    vectors.install()  # before the method names are cached
     modules = tuple(moto_backends.list_of_moto_modules())
     moto_backends.list_of_moto_modules = lambda: modules
     names = functools.cache(moto_responses.method_names_from_class)  # type: ignore[attr-defined]

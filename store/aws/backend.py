@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.aws import plans as plan_package
 from store.aws.calls import Driven, Learn, Plan
-from store.aws.plans.base import POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, waits_within
+from store.aws.plans.base import INDEX_DIMENSIONS, POSITIONS, TRACE_BATCHES, TURN_TIMES, Context, waits_within
 from store.backend import AsyncBackend, Backend
 from store.core.lru import Lru
 from store.core.steps import relay
@@ -69,6 +69,7 @@ def keeper(ctx: Context) -> Callable[[Learn], None]:
         POSITIONS: ctx.positions,
         TRACE_BATCHES: ctx.trace_batches,
         TURN_TIMES: ctx.turn_times,
+        INDEX_DIMENSIONS: ctx.index_dimensions,
     }
 
     def keep(step: Learn) -> None:
@@ -89,9 +90,10 @@ class Tables:
     messages: str
     bucket: str | None
     settings: Settings
+    memories: str | None = None  # long-term memory's table (None: the store offers no memory operations)
 
     def context(self) -> Context:
-        return Context(self.sessions, self.messages, self.settings, bucket=self.bucket)
+        return Context(self.sessions, self.messages, self.settings, bucket=self.bucket, memories_table=self.memories)
 
 
 class DynamoBackend(Backend):

@@ -116,6 +116,7 @@ class MemoryCore:
         self._sessions: dict[str, SessionEntry] = {}
         self._checkpoints: dict[tuple[str, str | None, str], Checkpoint] = {}  # (scope, owner, key)
         self._uploads: dict[str, UploadEntry] = {}
+        self._memories: dict[str, dict[str, Any]] = {}  # owner -> sort key -> memory (store/memory/memories.py)
 
     def _copy(self, value: Any) -> Any:
         """A deep copy through JSON, exactly as a stored value comes back (the same size limit too)."""

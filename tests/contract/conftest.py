@@ -116,7 +116,13 @@ def _http(request: pytest.FixtureRequest, clock: FakeClock, settings: dict[str, 
 
     def server_store() -> SessionStore:
         return SessionStore(
-            tables.sessions, tables.messages, bucket=tables.bucket, client=client, s3_client=s3, settings=cfg
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            memories_table=tables.memories,
+            client=client,
+            s3_client=s3,
+            settings=cfg,
         )
 
     def twin() -> SessionStore:

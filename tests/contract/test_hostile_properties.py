@@ -103,6 +103,8 @@ def valid_arguments(store: Any, sid: str, mid: str) -> dict[str, Any]:
         "n": 2,
         "to_seq": 0,
         "branch": "b1",
+        "namespace": ("preferences",),
+        "value": {"text": "x"},
     }
 
 
@@ -222,7 +224,8 @@ def test_every_public_method_is_covered() -> None:
         METHODS
     )
     assert {"fork_session", "rewind_session", "restore_branch", "delete_branch", "list_branches"} <= set(METHODS)
-    assert len(METHODS) == 46
+    assert {"put_memory", "search_memories", "list_namespaces", "forget_owner"} <= set(METHODS)
+    assert len(METHODS) == 52
 
 
 @pytest.mark.slow
@@ -242,11 +245,12 @@ def test_hostile_values_raise_only_store_errors_and_write_nothing(harness: Harne
     @given(calls())
     def check(call: tuple[str, dict[str, Any]]) -> None:
         method, bad = call
-        before = harness.snapshot()
+        before, memories_before = harness.snapshot(), harness.memories()
         try:
             invoke(store, method, valid, bad)
         except StoreError:
             assert harness.snapshot() == before, f"{method} raised but wrote"
+            assert harness.memories() == memories_before, f"{method} raised but wrote a memory"
         # anything else propagates: hypothesis reports it with the smallest arguments that raise it
 
     check()

@@ -169,6 +169,7 @@ def _setup(store: SessionStore) -> dict[str, Any]:
     store.save_interrupt(sid, {"i": 1})
     store.save_checkpoint("run", "r1", {"c": 1})
     store.save_checkpoint("session", sid, {"c": 1})
+    store.put_memory("alice", ("notes",), "n1", {"text": "x"})
     store.put_artifact(sid, "a.txt", b"x")
     store.append_trace_events(sid, "run-1", [{"e": 1}])
     store.mark_compaction(sid, records[0].id)
@@ -206,6 +207,12 @@ CALLS: dict[str, Callable[[SessionStore, dict[str, Any]], Any]] = {
     "presign_artifact": lambda s, c: s.presign_artifact(c["sid"], "a.txt"),
     "presign_artifact_upload": lambda s, c: s.presign_artifact_upload(c["sid"], "b.txt"),
     "list_trace_runs": lambda s, c: s.list_trace_runs(c["sid"]),
+    "put_memory": lambda s, c: s.put_memory("alice", ("notes",), "n2", {"text": "y"}),
+    "get_memory": lambda s, c: s.get_memory("alice", ("notes",), "n1"),
+    "delete_memory": lambda s, c: s.delete_memory("alice", ("notes",), "n1"),
+    "search_memories": lambda s, c: s.search_memories("alice", ("notes",), query="x"),
+    "list_namespaces": lambda s, c: s.list_namespaces("alice", limit=1),
+    "forget_owner": lambda s, c: s.forget_owner("alice"),
 }
 
 

@@ -93,9 +93,11 @@ class Context:
     messages_table: str
     settings: Settings = field(default_factory=Settings)
     bucket: str | None = None
+    memories_table: str | None = None
     positions: Positions = field(init=False)
     trace_batches: Lru[int] = field(init=False)
     turn_times: Lru[float] = field(init=False)  # how long one turn of a session's queue took, as last seen
+    index_dimensions: Lru[int] = field(init=False)  # a table's vector index's dimensions, by table name
     # what a plan knows of the world besides the responses it receives (a test replays a plan with its own)
     monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)  # seconds, for time spent
     deadline: Callable[[], float | None] = field(default=current_deadline, repr=False)  # the enclosing one
@@ -106,12 +108,14 @@ class Context:
         self.positions = Positions(self.settings.position_cache_size)
         self.trace_batches = Lru(self.settings.position_cache_size)
         self.turn_times = Lru(self.settings.position_cache_size)
+        self.index_dimensions = Lru(16)
 
     def now(self) -> datetime:
         return self.settings.clock()
 
 
 POSITIONS, TRACE_BATCHES, TURN_TIMES = "positions", "trace_batches", "turn_times"  # the caches a plan reads
+INDEX_DIMENSIONS = "index_dimensions"
 
 
 def remember(session_id: str, position: Position) -> Plan[None]:

@@ -1,0 +1,309 @@
+"""DynamoDB's vector indexes and `SearchVectors`, for moto (which has neither), in the local stack and the tests.
+
+Written from the DynamoDB API reference and botocore's service model (1.43.117), not from the store's needs:
+tests/infra/test_vector_emulator.py checks it against what they document, on its own.
+
+- CreateTable takes `VectorIndexes` (IndexName 3-255 of `[a-zA-Z0-9_.-]`, VectorAttribute, Dimensions 1-4096,
+  DistanceFunction COSINE | EUCLIDEAN | DOT_PRODUCT, Projection ALL | KEYS_ONLY | INCLUDE, SearchSchema of
+  HASH and INLINE_FILTER attributes, at most one HASH); DescribeTable shows them, each ACTIVE.
+- SearchVectors(TableName, IndexName, SearchVector, TopK, SearchConditionExpression,
+  ExpressionAttributeNames/Values, ProjectionExpression, ReturnConsumedCapacity) compares the query with every
+  item whose vector attribute is a list of numbers of the index's dimensions (exact nearest neighbours), and
+  returns the TopK best, best first: COSINE and EUCLIDEAN the smallest scores (a cosine distance from 0, the
+  same direction, to 2, the opposite one; a Euclidean distance), DOT_PRODUCT the largest. Ties go in key
+  order. The condition may name only the search schema's top-level attributes: `=` for a HASH one;
+  `=`, `<>`, `<`, `<=`, `>`, `>=` and `BETWEEN ... AND ...` for an INLINE_FILTER one; clauses joined by AND.
+  Items are returned as the index projects them (the table's keys always), narrowed by ProjectionExpression,
+  which may name only projected attributes.
+- Errors as documented: ResourceNotFoundException for a table or index that does not exist, a
+  ValidationException for a vector of the wrong dimensions or with a value that is not a finite number,
+  TopK out of 1-100, or a condition outside those rules."""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+DISTANCES = ("COSINE", "EUCLIDEAN", "DOT_PRODUCT")
+INDEX_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+MAX_TOP_K = 100
+SEARCH_HOST = r"https?://search-dynamodb\.(.+)\.amazonaws\.com"
+_CLAUSE = re.compile(
+    r"^\s*(?P<name>#?[A-Za-z0-9_]+)\s*(?:(?P<op><>|<=|>=|=|<|>)\s*(?P<value>:[A-Za-z0-9_]+)"
+    r"|BETWEEN\s+(?P<low>:[A-Za-z0-9_]+)\s+AND\s+(?P<high>:[A-Za-z0-9_]+))\s*$",
+    re.IGNORECASE,
+)
+
+
+def install() -> None:
+    """Teach moto's DynamoDB vector indexes and SearchVectors (idempotent)."""
+    import moto.dynamodb.urls as urls
+    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.responses import DynamoHandler
+
+    if getattr(DynamoHandler, "_agent_store_vectors", False):
+        return
+    DynamoHandler._agent_store_vectors = True  # type: ignore[attr-defined]
+    import moto.backend_index as index
+
+    # SearchVectors goes to search-dynamodb.<region>.amazonaws.com: moto's routing (in process) learns the host
+    urls.url_bases.append(SEARCH_HOST)
+    index.backend_url_patterns.insert(0, ("dynamodb", re.compile(SEARCH_HOST)))
+    create_table = DynamoHandler.create_table
+    describe = Table.describe
+
+    def create_with_vectors(self: Any) -> Any:
+        indexes = _checked_indexes(self.body.get("VectorIndexes") or [], self.body)
+        result = create_table(self)
+        table = self.dynamodb_backend.get_table(self.body["TableName"])
+        table.vector_indexes = indexes
+        return create_table_result(self, result, table)
+
+    def describe_with_vectors(self: Any, base_key: str = "TableDescription") -> dict[str, Any]:
+        out: dict[str, Any] = describe(self, base_key=base_key)
+        indexes = getattr(self, "vector_indexes", None)
+        if indexes:
+            out[base_key]["VectorIndexes"] = [{**i, "IndexStatus": "ACTIVE"} for i in indexes]
+        return out
+
+    DynamoHandler.create_table = create_with_vectors  # type: ignore[method-assign]
+    Table.describe = describe_with_vectors  # type: ignore[method-assign]
+    DynamoHandler.search_vectors = _search_vectors  # type: ignore[attr-defined]
+
+
+def create_table_result(handler: Any, result: Any, table: Any) -> Any:
+    """CreateTable's answer, described again now that the table holds its vector indexes."""
+    from moto.dynamodb.responses import DynamoResult
+
+    return DynamoResult(table.describe()) if getattr(table, "vector_indexes", None) else result
+
+
+def _validation(message: str) -> Exception:
+    from moto.dynamodb.exceptions import MockValidationException
+
+    return MockValidationException(message)
+
+
+def _checked_indexes(given: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+    names: set[str] = set()
+    out = []
+    for index in given:
+        name = index.get("IndexName")
+        if not isinstance(name, str) or not INDEX_NAME.fullmatch(name) or name in names:
+            raise _validation(f"Invalid vector index name: {name!r}")
+        names.add(name)
+        attribute = (index.get("VectorAttribute") or {}).get("AttributeName")
+        if not isinstance(attribute, str) or not attribute:
+            raise _validation(f"Vector index {name}: VectorAttribute.AttributeName is required")
+        dims = index.get("Dimensions")
+        if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= 4096:
+            raise _validation(f"Vector index {name}: Dimensions must be from 1 to 4096")
+        if index.get("DistanceFunction") not in DISTANCES:
+            raise _validation(f"Vector index {name}: DistanceFunction must be one of {', '.join(DISTANCES)}")
+        projection = index.get("Projection") or {}
+        if projection.get("ProjectionType", "ALL") not in ("ALL", "KEYS_ONLY", "INCLUDE"):
+            raise _validation(f"Vector index {name}: invalid ProjectionType")
+        schema = index.get("SearchSchema") or []
+        kinds = [e.get("SearchSchemaElementType") for e in schema]
+        if any(k not in ("HASH", "INLINE_FILTER") for k in kinds) or kinds.count("HASH") > 1:
+            raise _validation(f"Vector index {name}: a search schema holds at most one HASH and INLINE_FILTERs")
+        out.append(
+            {
+                "IndexName": name,
+                "VectorAttribute": {"AttributeName": attribute},
+                "Dimensions": dims,
+                "DistanceFunction": index["DistanceFunction"],
+                "Projection": {
+                    "ProjectionType": projection.get("ProjectionType", "ALL"),
+                    **(
+                        {"NonKeyAttributes": projection["NonKeyAttributes"]}
+                        if projection.get("NonKeyAttributes")
+                        else {}
+                    ),
+                },
+                "SearchSchema": schema,
+            }
+        )
+    return out
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(Decimal(str(value)))
+    except ArithmeticError:
+        raise _validation("SearchVector values must be numbers") from None
+    if not math.isfinite(number):
+        raise _validation("SearchVector values must be finite numbers")
+    return number
+
+
+def _vector(value: Any, dims: int) -> list[float] | None:
+    """An item's vector attribute as numbers, or None when it is not a list of `dims` numbers."""
+    if not isinstance(value, dict) or "L" not in value or len(value["L"]) != dims:
+        return None
+    if not all(isinstance(v, dict) and "N" in v for v in value["L"]):
+        return None
+    return [float(v["N"]) for v in value["L"]]
+
+
+def _score(function: str, query: list[float], vector: list[float]) -> float:
+    if function == "DOT_PRODUCT":
+        return sum(a * b for a, b in zip(query, vector, strict=True))
+    if function == "EUCLIDEAN":
+        return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, vector, strict=True)))
+    qn = math.sqrt(sum(a * a for a in query))
+    vn = math.sqrt(sum(b * b for b in vector))
+    if not qn or not vn:
+        return 1.0
+    return 1.0 - sum(a * b for a, b in zip(query, vector, strict=True)) / (qn * vn)
+
+
+def _comparable(av: dict[str, Any]) -> tuple[int, Any]:
+    if "N" in av:
+        return 0, Decimal(av["N"])
+    if "S" in av:
+        return 1, av["S"]
+    if "B" in av:
+        return 2, av["B"]
+    raise _validation("search conditions compare only numbers, strings and binaries")
+
+
+def _conditions(body: dict[str, Any], schema: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """The condition's clauses: (attribute, operator, values), each checked against the search schema."""
+    expression = body.get("SearchConditionExpression")
+    if not expression:
+        return []
+    names = body.get("ExpressionAttributeNames") or {}
+    values = body.get("ExpressionAttributeValues") or {}
+    kinds = {e["AttributeName"]: e["SearchSchemaElementType"] for e in schema}
+    parts = re.split(r"\s+AND\s+", expression.strip(), flags=re.IGNORECASE)
+    clauses: list[tuple[str, str, list[dict[str, Any]]]] = []
+    pending = list(parts)
+    while pending:
+        part = pending.pop(0)
+        if re.search(r"\bBETWEEN\b", part, re.IGNORECASE) and not re.search(r"\bAND\b", part, re.IGNORECASE):
+            if not pending:
+                raise _validation(f"Invalid SearchConditionExpression: {expression}")
+            part = f"{part} AND {pending.pop(0)}"
+        match = _CLAUSE.match(part)
+        if match is None:
+            raise _validation(f"Invalid SearchConditionExpression: {expression}")
+        name = match["name"]
+        attribute = names.get(name, name) if name.startswith("#") else name
+        if name.startswith("#") and name not in names:
+            raise _validation(f"An expression attribute name used in the expression is not defined: {name}")
+        kind = kinds.get(attribute)
+        if kind is None:
+            raise _validation(f"SearchConditionExpression may only reference search schema attributes: {attribute}")
+        op = (match["op"] or "BETWEEN").upper()
+        if kind == "HASH" and op != "=":
+            raise _validation(f"Only the equality operator is supported for HASH attribute {attribute}")
+        refs = [match["value"]] if match["value"] else [match["low"], match["high"]]
+        for ref in refs:
+            if ref not in values:
+                raise _validation(f"An expression attribute value used in the expression is not defined: {ref}")
+        clauses.append((str(attribute), op, [values[r] for r in refs]))
+    return clauses
+
+
+def _holds(item: dict[str, Any], clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> bool:
+    for attribute, op, operands in clauses:
+        if attribute not in item:
+            return False
+        try:
+            have = _comparable(item[attribute])
+            want = [_comparable(v) for v in operands]
+        except Exception:
+            return False
+        if any(w[0] != have[0] for w in want):
+            return False
+        h, w0 = have[1], want[0][1]
+        ok = {
+            "=": h == w0,
+            "<>": h != w0,
+            "<": h < w0,
+            "<=": h <= w0,
+            ">": h > w0,
+            ">=": h >= w0,
+            "BETWEEN": len(want) == 2 and w0 <= h <= want[1][1],
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def _projected(
+    item: dict[str, Any], index: dict[str, Any], keys: list[str], wanted: list[str] | None
+) -> dict[str, Any]:
+    projection = index["Projection"]
+    kind = projection.get("ProjectionType", "ALL")
+    if kind == "ALL":
+        allowed = set(item)
+    elif kind == "KEYS_ONLY":
+        allowed = set(keys)
+    else:
+        allowed = set(keys) | set(projection.get("NonKeyAttributes") or [])
+    if wanted is not None:
+        missing = [w for w in wanted if w not in allowed and kind != "ALL"]
+        if missing:
+            raise _validation(f"ProjectionExpression names attributes the index does not project: {missing}")
+        allowed &= set(wanted)
+    return {k: v for k, v in item.items() if k in allowed}
+
+
+def _search_vectors(self: Any) -> Any:
+    """SearchVectors over moto's table (see the module docstring)."""
+    from moto.core.responses import ActionResult
+    from moto.dynamodb.exceptions import ResourceNotFoundException
+
+    body = self.body
+    name = body["TableName"]
+    table = self.dynamodb_backend.tables.get(name)
+    if table is None:
+        raise ResourceNotFoundException(table_name=name)
+    index = next((i for i in getattr(table, "vector_indexes", []) if i["IndexName"] == body.get("IndexName")), None)
+    if index is None:
+        raise ResourceNotFoundException(f"Requested resource not found: Vector index {body.get('IndexName')} not found")
+    top_k = body.get("TopK")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise _validation(f"TopK must be from 1 to {MAX_TOP_K}")
+    query = [_number(v.get("N") if isinstance(v, dict) else v) for v in body.get("SearchVector") or []]
+    if len(query) != index["Dimensions"]:
+        raise _validation(
+            f"The SearchVector has {len(query)} dimensions; vector index {index['IndexName']} has {index['Dimensions']}"
+        )
+    clauses = _conditions(body, index["SearchSchema"])
+    keys = [k for k in (table.hash_key_attr, table.range_key_attr) if k]
+    wanted = None
+    if body.get("ProjectionExpression"):
+        names = body.get("ExpressionAttributeNames") or {}
+        wanted = [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
+    attribute = index["VectorAttribute"]["AttributeName"]
+    scored = []
+    for position, stored in enumerate(sorted(table.all_items(), key=_key_order(keys))):
+        item = {k: v.to_regular_json() for k, v in stored.attrs.items()}
+        vector = _vector(item.get(attribute), index["Dimensions"])
+        if vector is None or not _holds(item, clauses):
+            continue
+        scored.append((_score(index["DistanceFunction"], query, vector), position, item))
+    descending = index["DistanceFunction"] == "DOT_PRODUCT"
+    scored.sort(key=lambda t: ((-t[0] if descending else t[0]), t[1]))
+    results = [{"Item": _projected(item, index, keys, wanted), "Score": score} for score, _, item in scored[:top_k]]
+    answer: dict[str, Any] = {"SearchResults": results}
+    if body.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
+        size = 4 * len(query)
+        answer["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(size)}
+    return ActionResult(answer)
+
+
+def _key_order(keys: list[str]) -> Any:
+    def order(stored: Any) -> tuple[Any, ...]:
+        out = []
+        for k in keys:
+            value = stored.attrs.get(k)
+            out.append(_comparable(value.to_regular_json())[1] if value is not None else "")
+        return tuple(out)
+
+    return order

@@ -1,0 +1,314 @@
+"""Plans for long-term memory, on the memories table (docs/data-model.md, "Long-term memory").
+
+An owner's memories are one partition (`pk` = "O#" + owner), one item each (`sk` = namespace and key,
+`core.memories.memory_sk`): the value's JSON (`v`), its indexed text (`txt`), its vector and embedder
+(`vec`, `emb`) when it was embedded, timestamps (`ca`, `ua`), its expiry (`exa` exactly, `exp` in epoch
+seconds for the vector index's filter, `ttl` for DynamoDB's TTL, `tts` the TTL's length for a refresh).
+The table's vector index (`by_meaning`) is partitioned by `pk`, so a search names its owner and can never
+reach another owner's items. Every call is bounded: a put is one write, a get one read (two with a
+refresh), a semantic search one SearchVectors of at most 100 neighbours, a keyword search a Query of at
+most 1,000 memories under its prefix, list_namespaces about one Query of one item per namespace listed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from store.aws.attrs import Expr, Item, action, get_s, n, s
+from store.aws.calls import AwsError, Call, Learn, Plan
+from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, write_if
+from store.core import codec
+from store.core import memories as m
+from store.core.timeutil import epoch, is_expired, iso, parse_iso
+from store.errors import InvalidInput
+from store.models import MemoryHit, MemoryItem, Page
+from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+
+VECTOR_INDEX = "by_meaning"
+NEVER = 2**53  # `exp` of a memory that does not expire (the index's filter compares numbers)
+FORGET_BATCH = 1000  # memories one forget_owner call removes before it hands the rest on
+
+
+def _table(ctx: Context) -> str:
+    if ctx.memories_table is None:
+        raise InvalidInput("this store has no memories table (SessionStore(..., memories_table=...) or MEMORIES_TABLE)")
+    return ctx.memories_table
+
+
+def _dimensions(ctx: Context, table: str) -> Plan[int | None]:
+    """The dimensions of the table's vector index (one DescribeTable the first time, then kept); None when
+    the table has none."""
+    known = ctx.index_dimensions.get(table)
+    if known is not None:
+        return known
+    answer = yield Call("describe_table", {"TableName": table})
+    index = next((i for i in answer["Table"].get("VectorIndexes", []) if i["IndexName"] == VECTOR_INDEX), None)
+    if index is None:
+        return None
+    yield Learn(INDEX_DIMENSIONS, table, int(index["Dimensions"]))
+    return int(index["Dimensions"])
+
+
+def _check_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Plan[None]:
+    """InvalidInput, before anything is written, when the vector does not fit the table's index."""
+    if indexed is None:
+        return
+    dims = yield from _dimensions(ctx, table)
+    if dims is None:
+        raise InvalidInput(f"the memories table has no vector index {VECTOR_INDEX!r}: search by keyword")
+    if dims != len(indexed.vector):
+        raise InvalidInput(
+            f"the embedder's vectors have {len(indexed.vector)} dimensions; the table's index has {dims}"
+        )
+
+
+def _pk(owner: str) -> str:
+    return "O#" + owner
+
+
+def _key(owner: str, ns: m.Namespace, item_key: str) -> Item:
+    return {"pk": s(_pk(owner)), "sk": s(m.memory_sk(ns, item_key))}
+
+
+def _item(stored: Item) -> MemoryItem:
+    """The memory an item holds."""
+    ns, item_key = m.parse_sk(stored["sk"]["S"])
+    expires = get_s(stored, "exa")
+    return MemoryItem(
+        namespace=ns,
+        key=item_key,
+        value=codec.loads(stored["v"]["S"], "a stored memory"),
+        created_at=parse_iso(stored["ca"]["S"]),
+        updated_at=parse_iso(stored["ua"]["S"]),
+        expires_at=parse_iso(expires) if expires else None,
+    )
+
+
+def _live(stored: Item | None, now: datetime) -> Item | None:
+    if stored is None:
+        return None
+    expires = get_s(stored, "exa")
+    return None if expires and is_expired(parse_iso(expires), now) else stored
+
+
+def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
+    """One UpdateItem (the memory as given; its creation time kept unless it is new or had expired), two
+    when an expired one is replaced."""
+    table = _table(ctx)
+    yield from _check_dimensions(ctx, table, request.indexed)
+    now = ctx.now()
+    key = _key(request.owner, request.namespace, request.key)
+    expires = now + request.ttl if request.ttl is not None else None
+    fields: dict[str, Any] = {
+        "ns": s(m.namespace_part(request.namespace)),
+        "v": s(codec.dumps(request.value, "value")),
+        "txt": s(request.text),
+        "ua": s(iso(now)),
+        "exp": n(epoch(expires) if expires else NEVER),
+    }
+    removes = []
+    if request.indexed is not None:
+        fields["vec"] = {"L": [n(float(x)) for x in request.indexed.vector]}
+        fields["emb"] = s(request.indexed.embedder_id)
+    else:
+        removes += ["vec", "emb"]
+    if expires is not None and request.ttl is not None:
+        fields.update(exa=s(iso(expires)), ttl=n(epoch(expires)), tts=n(int(request.ttl.total_seconds())))
+    else:
+        removes += ["exa", "ttl", "tts"]
+    for fresh in (False, True):
+        expr = Expr()
+        sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in fields.items()]
+        created = expr.value(s(iso(now)))
+        sets.append(
+            f"{expr.name('ca')} = {created}"
+            if fresh
+            else f"{expr.name('ca')} = if_not_exists({expr.name('ca')}, {created})"
+        )
+        update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(expr.name(r) for r in removes) if removes else "")
+        # an expired memory is absent: its replacement is a new memory (fresh), never a continuation
+        condition = (
+            None
+            if fresh
+            else f"attribute_not_exists({expr.name('exa')}) OR {expr.name('exa')} > {expr.value(s(iso(now)))}"
+        )
+        body = action("Update", table, key, expr, update=update, condition=condition)["Update"]
+        try:
+            answer = yield Call("update_item", {**body, "ReturnValues": "ALL_NEW"})
+        except AwsError as err:
+            if err.code == "ConditionalCheckFailedException" and not fresh:
+                continue
+            raise
+        return _item(answer["Attributes"])
+    raise AssertionError("unreachable: the fresh put has no condition")
+
+
+def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
+    """One GetItem; with `refresh_ttl`, one UpdateItem more for an expiring memory (only while it is the one read)."""
+    table = _table(ctx)
+    now = ctx.now()
+    key = _key(request.owner, request.namespace, request.key)
+    stored = _live((yield from get_item(table, key)), now)
+    if stored is None:
+        return None
+    seconds = stored.get("tts")
+    if request.refresh_ttl and seconds is not None:
+        expires = now + timedelta(seconds=int(seconds["N"]))
+        expr = Expr()
+        renewed = {"exa": s(iso(expires)), "exp": n(epoch(expires)), "ttl": n(epoch(expires))}
+        update = "SET " + ", ".join(f"{expr.name(k)} = {expr.value(v)}" for k, v in renewed.items())
+        condition = f"{expr.name('ua')} = {expr.value(stored['ua'])}"
+        body = action("Update", table, key, expr, update=update, condition=condition)["Update"]
+        if (yield from write_if("update_item", body)):
+            stored = {**stored, "exa": s(iso(expires))}
+    return _item(stored)
+
+
+def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
+    """One DeleteItem."""
+    yield Call("delete_item", {"TableName": _table(ctx), "Key": _key(request.owner, request.namespace, request.key)})
+
+
+def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int) -> Plan[list[Item]]:
+    """The owner's live memories under `prefix`, in key order, at most `limit` (a Query: pages of 1 MB)."""
+    table = _table(ctx)
+    now = ctx.now()
+    low, high = m.prefix_range(prefix)
+    expr = Expr()
+    condition = f"{expr.name('pk')} = {expr.value(s(_pk(owner)))} AND "
+    if prefix:
+        first, past = expr.value(s(m.MEMORY_PREFIX + low)), expr.value(s(m.MEMORY_PREFIX + high))
+        condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
+    else:
+        condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
+    params = {"TableName": table, "ConsistentRead": True, "KeyConditionExpression": condition, **expr.params()}
+    out: list[Item] = []
+    while len(out) < limit:
+        answer = yield Call("query", params)
+        out += [i for i in answer.get("Items", []) if _live(i, now) is not None]
+        last = answer.get("LastEvaluatedKey")
+        if not last:
+            break
+        params = {**params, "ExclusiveStartKey": last}
+    return out[:limit]
+
+
+def _vector(stored: Item) -> tuple[float, ...] | None:
+    found = stored.get("vec")
+    return tuple(float(x["N"]) for x in found["L"]) if found else None
+
+
+def _similarity(stored: Item, query: m.Indexed | None) -> float | None:
+    vector = _vector(stored)
+    if query is None or vector is None or get_s(stored, "emb") != query.embedder_id:
+        return None
+    return m.cosine(query.vector, vector)
+
+
+def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHit]]:
+    """Semantic: one SearchVectors (the owner's partition, the prefix's range, the query's embedder, not
+    expired; the page and those before it, or 100 with a filter). Otherwise one Query of at most 1,000 of
+    the owner's memories under the prefix (hybrid ranks those holding the query's words by their vectors)."""
+    table = _table(ctx)
+    offset = m.search_cursor(request.cursor, request.owner)
+    now = ctx.now()
+    query = request.indexed
+    found: list[tuple[Item, float | None]]
+    if request.query is not None and request.mode == "semantic" and query is not None:
+        yield from _check_dimensions(ctx, table, query)
+        expr = Expr()
+        clauses = [
+            f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
+            f"{expr.name('emb')} = {expr.value(s(query.embedder_id))}",
+            f"{expr.name('exp')} >= {expr.value(n(epoch(now)))}",  # to the second: `_live` decides exactly
+        ]
+        if request.prefix:
+            low, high = m.prefix_range(request.prefix)
+            clauses.append(f"{expr.name('ns')} >= {expr.value(s(low))}")
+            clauses.append(f"{expr.name('ns')} < {expr.value(s(high))}")
+        answer = yield Call(
+            "search_vectors",
+            {
+                "TableName": table,
+                "IndexName": VECTOR_INDEX,
+                "SearchVector": [n(float(x)) for x in query.vector],
+                "TopK": m.top_k(offset, request.limit, bool(request.filter)),
+                "SearchConditionExpression": " AND ".join(clauses),
+                **expr.params(),
+            },
+        )
+        # a cosine distance (0: the same direction, 2: the opposite) as a similarity (higher is better)
+        found = [(r["Item"], 1.0 - float(r["Score"])) for r in answer.get("SearchResults", []) if _live(r["Item"], now)]
+        ceiling = m.MAX_TOP_K
+    else:
+        items = yield from _under(ctx, request.owner, request.prefix, m.KEYWORD_ITEMS)
+        found = [(i, _similarity(i, query)) for i in items]
+        ceiling = m.KEYWORD_ITEMS
+    candidates = []
+    for stored, similarity in found:
+        item = _item(stored)
+        candidates.append(
+            m.Candidate(item.namespace, item.key, item.value, get_s(stored, "txt") or "", similarity, item)
+        )
+    ranked = m.rank(candidates, search_mode=request.mode, query_text=request.query, wanted=request.filter)
+    chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
+    hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
+    return Page[MemoryHit](items=hits, next_cursor=next_cursor)
+
+
+def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[str, ...]]]:
+    """The walk of `core.memories.walk_start`/`walk_next`: each step one Query for the first live memory past
+    the position (a memory expired in place costs one more page), so about one request per namespace listed."""
+    table = _table(ctx)
+    now = ctx.now()
+    position, end = m.walk_start(request.prefix, request.cursor, request.owner)
+    out: list[tuple[str, ...]] = []
+    while True:
+        expr = Expr()
+        params: dict[str, Any] = {
+            "TableName": table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))} AND "
+            f"{expr.name('sk')} > {expr.value(s(position))}",
+            "ProjectionExpression": f"{expr.name('sk')}, {expr.name('exa')}",
+            "Limit": 1,
+            **expr.params(),
+        }
+        stored = None
+        while stored is None:
+            answer = yield Call("query", params)
+            items = answer.get("Items", [])
+            if items and items[0]["sk"]["S"] >= end:
+                break
+            stored = _live(items[0], now) if items else None
+            last = answer.get("LastEvaluatedKey")
+            if stored is None and not last:
+                break
+            params = {**params, "ExclusiveStartKey": last}
+        if stored is None:
+            return Page[tuple[str, ...]](items=out)
+        if len(out) == request.limit:
+            return Page[tuple[str, ...]](items=out, next_cursor=m.walk_cursor(position, request.owner))
+        ns, _ = m.parse_sk(stored["sk"]["S"])
+        shown = m.listed(ns, request.prefix, request.suffix, request.max_depth)
+        if shown is not None and shown not in out:
+            out.append(shown)
+        position = m.walk_next(ns, shown)
+
+
+def forget_owner(ctx: Context, request: ForgetOwner) -> Plan[bool]:
+    """Delete the owner's memories, FORGET_BATCH a call (a Query of keys, then BatchWriteItem): True when
+    none is left."""
+    table = _table(ctx)
+    expr = Expr()
+    params = {
+        "TableName": table,
+        "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
+        "ProjectionExpression": f"{expr.name('pk')}, {expr.name('sk')}",
+        "Limit": FORGET_BATCH,
+        **expr.params(),
+    }
+    answer = yield Call("query", params)
+    keys = [{"pk": i["pk"], "sk": i["sk"]} for i in answer.get("Items", [])]
+    yield from batch_delete(ctx, table, keys)
+    return not answer.get("LastEvaluatedKey")

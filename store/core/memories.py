@@ -1,0 +1,384 @@
+"""The rules of long-term memory, shared by every backend (DESIGN.md, "Long-term memory").
+
+An owner's memories live in namespaces (tuples of labels) under the owner. What is checked here: labels,
+keys and values as a caller gives them; how a namespace and a key become one sort key that no other pair
+shares (`memory_sk`), and how a namespace prefix becomes a key range; what text of a value is indexed;
+keyword matching and scoring; how a distance becomes a score (higher is better); equality filters; and the
+ranking and paging of one search, so that every backend returns the same hits for the same candidates."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from store.core import codec
+from store.core.cursor import decode, encode
+from store.errors import InvalidInput
+
+MAX_LABEL = 128  # characters of one namespace label
+MAX_DEPTH = 8  # labels of one namespace
+MAX_KEY = 512  # characters of a memory's key
+MAX_VALUE_BYTES = 350 * 1024  # a value's JSON (a larger one is refused: it does not fit an item)
+MAX_QUERY = 2048  # characters of a search query
+MAX_SEARCH_LIMIT = 100
+MAX_TOP_K = 100  # the most neighbours one semantic search asks the index for (the page and the ones before it)
+KEYWORD_ITEMS = 1000  # the most items one keyword (or hybrid) search reads under its prefix
+MAX_EMBED_TEXT = 8192  # characters of a value's text that are embedded
+MAX_DIMENSIONS = 4096
+MODES = ("auto", "semantic", "keyword", "hybrid")
+NAMESPACE_END = "/"  # ends every label in a sort key (escaped inside labels)
+KEY_MARK = "|"  # parts the namespace from the key in a sort key (escaped inside keys and labels)
+MEMORY_PREFIX = "M#"
+
+Namespace = tuple[str, ...]
+
+
+class Embedder(Protocol):
+    """What embeds text for a store: `model_id` and `dimensions` name its vectors (two embedders' vectors are
+    never compared), and calling it with texts returns one vector of `dimensions` floats per text."""
+
+    model_id: str
+    dimensions: int
+
+    def __call__(self, texts: list[str]) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A value's embedding, and the embedder that made it (`embedder_id`: model id and dimensions)."""
+
+    vector: tuple[float, ...]
+    embedder_id: str
+
+
+def embedder_id(embedder: Embedder) -> str:
+    """The name a store records beside each vector: `model_id` and dimensions."""
+    return f"{embedder.model_id}:{embedder.dimensions}"
+
+
+def _printable(value: str) -> bool:
+    """No control, format, surrogate, separator, private or unassigned character (so U+10FFFF never appears
+    in a key, and bounds the keys of a namespace: `past_own`)."""
+    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn") for c in value)
+
+
+def namespace(value: Any, what: str = "namespace", *, allow_empty: bool = False) -> Namespace:
+    """A namespace: a tuple (or list) of 1 to MAX_DEPTH labels, each a printable string of 1 to MAX_LABEL
+    characters without surrounding blanks (an empty tuple only where `allow_empty`, as a search's prefix)."""
+    if isinstance(value, str) or not isinstance(value, (tuple, list)):
+        raise InvalidInput(f"{what} must be a tuple of strings, such as ('preferences',)")
+    labels = tuple(value)
+    if not labels and not allow_empty:
+        raise InvalidInput(f"{what} must hold at least one label")
+    if len(labels) > MAX_DEPTH:
+        raise InvalidInput(f"{what} holds at most {MAX_DEPTH} labels")
+    for label in labels:
+        if (
+            not isinstance(label, str)
+            or not 1 <= len(label) <= MAX_LABEL
+            or label != label.strip()
+            or not _printable(label)
+        ):
+            raise InvalidInput(
+                f"each label of {what} must be a printable string of 1 to {MAX_LABEL} characters, "
+                "without surrounding blanks"
+            )
+    return labels
+
+
+def key(value: Any) -> str:
+    """A memory's key: a printable string of 1 to MAX_KEY characters."""
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_KEY or not _printable(value):
+        raise InvalidInput(f"key must be a printable string of 1 to {MAX_KEY} characters")
+    return value
+
+
+def value(given: Any) -> dict[str, Any]:
+    """A memory's value: a JSON object (checked and normalised as the store keeps JSON) of at most
+    MAX_VALUE_BYTES."""
+    if not isinstance(given, Mapping):
+        raise InvalidInput("value must be a dict (a JSON object)")
+    text = codec.dumps(dict(given), "value")
+    if len(text.encode("utf-8")) > MAX_VALUE_BYTES:
+        raise InvalidInput(f"value must be at most {MAX_VALUE_BYTES} bytes of JSON")
+    loaded: dict[str, Any] = codec.loads(text, "value")
+    return loaded
+
+
+def index_fields(given: Any) -> tuple[str, ...] | bool | None:
+    """`index`: None (the default fields: the whole value's text), False (not searchable by meaning), or a
+    list of field paths (`"text"`, `"details.summary"`)."""
+    if given is None or given is False:
+        return given
+    if isinstance(given, str) or not isinstance(given, (list, tuple)) or not given:
+        raise InvalidInput("index must be None, False or a non-empty list of field names")
+    fields = tuple(given)
+    if len(fields) > 32 or not all(isinstance(f, str) and 1 <= len(f) <= 256 for f in fields):
+        raise InvalidInput("index names at most 32 fields, each a string of 1 to 256 characters")
+    return fields
+
+
+def filter_spec(given: Any) -> dict[str, Any]:
+    """`filter`: equality on top-level value fields ({} when None): at most 16 fields of JSON values."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping) or len(given) > 16 or not all(isinstance(k, str) and k for k in given):
+        raise InvalidInput("filter must be a dict of at most 16 value fields and the values they must equal")
+    return dict(codec.loads(codec.dumps(dict(given), "filter"), "filter"))
+
+
+def mode(given: Any) -> str:
+    if given not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+    return str(given)
+
+
+def query(given: Any) -> str | None:
+    if given is None:
+        return None
+    if not isinstance(given, str) or not given.strip() or len(given) > MAX_QUERY or not _printable(given):
+        raise InvalidInput(f"query must be a non-blank printable string of at most {MAX_QUERY} characters")
+    return given.strip()
+
+
+def check_vector(vector: Sequence[float], dimensions: int, what: str = "the embedder") -> tuple[float, ...]:
+    """A vector an embedder returned: `dimensions` finite floats, not all zero (InvalidInput otherwise)."""
+    if not isinstance(vector, Sequence) and not hasattr(vector, "__len__"):
+        raise InvalidInput(f"{what} returned a vector that is not a list of numbers")
+    out = tuple(float(x) for x in vector)
+    if len(out) != dimensions:
+        raise InvalidInput(f"{what} returned a vector of {len(out)} dimensions; the store's index has {dimensions}")
+    if not all(math.isfinite(x) for x in out) or not any(out):
+        raise InvalidInput(f"{what} returned a vector with NaN, infinite or only zero values")
+    return out
+
+
+# ---------------------------------------------------------------- keys
+
+
+def _escape(part: str) -> str:
+    return part.replace("%", "%25").replace(NAMESPACE_END, "%2F").replace(KEY_MARK, "%7C")
+
+
+def namespace_part(ns: Namespace) -> str:
+    """A namespace as it begins its items' sort keys: each label escaped and ended by "/", so that a
+    namespace's part begins exactly the parts of the namespaces under it."""
+    return "".join(_escape(label) + NAMESPACE_END for label in ns)
+
+
+def memory_sk(ns: Namespace, item_key: str) -> str:
+    """The sort key of the memory `item_key` of namespace `ns`: no two (namespace, key) pairs share one."""
+    return MEMORY_PREFIX + namespace_part(ns) + KEY_MARK + _escape(item_key)
+
+
+def parse_sk(sk: str) -> tuple[Namespace, str]:
+    """The namespace and key a sort key stands for."""
+    body = sk[len(MEMORY_PREFIX) :]
+    ns_part, _, key_part = body.rpartition(KEY_MARK)
+    labels = ns_part.split(NAMESPACE_END)[:-1]
+    return tuple(_unescape(label) for label in labels), _unescape(key_part)
+
+
+def _unescape(part: str) -> str:
+    return part.replace("%7C", KEY_MARK).replace("%2F", NAMESPACE_END).replace("%25", "%")
+
+
+def prefix_range(prefix: Namespace) -> tuple[str, str]:
+    """The namespace parts (as `namespace_part` writes them) of every namespace under `prefix`, as a
+    half-open range [low, high)."""
+    low = namespace_part(prefix)
+    return low, (low[:-1] + chr(ord(NAMESPACE_END) + 1)) if low else "\U0010ffff"
+
+
+def under(ns: Namespace, prefix: Namespace) -> bool:
+    return ns[: len(prefix)] == prefix
+
+
+# ---------------------------------------------------------------- text
+
+
+def _field(value: Mapping[str, Any], path: str) -> Any:
+    found: Any = value
+    for part in path.split("."):
+        if not isinstance(found, Mapping) or part not in found:
+            return None
+        found = found[part]
+    return found
+
+
+def _strings(found: Any) -> Iterable[str]:
+    if isinstance(found, str):
+        yield found
+    elif isinstance(found, Mapping):
+        for v in found.values():
+            yield from _strings(v)
+    elif isinstance(found, list):
+        for v in found:
+            yield from _strings(v)
+    elif isinstance(found, (int, float)) and not isinstance(found, bool):
+        yield str(found)
+
+
+def indexed_text(value: Mapping[str, Any], fields: tuple[str, ...] | None) -> str:
+    """The text of a value that is indexed: the strings of the named fields (every string of the value when
+    None), joined, at most MAX_EMBED_TEXT characters ("" when there is none)."""
+    parts = [s for f in fields for s in _strings(_field(value, f))] if fields is not None else list(_strings(value))
+    return "\n".join(p for p in parts if p.strip())[:MAX_EMBED_TEXT]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be by do does did for from has have i in is it its me my of on or our so that the their "
+    "them they this to was we were what when where which who why will with you your".split()
+)
+
+
+def words(text: str) -> list[str]:
+    """The words of a text that keyword search matches: lower-cased, stop words left out."""
+    return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
+
+
+def keyword_score(query_words: Sequence[str], text: str) -> float:
+    """How well `text` matches the query's words: the share of the distinct query words it holds (a word
+    matches a word of the text that begins with it, so "flight" matches "flights"), 0.0 when none."""
+    wanted = set(query_words)
+    if not wanted:
+        return 0.0
+    have = set(words(text))
+    found = sum(1 for w in wanted if w in have or any(h.startswith(w) for h in have))
+    return found / len(wanted)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine similarity of two vectors, from -1 to 1 (higher is closer)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def matches(value: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """True when every filtered field of the value equals the filter's value."""
+    return all(k in value and value[k] == v for k, v in wanted.items())
+
+
+# ---------------------------------------------------------------- one search, ranked and paged
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An item a search considers: where it is, its value and text, its vector's similarity to the query
+    (None when it has no vector of the query's embedder), and its timestamps (for the hit)."""
+
+    namespace: Namespace
+    key: str
+    value: dict[str, Any]
+    text: str
+    similarity: float | None
+    record: Any  # the backend's item, handed back with the hit
+
+
+@dataclass(frozen=True)
+class Ranked:
+    candidate: Candidate
+    score: float | None
+
+
+def rank(
+    candidates: Iterable[Candidate], *, search_mode: str, query_text: str | None, wanted: Mapping[str, Any]
+) -> list[Ranked]:
+    """The candidates a search returns, best first: those the filter keeps and, per mode, those with a
+    vector (semantic), those holding a query word (keyword), or those holding a query word ranked by meaning
+    when they have a vector (hybrid); with no query, every candidate in key order (score None). Ties keep
+    the candidates' order."""
+    kept = [c for c in candidates if matches(c.value, wanted)]
+    if query_text is None:
+        return [Ranked(c, None) for c in kept]
+    qwords = words(query_text)
+    out: list[tuple[float, int, Ranked]] = []
+    for i, c in enumerate(kept):
+        if search_mode == "semantic":
+            if c.similarity is not None:
+                out.append((c.similarity, i, Ranked(c, c.similarity)))
+            continue
+        kw = keyword_score(qwords, c.text)
+        if kw <= 0:
+            continue
+        if search_mode == "hybrid" and c.similarity is not None:
+            # the words decide what matches; meaning decides the order (a word match counts a little)
+            score = c.similarity + 0.05 * kw
+            out.append((score, i, Ranked(c, score)))
+        else:
+            out.append((kw, i, Ranked(c, kw)))
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return [r for _, _, r in out]
+
+
+def search_cursor(cursor: str | None, owner: str) -> int:
+    """How many hits of a search the pages before this one returned (0 without a cursor)."""
+    if cursor is None:
+        return 0
+    state = decode(cursor, "memories", owner)
+    offset = state.get("o")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 < offset < MAX_TOP_K + KEYWORD_ITEMS:
+        raise InvalidInput("cursor is not valid for this search")
+    return offset
+
+
+def page(ranked: list[Ranked], offset: int, limit: int, owner: str, ceiling: int) -> tuple[list[Ranked], str | None]:
+    """The page of `ranked` after `offset`, and the cursor of the next one (None when there is none, or when
+    the next would go past `ceiling`, the most hits one search ranks)."""
+    chunk = ranked[offset : offset + limit]
+    end = offset + len(chunk)
+    more = end < len(ranked) and end < ceiling
+    return chunk, (encode("memories", owner, {"o": end}) if more else None)
+
+
+def top_k(offset: int, limit: int, filtered: bool) -> int:
+    """How many neighbours a semantic search asks the index for: the page, those before it and one more (to
+    know whether a next page exists), or as many as allowed when a filter will leave some out."""
+    return MAX_TOP_K if filtered else min(MAX_TOP_K, offset + limit + 1)
+
+
+def walk_start(prefix: Namespace | None, cursor: str | None, owner: str) -> tuple[str, str]:
+    """Where a list_namespaces walk over sort keys starts (exclusive) and ends (exclusive): from the cursor,
+    or from just before the prefix's first sort key; to the end of the prefix's range."""
+    low, high = prefix_range(prefix or ())
+    end = MEMORY_PREFIX + high
+    if cursor is None:
+        # just below the prefix's first sort key: no key holds U+10FFFF, so nothing sorts between
+        return (MEMORY_PREFIX + low[:-1] + chr(ord(NAMESPACE_END) - 1) + "\U0010ffff") if low else MEMORY_PREFIX, end
+    after = decode(cursor, "namespaces", owner).get("a")
+    if not isinstance(after, str) or not after.startswith(MEMORY_PREFIX):
+        raise InvalidInput("cursor is not valid for this listing")
+    return after, end
+
+
+def walk_next(ns: Namespace, shown: Namespace | None) -> str:
+    """Where the walk goes on after meeting a memory of `ns` (shown as `shown`): past the whole subtree of
+    `shown` when it was cut short (every namespace under it shows as it), else past `ns`'s own memories
+    (its sub-namespaces are listed in their turn)."""
+    if shown is not None and len(shown) < len(ns):
+        part = namespace_part(shown)
+        return MEMORY_PREFIX + part[:-1] + chr(ord(NAMESPACE_END) + 1)
+    return MEMORY_PREFIX + namespace_part(ns) + KEY_MARK + "\U0010ffff"
+
+
+def walk_cursor(position: str, owner: str) -> str:
+    return encode("namespaces", owner, {"a": position})
+
+
+def listed(
+    ns: Namespace, prefix: Namespace | None, suffix: Namespace | None, max_depth: int | None
+) -> Namespace | None:
+    """What list_namespaces shows of a namespace that holds memories: None when it is not under `prefix` or
+    does not end with `suffix`; cut to `max_depth` labels."""
+    if prefix is not None and not under(ns, prefix):
+        return None
+    if suffix and (len(ns) < len(suffix) or ns[len(ns) - len(suffix) :] != suffix):
+        return None
+    return ns[:max_depth] if max_depth is not None else ns

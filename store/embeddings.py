@@ -1,0 +1,124 @@
+"""Embedders for long-term memory (DESIGN.md, "Long-term memory"): what turns a memory's text, and a search's
+query, into a vector. One per store (`Settings(embedder=...)`); its `model_id` and `dimensions` are recorded
+beside every vector, so two models' vectors are never ranked against each other.
+
+- `WordLlamaEmbedder`: the local default. wordllama's wheel ships a 256-dimension model: no network, no AWS,
+  meaningful search on a laptop, in the local stack and in the tests (the `memory` extra).
+- `BedrockEmbedder`: the deployed default, Amazon Titan Text Embeddings V2 (model id and dimensions
+  configurable), through a boto3 client of the caller's or one of its own.
+- `FunctionEmbedder`: any callable `list[str] -> list[list[float]]` (LangGraph's `IndexConfig.embed`, say).
+
+An embedder's failure is a `StoreUnavailable` (its service) or an `InvalidInput` (what it returned); a
+vector is checked before it is stored."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from store.core.memories import check_vector
+from store.errors import InvalidInput, StoreUnavailable
+
+MAX_BATCH = 64  # texts one call of an embedder is given
+
+
+def embed(embedder: Any, texts: list[str]) -> list[tuple[float, ...]]:
+    """`texts` embedded by `embedder`, each vector checked (its dimensions, finite, not all zero)."""
+    out: list[tuple[float, ...]] = []
+    for start in range(0, len(texts), MAX_BATCH):
+        chunk = texts[start : start + MAX_BATCH]
+        try:
+            vectors = embedder(chunk)
+        except (InvalidInput, StoreUnavailable):
+            raise
+        except Exception as exc:  # a caller's function, a model: its failure is the store's, typed
+            raise StoreUnavailable(f"the embedder {embedder.model_id!r} failed: {type(exc).__name__}") from exc
+        if len(vectors) != len(chunk):
+            raise InvalidInput(f"the embedder returned {len(vectors)} vectors for {len(chunk)} texts")
+        out += [check_vector(v, embedder.dimensions) for v in vectors]
+    return out
+
+
+class FunctionEmbedder:
+    """Any function of texts to vectors, named `model_id`, of `dimensions`."""
+
+    def __init__(
+        self, function: Callable[[list[str]], Sequence[Sequence[float]]], dimensions: int, model_id: str
+    ) -> None:
+        if not callable(function):
+            raise InvalidInput("the embedder must be callable")
+        if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= 4096:
+            raise InvalidInput("dimensions must be an integer from 1 to 4096")
+        self.function = function
+        self.dimensions = dimensions
+        self.model_id = model_id
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        return [list(v) for v in self.function(texts)]
+
+
+class WordLlamaEmbedder:
+    """wordllama's 256-dimension model from inside its wheel (loaded once per process, on first use)."""
+
+    model_id = "wordllama-l2-supercat"
+    dimensions = 256
+    _lock = threading.Lock()
+    _shared: Any = None
+
+    @cached_property
+    def _model(self) -> Any:
+        with WordLlamaEmbedder._lock:
+            if WordLlamaEmbedder._shared is None:
+                try:
+                    import wordllama
+                    from wordllama import WordLlama
+                except ImportError as exc:
+                    raise InvalidInput(
+                        "the wordllama embedder needs the memory extra: pip install 'agent-session-store[memory]'"
+                    ) from exc
+                folder = Path(wordllama.__file__).parent
+                WordLlamaEmbedder._shared = WordLlama.load(cache_dir=folder, disable_download=True)
+            return WordLlamaEmbedder._shared
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        vectors = self._model.embed(texts, norm=True)
+        return [[float(x) for x in row] for row in vectors]
+
+
+class BedrockEmbedder:
+    """Amazon Bedrock's text embeddings (Titan Text Embeddings V2 by default: 1024, 512 or 256 dimensions),
+    one InvokeModel per text, with `client` (a boto3 bedrock-runtime client) or one made on first use."""
+
+    def __init__(
+        self, model_id: str = "amazon.titan-embed-text-v2:0", dimensions: int = 1024, client: Any = None
+    ) -> None:
+        if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= 4096:
+            raise InvalidInput("dimensions must be an integer from 1 to 4096")
+        self.model_id = model_id
+        self.dimensions = dimensions
+        self._client = client
+
+    def _runtime(self) -> Any:
+        if self._client is None:
+            import boto3
+
+            self._client = boto3.client("bedrock-runtime")
+        return self._client
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        out: list[list[float]] = []
+        for text in texts:
+            body = json.dumps({"inputText": text, "dimensions": self.dimensions, "normalize": True})
+            try:
+                answer = self._runtime().invoke_model(modelId=self.model_id, body=body, contentType="application/json")
+                vector = json.loads(answer["body"].read())["embedding"]
+            except (BotoCoreError, ClientError) as exc:
+                raise StoreUnavailable(f"Bedrock did not embed with {self.model_id}: {type(exc).__name__}") from None
+            out.append([float(x) for x in vector])
+        return out

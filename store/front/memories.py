@@ -1,0 +1,143 @@
+"""The public operations on long-term memory: an owner's memories, in namespaces, searchable by meaning.
+
+A part of `SessionStore` (and, wrapped, of `AsyncSessionStore`): each operation checks and normalises its
+arguments, embeds what it must with the store's embedder (`Settings.embedder`: a put's text, a search's
+query; never on `get_memory`'s path), then hands a request to the backend. DESIGN.md, "Long-term memory"."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from store.core import memories as m
+from store.core import validation as v
+from store.core.timeutil import to_duration
+from store.embeddings import embed
+from store.errors import InvalidInput
+from store.front.base import Domain
+from store.models import MemoryHit, MemoryItem, Page
+from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+
+
+class Memories(Domain):
+    """Put, get, delete and search an owner's memories; list their namespaces; forget an owner."""
+
+    def _indexed(self, text: str) -> m.Indexed | None:
+        """`text` embedded by the store's embedder (None: no embedder, or no text)."""
+        embedder = self.settings.embedder
+        if embedder is None or not text.strip():
+            return None
+        return m.Indexed(embed(embedder, [text])[0], m.embedder_id(embedder))
+
+    def put_memory(
+        self,
+        owner: str,
+        namespace: tuple[str, ...] | list[str],
+        key: str,
+        value: dict[str, Any],
+        *,
+        index: list[str] | bool | None = None,
+        ttl: timedelta | float | None = None,
+    ) -> MemoryItem:
+        """Put `value` (a JSON object) as the memory `key` of the owner's `namespace` (a tuple of labels),
+        replacing the one there. `index` names the value's text fields to embed and match (None: all of the
+        value's text; False: not searchable by meaning, still by keyword); `ttl` (seconds or a timedelta)
+        makes it expire that long after this put. One write (plus the embedding, when the store has an
+        embedder); bad input is InvalidInput with nothing written."""
+        fields = m.index_fields(index)
+        checked = m.value(value)
+        text = m.indexed_text(checked, None if fields is False or fields is True else fields)
+        request = PutMemory(
+            owner=v.owner(owner),
+            namespace=m.namespace(namespace),
+            key=m.key(key),
+            value=checked,
+            text=text,
+            indexed=None if fields is False else self._indexed(text),
+            ttl=to_duration(ttl, "ttl"),
+        )
+        return self._backend.execute(request)
+
+    def get_memory(
+        self, owner: str, namespace: tuple[str, ...] | list[str], key: str, *, refresh_ttl: bool | None = None
+    ) -> MemoryItem | None:
+        """The memory, or None (expired is absent). With `refresh_ttl` (default: `Settings.memory_refresh_ttl`)
+        an expiring memory's TTL starts again from now. One read (and one write when it refreshes)."""
+        refresh = self.settings.memory_refresh_ttl if refresh_ttl is None else v.flag(refresh_ttl, "refresh_ttl")
+        request = GetMemory(owner=v.owner(owner), namespace=m.namespace(namespace), key=m.key(key), refresh_ttl=refresh)
+        return self._backend.execute(request)
+
+    def delete_memory(self, owner: str, namespace: tuple[str, ...] | list[str], key: str) -> None:
+        """Remove the memory (nothing to remove is fine)."""
+        request = DeleteMemory(owner=v.owner(owner), namespace=m.namespace(namespace), key=m.key(key))
+        return self._backend.execute(request)
+
+    def search_memories(
+        self,
+        owner: str,
+        namespace_prefix: tuple[str, ...] | list[str] = (),
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        mode: str = "auto",
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> Page[MemoryHit]:
+        """The owner's memories under `namespace_prefix` (every namespace that begins with it), best first:
+        by meaning (`semantic`), by the query's words (`keyword`), or the memories holding the query's words
+        ranked by meaning (`hybrid`); `auto` is semantic when the store has an embedder, else keyword. With
+        no query, every memory in namespace and key order. `filter` keeps the memories whose value has each
+        of its fields equal. Bounded: one vector search of at most 100 neighbours, or a read of at most 1,000
+        memories under the prefix; `next_cursor` pages within that."""
+        prefix = m.namespace(namespace_prefix, "namespace_prefix", allow_empty=True)
+        text = m.query(query)
+        chosen = m.mode(mode)
+        embedder = self.settings.embedder
+        if chosen == "auto":
+            chosen = "semantic" if embedder is not None else "keyword"
+        if chosen in ("semantic", "hybrid") and embedder is None and text is not None:
+            raise InvalidInput(f"{chosen} search needs an embedder (Settings(embedder=...))")
+        if cursor is not None and not isinstance(cursor, str):
+            raise InvalidInput("cursor must be a string")
+        request = SearchMemories(
+            owner=v.owner(owner),
+            prefix=prefix,
+            query=text,
+            indexed=self._indexed(text) if text is not None and chosen in ("semantic", "hybrid") else None,
+            filter=m.filter_spec(filter),
+            mode=chosen,
+            limit=v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,
+            cursor=cursor,
+        )
+        return self._backend.execute(request)
+
+    def list_namespaces(
+        self,
+        owner: str,
+        *,
+        prefix: tuple[str, ...] | None = None,
+        suffix: tuple[str, ...] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[tuple[str, ...]]:
+        """The owner's namespaces that hold memories, in order, each once: those under `prefix`, ending with
+        `suffix`, cut to `max_depth` labels. Queries, never a scan: about one per namespace listed."""
+        if max_depth is not None:
+            max_depth = v.limit(max_depth, "max_depth", maximum=m.MAX_DEPTH)
+        if cursor is not None and not isinstance(cursor, str):
+            raise InvalidInput("cursor must be a string")
+        request = ListNamespaces(
+            owner=v.owner(owner),
+            prefix=None if prefix is None else m.namespace(prefix, "prefix", allow_empty=True),
+            suffix=None if suffix is None else m.namespace(suffix, "suffix", allow_empty=True),
+            max_depth=max_depth,
+            limit=v.limit(limit, maximum=1000) or 100,
+            cursor=cursor,
+        )
+        return self._backend.execute(request)
+
+    def forget_owner(self, owner: str) -> bool:
+        """Remove every memory of the owner. Bounded: True when none is left; False when the stack's function
+        finishes the rest (the owner's memories are absent to reads from the call on)."""
+        return self._backend.execute(ForgetOwner(owner=v.owner(owner)))

@@ -1,0 +1,132 @@
+"""The in-memory backend: long-term memory (an owner's memories, by sort key, as the DynamoDB table keeps
+them, so that both return the same candidates in the same order and rank them with the same rules)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from store.core import memories as m
+from store.core.timeutil import is_expired
+from store.memory.core import MemoryCore
+from store.models import MemoryHit, MemoryItem, Page
+from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    item: MemoryItem
+    text: str
+    indexed: m.Indexed | None
+    ttl: timedelta | None
+
+
+class MemoryMemories(MemoryCore):
+    """Long-term memory, in memory: `_memories[owner][sort key]`."""
+
+    def _owner_memories(self, owner: str) -> dict[str, MemoryRecord]:
+        return self._memories.setdefault(owner, {})
+
+    def _live_memory(self, record: MemoryRecord | None, now: datetime) -> MemoryRecord | None:
+        return None if record is None or is_expired(record.item.expires_at, now) else record
+
+    def put_memory(self, request: PutMemory) -> MemoryItem:
+        now = self._now()
+        with self._lock:
+            found = self._owner_memories(request.owner)
+            sk = m.memory_sk(request.namespace, request.key)
+            old = self._live_memory(found.get(sk), now)
+            item = MemoryItem(
+                namespace=request.namespace,
+                key=request.key,
+                value=self._copy(request.value),
+                created_at=old.item.created_at if old is not None else now,
+                updated_at=now,
+                expires_at=now + request.ttl if request.ttl is not None else None,
+            )
+            found[sk] = MemoryRecord(item, request.text, request.indexed, request.ttl)
+            return item.model_copy(deep=True)
+
+    def get_memory(self, request: GetMemory) -> MemoryItem | None:
+        now = self._now()
+        with self._lock:
+            found = self._owner_memories(request.owner)
+            sk = m.memory_sk(request.namespace, request.key)
+            record = self._live_memory(found.get(sk), now)
+            if record is None:
+                return None
+            if request.refresh_ttl and record.ttl is not None:
+                record = replace(record, item=record.item.model_copy(update={"expires_at": now + record.ttl}))
+                found[sk] = record
+            return record.item.model_copy(deep=True)
+
+    def delete_memory(self, request: DeleteMemory) -> None:
+        with self._lock:
+            self._owner_memories(request.owner).pop(m.memory_sk(request.namespace, request.key), None)
+
+    def _under(self, owner: str, prefix: m.Namespace) -> list[MemoryRecord]:
+        """The owner's live memories under `prefix`, in sort-key order."""
+        now = self._now()
+        found = self._owner_memories(owner)
+        low, high = m.prefix_range(prefix)
+        return [
+            r
+            for sk, r in sorted(found.items())
+            if low <= sk[len(m.MEMORY_PREFIX) :] < high and self._live_memory(r, now) is not None
+        ]
+
+    def search_memories(self, request: SearchMemories) -> Page[MemoryHit]:
+        offset = m.search_cursor(request.cursor, request.owner)
+        with self._lock:
+            records = self._under(request.owner, request.prefix)
+        query_vector = request.indexed
+        if request.query is not None and request.mode == "semantic" and query_vector is not None:
+            # what a vector index returns: the nearest neighbours of the query's embedder, nearest first
+            scored = [
+                (m.cosine(query_vector.vector, r.indexed.vector), i, r)
+                for i, r in enumerate(records)
+                if r.indexed is not None and r.indexed.embedder_id == query_vector.embedder_id
+            ]
+            scored.sort(key=lambda t: (-t[0], t[1]))
+            chosen: list[tuple[MemoryRecord, float | None]] = [
+                (r, sim) for sim, _, r in scored[: m.top_k(offset, request.limit, bool(request.filter))]
+            ]
+            ceiling = m.MAX_TOP_K
+        else:
+            chosen = [(r, _similarity(r, query_vector)) for r in records[: m.KEYWORD_ITEMS]]
+            ceiling = m.KEYWORD_ITEMS
+        candidates = [m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in chosen]
+        ranked = m.rank(candidates, search_mode=request.mode, query_text=request.query, wanted=request.filter)
+        chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
+        hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
+        return Page[MemoryHit](items=hits, next_cursor=next_cursor)
+
+    def list_namespaces(self, request: ListNamespaces) -> Page[tuple[str, ...]]:
+        position, end = m.walk_start(request.prefix, request.cursor, request.owner)
+        now = self._now()
+        with self._lock:
+            keys = sorted(sk for sk, r in self._owner_memories(request.owner).items() if self._live_memory(r, now))
+        out: list[tuple[str, ...]] = []
+        while True:
+            sk = next((k for k in keys if position < k < end), None)  # what the Query of one item finds
+            if sk is None:
+                return Page[tuple[str, ...]](items=out)
+            if len(out) == request.limit:
+                return Page[tuple[str, ...]](items=out, next_cursor=m.walk_cursor(position, request.owner))
+            ns, _ = m.parse_sk(sk)
+            shown = m.listed(ns, request.prefix, request.suffix, request.max_depth)
+            if shown is not None and shown not in out:
+                out.append(shown)
+            position = m.walk_next(ns, shown)
+
+    def forget_owner(self, request: ForgetOwner) -> bool:
+        with self._lock:
+            self._memories.pop(request.owner, None)
+        return True
+
+
+def _similarity(record: MemoryRecord, query: m.Indexed | None) -> float | None:
+    """The record's similarity to the query's vector, when both were embedded by one embedder."""
+    if query is None or record.indexed is None or record.indexed.embedder_id != query.embedder_id:
+        return None
+    return m.cosine(query.vector, record.indexed.vector)

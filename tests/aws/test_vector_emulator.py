@@ -1,0 +1,204 @@
+"""infra/local/vectors.py against what the DynamoDB API reference and botocore's model document for vector
+indexes and SearchVectors, on its own (no store): so that the store's tests do not test a mirror of
+themselves. Hand-computed scores on small vectors."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from infra.local import vectors
+
+KEYS = {
+    "AttributeDefinitions": [
+        {"AttributeName": "pk", "AttributeType": "S"},
+        {"AttributeName": "sk", "AttributeType": "S"},
+    ],
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+SCHEMA = [
+    {"AttributeName": "pk", "SearchSchemaElementType": "HASH"},
+    {"AttributeName": "tag", "SearchSchemaElementType": "INLINE_FILTER"},
+    {"AttributeName": "rank", "SearchSchemaElementType": "INLINE_FILTER"},
+]
+POINTS = {"a": (1.0, 0.0), "b": (0.0, 1.0), "c": (1.0, 1.0), "d": (-1.0, 0.0), "e": (2.0, 0.0)}
+
+
+def make(client: Any, name: str, distance: str, projection: dict[str, Any] | None = None) -> None:
+    vectors.install()
+    client.create_table(
+        TableName=name,
+        **KEYS,
+        VectorIndexes=[
+            {
+                "IndexName": "vec",
+                "VectorAttribute": {"AttributeName": "v"},
+                "Dimensions": 2,
+                "DistanceFunction": distance,
+                "Projection": projection or {"ProjectionType": "ALL"},
+                "SearchSchema": SCHEMA,
+            }
+        ],
+    )
+    for rank, (sk, (x, y)) in enumerate(POINTS.items()):
+        client.put_item(
+            TableName=name,
+            Item={
+                "pk": {"S": "p"},
+                "sk": {"S": sk},
+                "tag": {"S": "even" if rank % 2 == 0 else "odd"},
+                "rank": {"N": str(rank)},
+                "note": {"S": f"point {sk}"},
+                "v": {"L": [{"N": str(x)}, {"N": str(y)}]},
+            },
+        )
+    client.put_item(TableName=name, Item={"pk": {"S": "p"}, "sk": {"S": "novec"}})
+    client.put_item(
+        TableName=name, Item={"pk": {"S": "p"}, "sk": {"S": "wrongdims"}, "v": {"L": [{"N": "1"}]}}
+    )  # not a vector of the index's dimensions: not in the index
+    client.put_item(TableName=name, Item={"pk": {"S": "q"}, "sk": {"S": "a"}, "v": {"L": [{"N": "1"}, {"N": "0"}]}})
+
+
+def search(client: Any, name: str, query: tuple[float, float], k: int = 10, **more: Any) -> list[tuple[str, float]]:
+    answer = client.search_vectors(
+        TableName=name, IndexName="vec", SearchVector=[{"N": str(x)} for x in query], TopK=k, **more
+    )
+    return [(r["Item"]["sk"]["S"], r["Score"]) for r in answer["SearchResults"]]
+
+
+def test_describe_table_shows_the_vector_index_active(dynamodb_client: Any) -> None:
+    make(dynamodb_client, "vx-describe", "COSINE")
+    (index,) = dynamodb_client.describe_table(TableName="vx-describe")["Table"]["VectorIndexes"]
+    assert index["IndexName"] == "vec" and index["Dimensions"] == 2 and index["IndexStatus"] == "ACTIVE"
+    assert index["DistanceFunction"] == "COSINE" and index["SearchSchema"] == SCHEMA
+
+
+def test_cosine_returns_the_smallest_distances_first(dynamodb_client: Any) -> None:
+    make(dynamodb_client, "vx-cos", "COSINE")
+    found = search(
+        dynamodb_client,
+        "vx-cos",
+        (1.0, 0.0),
+        SearchConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "p"}},
+    )
+    # a and e point the same way (0), c at 45 degrees (1 - cos 45), b at 90 (1), d opposite (2); ties: key order
+    assert [k for k, _ in found] == ["a", "e", "c", "b", "d"]
+    assert [round(s, 6) for _, s in found] == [0.0, 0.0, round(1 - math.sqrt(0.5), 6), 1.0, 2.0]
+
+
+def test_euclidean_and_dot_product_order_as_documented(dynamodb_client: Any) -> None:
+    make(dynamodb_client, "vx-euc", "EUCLIDEAN")
+    make(dynamodb_client, "vx-dot", "DOT_PRODUCT")
+    cond: dict[str, Any] = {"SearchConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+    euclid = search(dynamodb_client, "vx-euc", (1.0, 0.0), **cond)
+    assert [k for k, _ in euclid][:2] == ["a", "c"] and euclid[0][1] == 0.0 and euclid[-1] == ("d", 2.0)
+    dot = search(dynamodb_client, "vx-dot", (1.0, 0.0), **cond)
+    assert [k for k, _ in dot] == ["e", "a", "c", "b", "d"] and dot[0][1] == 2.0  # the largest first
+
+
+def test_top_k_the_hash_partition_and_inline_filters(dynamodb_client: Any) -> None:
+    make(dynamodb_client, "vx-filter", "COSINE")
+    values = {":p": {"S": "p"}, ":t": {"S": "even"}, ":lo": {"N": "1"}, ":hi": {"N": "3"}}
+    assert len(search(dynamodb_client, "vx-filter", (1.0, 0.0), k=2)) == 2
+    everywhere = {k for k, _ in search(dynamodb_client, "vx-filter", (1.0, 0.0))}
+    assert "novec" not in everywhere and "wrongdims" not in everywhere  # only vectors of the index's dimensions
+    only_q = search(
+        dynamodb_client,
+        "vx-filter",
+        (1.0, 0.0),
+        SearchConditionExpression="pk = :q",
+        ExpressionAttributeValues={":q": {"S": "q"}},
+    )
+    assert [k for k, _ in only_q] == ["a"]
+    even = search(
+        dynamodb_client,
+        "vx-filter",
+        (1.0, 0.0),
+        SearchConditionExpression="pk = :p AND #t = :t",
+        ExpressionAttributeNames={"#t": "tag"},
+        ExpressionAttributeValues={":p": values[":p"], ":t": values[":t"]},
+    )
+    assert sorted(k for k, _ in even) == ["a", "c", "e"]
+    ranged = search(
+        dynamodb_client,
+        "vx-filter",
+        (1.0, 0.0),
+        SearchConditionExpression="pk = :p AND #r BETWEEN :lo AND :hi",
+        ExpressionAttributeNames={"#r": "rank"},
+        ExpressionAttributeValues={k: values[k] for k in (":p", ":lo", ":hi")},
+    )
+    assert sorted(k for k, _ in ranged) == ["b", "c", "d"]
+
+
+def test_projection_keys_only_and_projection_expression(dynamodb_client: Any) -> None:
+    make(dynamodb_client, "vx-proj", "COSINE", {"ProjectionType": "KEYS_ONLY"})
+    answer = dynamodb_client.search_vectors(
+        TableName="vx-proj", IndexName="vec", SearchVector=[{"N": "1"}, {"N": "0"}], TopK=1
+    )
+    assert set(answer["SearchResults"][0]["Item"]) == {"pk", "sk"}
+    with pytest.raises(ClientError, match="ValidationException"):
+        dynamodb_client.search_vectors(
+            TableName="vx-proj",
+            IndexName="vec",
+            SearchVector=[{"N": "1"}, {"N": "0"}],
+            TopK=1,
+            ProjectionExpression="note",
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({"TableName": "nope"}, "ResourceNotFoundException"),
+        ({"IndexName": "nope"}, "ResourceNotFoundException"),
+        ({"SearchVector": [{"N": "1"}]}, "ValidationException"),
+        ({"SearchVector": [{"N": "NaN"}, {"N": "0"}]}, "ValidationException"),
+        ({"TopK": 101}, "ValidationException"),
+        (
+            {"SearchConditionExpression": "note = :n", "ExpressionAttributeValues": {":n": {"S": "x"}}},
+            "ValidationException",
+        ),
+        (
+            {"SearchConditionExpression": "pk > :n", "ExpressionAttributeValues": {":n": {"S": "x"}}},
+            "ValidationException",
+        ),
+        ({"SearchConditionExpression": "pk = :missing"}, "ValidationException"),
+    ],
+)
+def test_documented_errors(dynamodb_client: Any, change: dict[str, Any], code: str, request: Any) -> None:
+    name = f"vx-err-{request.node.callspec.id}"
+    make(dynamodb_client, name, "COSINE")
+    params: dict[str, Any] = {
+        "TableName": name,
+        "IndexName": "vec",
+        "SearchVector": [{"N": "1"}, {"N": "0"}],
+        "TopK": 3,
+        **change,
+    }
+    with pytest.raises(ClientError) as caught:
+        dynamodb_client.search_vectors(**params)
+    assert caught.value.response["Error"]["Code"] == code
+
+
+def test_create_table_refuses_a_malformed_vector_index(dynamodb_client: Any) -> None:
+    vectors.install()
+    good: dict[str, Any] = {
+        "IndexName": "vec",
+        "VectorAttribute": {"AttributeName": "v"},
+        "Dimensions": 8,
+        "DistanceFunction": "COSINE",
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    changes: list[dict[str, Any]] = [
+        {"IndexName": "bad name!"},
+        {"Dimensions": 5000},
+        {"DistanceFunction": "MANHATTAN"},
+    ]
+    for i, change in enumerate(changes):
+        with pytest.raises(ClientError, match="ValidationException"):
+            dynamodb_client.create_table(TableName=f"vx-bad-{i}", **KEYS, VectorIndexes=[{**good, **change}])
