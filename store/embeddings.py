@@ -122,3 +122,21 @@ class BedrockEmbedder:
                 raise StoreUnavailable(f"Bedrock did not embed with {self.model_id}: {type(exc).__name__}") from None
             out.append([float(x) for x in vector])
         return out
+
+
+def embedder_from_env(value: str | None) -> Any:
+    """The embedder MEMORY_EMBEDDER names: "wordllama", "bedrock" (Titan V2, 256 dimensions: the template's
+    index) or "bedrock:<model id>:<dimensions>"; None for "" or "none" (keyword search only)."""
+    if not value or value == "none":
+        return None
+    if value == "wordllama":
+        return WordLlamaEmbedder()
+    if value == "bedrock":
+        return BedrockEmbedder(dimensions=256)
+    if value.startswith("bedrock:"):
+        model, _, dims = value.removeprefix("bedrock:").rpartition(":")
+        if model and dims.isdigit():
+            return BedrockEmbedder(model, int(dims))
+    raise InvalidInput(
+        f"MEMORY_EMBEDDER must be wordllama, bedrock, bedrock:<model id>:<dimensions> or none, not {value!r}"
+    )

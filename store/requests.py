@@ -465,6 +465,7 @@ class PutMemory(Request[MemoryItem]):
     text: str
     indexed: Indexed | None = None
     ttl: timedelta | None = None
+    index: tuple[str, ...] | bool | None = None  # the fields asked for, as given (a backend that forwards it)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -488,9 +489,9 @@ class DeleteMemory(Request[None]):
 
 @dataclass(frozen=True, kw_only=True)
 class SearchMemories(Request[Page[MemoryHit]]):
-    """A page of the owner's memories under `prefix`: ranked by `mode` ("semantic", "keyword", "hybrid";
-    the front resolves "auto") against `query` (and `indexed`, its embedding), those whose value has the
-    `filter`'s fields; every one in key order when there is no query."""
+    """A page of the owner's memories under `prefix`: ranked by `mode` ("auto", "semantic", "keyword",
+    "hybrid": `core.memories.resolve_mode`) against `query` (and `indexed`, its embedding), those whose value
+    has the `filter`'s fields; every one in key order when there is no query."""
 
     operation = "search_memories"
     owner: str
@@ -498,7 +499,7 @@ class SearchMemories(Request[Page[MemoryHit]]):
     query: str | None = None
     indexed: Indexed | None = None
     filter: dict[str, Any] = field(default_factory=dict)
-    mode: str = "keyword"
+    mode: str = "auto"
     limit: int = 10
     cursor: str | None = None
 

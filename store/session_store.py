@@ -132,10 +132,15 @@ class StoreFront(Generic[B]):
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Self:
-        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE (long-term
-        memory, optional) and the standard AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
+        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE and
+        MEMORY_EMBEDDER (long-term memory, optional: `store.embeddings.embedder_from_env`) and the standard AWS
+        variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
         sessions, messages, bucket = env_resources()
         kwargs.setdefault("memories_table", os.environ.get("MEMORIES_TABLE") or None)
+        if "settings" not in kwargs and os.environ.get("MEMORY_EMBEDDER"):
+            from store.embeddings import embedder_from_env
+
+            kwargs["settings"] = Settings(embedder=embedder_from_env(os.environ["MEMORY_EMBEDDER"]))
         return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod

@@ -12,6 +12,7 @@ from store.models import (
     Branch,
     Checkpoint,
     FullSession,
+    MemoryHit,
     Message,
     SessionHit,
     StateSnapshot,
@@ -209,3 +210,34 @@ class Error(BaseModel):
 
     code: str
     message: str
+
+
+class MemoryPut(BaseModel):
+    """A memory to put: its namespace (a list of labels), key and value; `index` names the value's text
+    fields to embed (null: all of its text; false: not searchable by meaning); `ttl_seconds` makes it expire."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: list[str] = Field(min_length=1, max_length=8)
+    key: str = Field(min_length=1, max_length=512)
+    value: dict[str, Any]
+    index: list[str] | StrictBool | None = None
+    ttl_seconds: StrictInt | None = Field(default=None, ge=1)
+
+
+class MemoryHits(BaseModel):
+    """A page of memories, best first (`score`: higher is better; null without a query)."""
+
+    items: list[MemoryHit]
+    next_cursor: str | None = None
+
+
+class Namespaces(BaseModel):
+    items: list[list[str]]
+    next_cursor: str | None = None
+
+
+class Forgotten(BaseModel):
+    """`done`: every memory of the caller is gone (false: the rest goes on the next call)."""
+
+    done: bool

@@ -27,8 +27,9 @@ from infra.deploy.template import StreamMapping, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
-from store import InvalidInput
+from store import InvalidInput, Settings
 from store.core import codec
+from store.embeddings import WordLlamaEmbedder
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
 
@@ -309,6 +310,8 @@ class LocalStack:
             "SESSIONS_TABLE": self.tables.sessions,
             "MESSAGES_TABLE": self.tables.messages,
             "ARTIFACTS_BUCKET": self.tables.bucket or "",
+            "MEMORIES_TABLE": self.tables.memories or "",
+            "MEMORY_EMBEDDER": "wordllama",
             "AGENT_STORE_API": self.api_url,
         }
 
@@ -354,7 +357,15 @@ def local_stack(
         tables = create_tables(dynamodb, prefix=prefix, s3=s3)
         if data is not None:
             persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
-        store = SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
+        store = SessionStore(
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            memories_table=tables.memories,
+            client=dynamodb,
+            s3_client=s3,
+            settings=Settings(embedder=WordLlamaEmbedder()),  # the local stack's model: in the wheel, offline
+        )
         previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
         runtime.use_store(store)
         secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tempfile
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -22,6 +23,8 @@ from store.models import (
     Branches,
     Checkpoint,
     FullSession,
+    MemoryHit,
+    MemoryItem,
     Message,
     MessageRecord,
     Page,
@@ -439,3 +442,53 @@ def load_trace_events(http: HttpBackend, r: rq.LoadTraceEvents) -> list[dict[str
 
 def list_trace_runs(http: HttpBackend, r: rq.ListTraceRuns) -> list[str]:
     return cast(list[str], http.call(r, "GET", _in(r, "trace-runs"))["items"])
+
+
+# -- long-term memory -------------------------------------------------------------------------------
+def _labels(ns: tuple[str, ...] | None) -> str | None:
+    return None if ns is None else json.dumps(list(ns))
+
+
+def put_memory(http: HttpBackend, r: rq.PutMemory) -> MemoryItem:
+    ttl = None if r.ttl is None else max(1, math.ceil(r.ttl.total_seconds()))
+    index = list(r.index) if isinstance(r.index, tuple) else r.index
+    body = {"namespace": list(r.namespace), "key": r.key, "value": r.value, "index": index, "ttl_seconds": ttl}
+    return MemoryItem.model_validate(http.call(r, "POST", "/memories", body=body))
+
+
+def get_memory(http: HttpBackend, r: rq.GetMemory) -> MemoryItem | None:
+    query = _query(namespace=_labels(r.namespace), key=r.key, refresh_ttl=r.refresh_ttl)
+    found = http.maybe(r, "GET", "/memories/item", query=query)
+    return None if found is None else MemoryItem.model_validate(found)
+
+
+def delete_memory(http: HttpBackend, r: rq.DeleteMemory) -> None:
+    http.call(r, "DELETE", "/memories/item", query=_query(namespace=_labels(r.namespace), key=r.key))
+
+
+def search_memories(http: HttpBackend, r: rq.SearchMemories) -> Page[MemoryHit]:
+    query = _query(
+        prefix=_labels(r.prefix) if r.prefix else None,
+        q=r.query,
+        mode=r.mode,
+        filter=json.dumps(r.filter) if r.filter else None,
+        limit=r.limit,
+        cursor=r.cursor,
+    )
+    return Page[MemoryHit].model_validate(http.call(r, "GET", "/memories/search", query=query))
+
+
+def list_namespaces(http: HttpBackend, r: rq.ListNamespaces) -> Page[tuple[str, ...]]:
+    query = _query(
+        prefix=_labels(r.prefix),
+        suffix=_labels(r.suffix),
+        max_depth=r.max_depth,
+        limit=r.limit,
+        cursor=r.cursor,
+    )
+    found = http.call(r, "GET", "/memories/namespaces", query=query)
+    return Page[tuple[str, ...]](items=[tuple(ns) for ns in found["items"]], next_cursor=found.get("next_cursor"))
+
+
+def forget_owner(http: HttpBackend, r: rq.ForgetOwner) -> bool:
+    return bool(http.call(r, "DELETE", "/memories")["done"])

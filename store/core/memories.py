@@ -137,6 +137,16 @@ def mode(given: Any) -> str:
     return str(given)
 
 
+def resolve_mode(given: str, query_text: str | None, indexed: Indexed | None) -> str:
+    """The mode a search runs in: `auto` is semantic when the query was embedded, else keyword; semantic and
+    hybrid need the query's embedding (InvalidInput: the store that ran the search has no embedder)."""
+    if given == "auto":
+        return "semantic" if indexed is not None else "keyword"
+    if given in ("semantic", "hybrid") and query_text is not None and indexed is None:
+        raise InvalidInput(f"{given} search needs an embedder (Settings(embedder=...))")
+    return given
+
+
 def query(given: Any) -> str | None:
     if given is None:
         return None

@@ -55,6 +55,7 @@ class Memories(Domain):
             text=text,
             indexed=None if fields is False else self._indexed(text),
             ttl=to_duration(ttl, "ttl"),
+            index=fields,
         )
         return self._backend.execute(request)
 
@@ -92,18 +93,13 @@ class Memories(Domain):
         prefix = m.namespace(namespace_prefix, "namespace_prefix", allow_empty=True)
         text = m.query(query)
         chosen = m.mode(mode)
-        embedder = self.settings.embedder
-        if chosen == "auto":
-            chosen = "semantic" if embedder is not None else "keyword"
-        if chosen in ("semantic", "hybrid") and embedder is None and text is not None:
-            raise InvalidInput(f"{chosen} search needs an embedder (Settings(embedder=...))")
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidInput("cursor must be a string")
         request = SearchMemories(
             owner=v.owner(owner),
             prefix=prefix,
             query=text,
-            indexed=self._indexed(text) if text is not None and chosen in ("semantic", "hybrid") else None,
+            indexed=self._indexed(text) if text is not None and chosen != "keyword" else None,
             filter=m.filter_spec(filter),
             mode=chosen,
             limit=v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,

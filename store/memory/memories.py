@@ -77,10 +77,11 @@ class MemoryMemories(MemoryCore):
 
     def search_memories(self, request: SearchMemories) -> Page[MemoryHit]:
         offset = m.search_cursor(request.cursor, request.owner)
+        search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
         with self._lock:
             records = self._under(request.owner, request.prefix)
         query_vector = request.indexed
-        if request.query is not None and request.mode == "semantic" and query_vector is not None:
+        if request.query is not None and search_mode == "semantic" and query_vector is not None:
             # what a vector index returns: the nearest neighbours of the query's embedder, nearest first
             scored = [
                 (m.cosine(query_vector.vector, r.indexed.vector), i, r)
@@ -96,7 +97,7 @@ class MemoryMemories(MemoryCore):
             chosen = [(r, _similarity(r, query_vector)) for r in records[: m.KEYWORD_ITEMS]]
             ceiling = m.KEYWORD_ITEMS
         candidates = [m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in chosen]
-        ranked = m.rank(candidates, search_mode=request.mode, query_text=request.query, wanted=request.filter)
+        ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
         return Page[MemoryHit](items=hits, next_cursor=next_cursor)

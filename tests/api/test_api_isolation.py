@@ -65,6 +65,12 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/sessions", None),
     ("GET", "/search?q=x", None),
     ("POST", "/v1/traces", {"resourceSpans": []}),
+    ("POST", "/memories", {"namespace": ["n"], "key": "k", "value": {"text": "x"}}),
+    ("GET", "/memories/search?q=x", None),
+    ("GET", "/memories/namespaces", None),
+    ("GET", "/memories/item?key=k", None),
+    ("DELETE", "/memories/item?key=k", None),
+    ("DELETE", "/memories", None),
 ]
 
 
@@ -136,6 +142,24 @@ def test_another_owner_finds_nothing_and_writes_nothing(api: Harness) -> None:
     otlp = call("POST", "/v1/traces", owner="mallory", json_body=spans)
     assert otlp.status == 200 and otlp.json()["partialSuccess"]["rejectedSpans"] == 1
     assert api.snapshot() == before, "another owner's calls must write nothing"
+
+
+def test_another_owner_never_reaches_alices_memories(api: Harness) -> None:
+    """Every memory route with mallory's token, aimed at what alice keeps: absent, unranked, unlisted, and
+    her deletes (of one memory, of everything hers) leave alice's as they were."""
+    secret = {"namespace": ["plans"], "key": "k", "value": {"text": "secret window seat"}}
+    assert call("POST", "/memories", owner="alice", json_body=secret).status == 200
+    before = api.memories()
+    item = {"namespace": '["plans"]', "key": "k"}
+    assert call("GET", "/memories/item", owner="mallory", query=item).status == 404
+    for query in ({"q": "secret window seat"}, {"q": "secret", "mode": "keyword"}, {}, {"prefix": '["plans"]'}):
+        found = call("GET", "/memories/search", owner="mallory", query=query)
+        assert found.status == 200 and found.json()["items"] == [] and b"secret" not in found.body
+    assert call("GET", "/memories/namespaces", owner="mallory").json()["items"] == []
+    assert call("DELETE", "/memories/item", owner="mallory", query=item).status == 204
+    assert call("DELETE", "/memories", owner="mallory").json() == {"done": True}
+    assert api.memories() == before
+    assert call("GET", "/memories/item", owner="alice", query=item).json()["value"] == secret["value"]
 
 
 def test_no_identity_is_401_everywhere(api: Harness) -> None:

@@ -162,6 +162,14 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     span = {"traceId": "a" * 32, "spanId": "b" * 16, "name": m, "startTimeUnixNano": "1", "attributes": attributes}
     go("POST", "/v1/traces", json_body={"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
     go("GET", "/search", query={"q": m})
+    go("POST", "/memories", json_body={"namespace": ["notes", m], "key": m, "value": {"text": m}, "ttl_seconds": 60})
+    ns = json.dumps(["notes", m])
+    go("GET", "/memories/item", query={"namespace": ns, "key": m, "refresh_ttl": "true"})
+    go("GET", "/memories/search", query={"q": m, "prefix": ns, "filter": json.dumps({"text": m})})
+    go("GET", "/memories/namespaces", query={"prefix": '["notes"]'})
+    go("GET", "/memories/search", query={"q": m, "mode": "semantic"})  # 400: no embedder, with the marker sent
+    go("DELETE", "/memories/item", query={"namespace": ns, "key": m})
+    go("DELETE", "/memories")
     # refusals that carry the marker: bad JSON values, a bad id, a body too deep, unknown fields
     raw = ('{"state": {"m": "' + m + '", "bad": "\\ud800"}}').encode()
     go("PUT", f"{s}/state", body=raw, headers={"content-type": "application/json"})

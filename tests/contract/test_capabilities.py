@@ -18,12 +18,6 @@ from tests.contract.conftest import CONTRACT_BACKENDS, DECLARED
 GAPS: dict[str, Callable[[SessionStore, str], Any]] = {
     "pop_message": lambda store, sid: store.pop_message(sid),
     "reclaim": lambda store, sid: store.reclaim([{"eventName": "REMOVE", "dynamodb": {}}]),
-    "put_memory": lambda store, sid: store.put_memory("alice", ("ns",), "k", {"text": "x"}),
-    "get_memory": lambda store, sid: store.get_memory("alice", ("ns",), "k"),
-    "delete_memory": lambda store, sid: store.delete_memory("alice", ("ns",), "k"),
-    "search_memories": lambda store, sid: store.search_memories("alice", query="x"),
-    "list_namespaces": lambda store, sid: store.list_namespaces("alice"),
-    "forget_owner": lambda store, sid: store.forget_owner("alice"),
 }
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 

@@ -228,7 +228,7 @@ def test_an_embedder_returning_nan_is_refused_and_writes_nothing(harness: Harnes
 @pytest.mark.settings(embedder=FunctionEmbedder(lambda texts: [[1.0, 0.0, 0.0] for _ in texts], 3, "short"))
 def test_an_embedder_of_the_wrong_dimensions_is_refused(harness: Harness) -> None:
     store = harness.store
-    if harness.kind in ("dynamodb", "async"):  # the table's index has 256 dimensions: DynamoDB refuses the vector
+    if harness.kind in ("dynamodb", "async", "http"):  # the table's index has 256 dimensions: refused
         with pytest.raises(InvalidInput):
             store.put_memory("alice", ("ns",), "k", {"text": "x"})
         assert store.get_memory("alice", ("ns",), "k") is None

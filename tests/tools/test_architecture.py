@@ -152,8 +152,7 @@ def test_the_async_front_and_the_http_backend_follow_the_operations() -> None:
     assert typed | (written & names) == names and not typed & written, "the typed view names every operation once"
     routed = {name for name in names if inspect.isfunction(getattr(http_routes, name, None))}
     assert set(HttpBackend.supports) == routed == {r.operation for r in ROUTES}
-    memory = {"put_memory", "get_memory", "delete_memory", "search_memories", "list_namespaces", "forget_owner"}
-    assert names - routed == {"pop_message", "reclaim"} | memory, "the API offers every other operation"
+    assert names - routed == {"pop_message", "reclaim"}, "the API offers every other operation"
 
 
 def test_plans_are_found_by_their_operation_name_and_a_missing_one_is_refused() -> None:

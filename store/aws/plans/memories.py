@@ -211,10 +211,11 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
     the owner's memories under the prefix (hybrid ranks those holding the query's words by their vectors)."""
     table = _table(ctx)
     offset = m.search_cursor(request.cursor, request.owner)
+    search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
     now = ctx.now()
     query = request.indexed
     found: list[tuple[Item, float | None]]
-    if request.query is not None and request.mode == "semantic" and query is not None:
+    if request.query is not None and search_mode == "semantic" and query is not None:
         yield from _check_dimensions(ctx, table, query)
         expr = Expr()
         clauses = [
@@ -250,7 +251,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
         candidates.append(
             m.Candidate(item.namespace, item.key, item.value, get_s(stored, "txt") or "", similarity, item)
         )
-    ranked = m.rank(candidates, search_mode=request.mode, query_text=request.query, wanted=request.filter)
+    ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
     chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
     hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
     return Page[MemoryHit](items=hits, next_cursor=next_cursor)
