@@ -118,6 +118,7 @@ def test_every_route_but_health_openapi_and_the_console_needs_the_jwt_authorizer
         "/sessions/{session_id}/fork",
         "/sessions/{session_id}/rewind",
         "/v1/traces",
+        "/memories/search",
     }
     assert set(paths) == public | costly | {"/{proxy+}"}
     auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]
