@@ -56,7 +56,8 @@ class Counts:
 Progress = Callable[[str, int], None]  # (kind, how many so far)
 
 
-def _line(obj: dict[str, Any]) -> str:
+def json_line(obj: dict[str, Any]) -> str:
+    """One JSON object as a line of JSON lines (compact, UTF-8 as is)."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=str) + "\n"
 
 
@@ -75,31 +76,31 @@ def export_session(
         raise SessionNotFound(session_id)
     counts = Counts()
     out.write(
-        _line({"type": "session", "format": FORMAT, "version": VERSION, "session": session.model_dump(mode="json")})
+        json_line({"type": "session", "format": FORMAT, "version": VERSION, "session": session.model_dump(mode="json")})
     )
     for record in iter_messages(store, session_id):
         message = record.model_dump(mode="json", exclude_none=True)
         view = canonical(record).model_dump(mode="json", exclude_none=True)
-        out.write(_line({"type": "message", "message": message, "canonical": view}))
+        out.write(json_line({"type": "message", "message": message, "canonical": view}))
         counts.messages += 1
         if progress and counts.messages % PAGE == 0:
             progress("messages", counts.messages)
     state = store.load_state(session_id)
     if state is not None:
-        out.write(_line({"type": "state", "state": state.model_dump(mode="json")}))
+        out.write(json_line({"type": "state", "state": state.model_dump(mode="json")}))
         counts.state = 1
     interrupt = store.load_interrupt(session_id)
     if interrupt is not None:
-        out.write(_line({"type": "interrupt", "interrupt": interrupt}))
+        out.write(json_line({"type": "interrupt", "interrupt": interrupt}))
     for kind in records:
         found = store.load_records(session_id, kind)
-        out.write(_line({"type": "records", "kind": kind, "records": found}))
+        out.write(json_line({"type": "records", "kind": kind, "records": found}))
         counts.records += len(found)
     for latest in store.list_artifacts(session_id):
         for version in store.list_artifact_versions(session_id, latest.name):
             data = store.get_artifact(session_id, version.name, version=version.version) or b""
             out.write(
-                _line(
+                json_line(
                     {
                         "type": "artifact",
                         "version": version.model_dump(mode="json"),
@@ -112,7 +113,7 @@ def export_session(
                 progress("artifacts", counts.artifacts)
     for run in store.list_trace_runs(session_id):
         events = store.load_trace_events(session_id, run)
-        out.write(_line({"type": "trace", "run_id": run, "events": events}))
+        out.write(json_line({"type": "trace", "run_id": run, "events": events}))
         counts.trace_events += len(events)
     if progress:
         progress("done", counts.messages)

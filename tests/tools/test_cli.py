@@ -364,3 +364,40 @@ def test_a_fork_still_copying_shows_its_progress_then_its_transcript(h: Harness)
     h.cascade()
     code, out = run(h.store, "sessions", "show", "later", "--last", "1")
     assert code == 0 and "being copied" not in out and f"m{count - 1}" in out
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def remembering(request: pytest.FixtureRequest, clock: FakeClock) -> Harness:
+    from store.embeddings import WordLlamaEmbedder
+
+    if request.param == "memory":
+        return make_harness("memory", clock, embedder=WordLlamaEmbedder())
+    fixtures = ("dynamodb_client", "inspector_client", "s3_client", "inspector_s3")
+    clients = [request.getfixturevalue(name) for name in fixtures]
+    return make_harness("dynamodb", clock, *clients, embedder=WordLlamaEmbedder())
+
+
+def test_memories_put_list_search_get_export_delete(remembering: Harness) -> None:
+    """What an operator does with an owner's memories: put text and JSON, list namespaces and items, search
+    with scores shown, get one, export JSON lines, delete; another owner sees none of it."""
+    store = remembering.store
+    assert run(store, "memories", "put", "preferences", "seat", "I prefer a window seat on long flights")[0] == 0
+    assert run(store, "memories", "put", "projects/lisbon-trip", "dates", '{"text": "in May", "days": 7}')[0] == 0
+    assert run(store, "memories", "put", '["a/b"]', "k", "slash label")[0] == 0
+    code, out = run(store, "memories", "list")
+    assert code == 0 and "preferences" in out and "projects/lisbon-trip" in out
+    code, out = run(store, "memories", "list", "--namespace", "projects")
+    assert code == 0 and "dates" in out and "in May" in out
+    code, out = run(store, "memories", "search", "where do I like to sit on a plane?")
+    first = out.splitlines()[2]  # header, rule, then the best hit
+    assert code == 0 and "seat" in first and re.match(r"\s*0\.\d{3}\s", first)
+    code, out = run(store, "memories", "get", "projects/lisbon-trip", "dates", "--json")
+    assert code == 0 and json.loads(out)["value"] == {"text": "in May", "days": 7}
+    code, out = run(store, "memories", "export")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and sorted(x["key"] for x in lines) == ["dates", "k", "seat"]
+    assert {tuple(x["namespace"]) for x in lines} == {("preferences",), ("projects", "lisbon-trip"), ("a/b",)}
+    assert run(store, "memories", "list", owner="mallory")[1].count("\n") <= 2  # a header, nothing of alice's
+    assert run(store, "memories", "delete", "preferences", "seat")[0] == 0
+    code, out = run(store, "memories", "get", "preferences", "seat")
+    assert code == 1

@@ -8,6 +8,7 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store messages tail ID [--follow]
     agent-store traces show ID [RUN]
     agent-store artifacts list ID | get ID NAME
+    agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -145,6 +146,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", type=int, help="the version (default: the latest)")
     p.add_argument("-o", "--output", help="a new file to write (default: stdout, when it is not a terminal)")
 
+    memories = groups.add_parser("memories", help="the owner's long-term memories")
+    sub = memories.add_subparsers(dest="command", required=True, metavar="ACTION")
+    p = sub.add_parser("list", parents=[common], help="namespaces, or the memories of one (--namespace)")
+    p.add_argument("--namespace", help='a namespace as labels joined by "/" (or a JSON array), e.g. projects/lisbon')
+    p.add_argument("--limit", type=int, default=100, help="at most this many (100)")
+    p = sub.add_parser("search", parents=[common], help="search by meaning or words (scores shown)")
+    p.add_argument("query", help="what to look for")
+    p.add_argument("--namespace", help="only under this namespace prefix")
+    p.add_argument("--mode", choices=["auto", "semantic", "keyword", "hybrid"], default="auto")
+    p.add_argument("--limit", type=int, default=10, help="at most this many (10)")
+    p = sub.add_parser("get", parents=[common], help="one memory's value")
+    p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
+    p.add_argument("key", help="the memory's key")
+    p = sub.add_parser("put", parents=[common], help='put a memory (a JSON object, or text as {"text": ...})')
+    p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
+    p.add_argument("key", help="the memory's key")
+    p.add_argument("value", help="a JSON object, or plain text")
+    p.add_argument("--ttl", type=int, help="seconds until it expires")
+    p = sub.add_parser("delete", parents=[common], help="delete a memory")
+    p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
+    p.add_argument("key", help="the memory's key")
+    p = sub.add_parser("export", parents=[common], help="every memory (under --namespace) as JSON lines")
+    p.add_argument("--namespace", help="only under this namespace prefix")
+
     token = groups.add_parser(
         "token", parents=[common], help="the local stack only: a development token for another owner"
     )
@@ -182,6 +207,12 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("traces", "export"): c.traces_export,
         ("artifacts", "list"): c.artifacts_list,
         ("artifacts", "get"): c.artifacts_get,
+        ("memories", "list"): c.memories_list,
+        ("memories", "search"): c.memories_search,
+        ("memories", "get"): c.memories_get,
+        ("memories", "put"): c.memories_put,
+        ("memories", "delete"): c.memories_delete,
+        ("memories", "export"): c.memories_export,
     }
 
 

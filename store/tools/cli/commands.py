@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from store.conversation import viewed
+from store.core import codec
 from store.errors import ArtifactNotFound, InvalidInput, SessionNotFound
 from store.tools.cli.show import Progress, as_json, message_lines, short, table
 from store.tools.cli.target import Target
-from store.tools.export import export_session, import_session, iter_messages
+from store.tools.export import export_session, import_session, iter_messages, json_line
 from store.tools.trace_view import spans, waterfall
 
 
@@ -376,3 +377,106 @@ def sessions_restore(args: Any, t: Target, out: TextIO) -> int:
         return 0
     out.write(_session_line(f"restored {args.branch} in", session))
     return 0
+
+
+# ---------------------------------------------------------------- long-term memory
+
+
+def _namespace(text: str | None) -> tuple[str, ...]:
+    """A namespace as the command line gives it: labels joined by "/", or a JSON array of labels (for labels
+    that hold a "/")."""
+    if not text:
+        return ()
+    if text.startswith("["):
+        found = codec.parse(text, "the namespace", max_depth=2)
+        if not isinstance(found, list) or not all(isinstance(x, str) for x in found):
+            raise InvalidInput('a namespace in JSON is an array of strings, e.g. ["projects", "a/b"]')
+        return tuple(found)
+    return tuple(text.split("/"))
+
+
+def _shown(value: Any) -> str:
+    text = value.get("text") if isinstance(value, dict) else None
+    return short(text if isinstance(text, str) else as_json(value), 80)
+
+
+def memories_list(args: Any, t: Target, out: TextIO) -> int:
+    """The owner's namespaces; with --namespace, the memories under it (namespace and key order)."""
+    if args.namespace is None:
+        names = t.store.list_namespaces(t.owner, limit=args.limit).items
+        if args.json:
+            out.write(as_json([list(n) for n in names]) + "\n")
+        else:
+            table(("NAMESPACE",), [("/".join(n),) for n in names], out)
+        return 0
+    found = t.store.search_memories(t.owner, _namespace(args.namespace), limit=min(args.limit, 100)).items
+    if args.json:
+        out.write(as_json(found) + "\n")
+        return 0
+    rows = [("/".join(h.namespace), h.key, _shown(h.value), _when(h.updated_at)) for h in found]
+    table(("NAMESPACE", "KEY", "VALUE", "UPDATED"), rows, out)
+    return 0
+
+
+def memories_search(args: Any, t: Target, out: TextIO) -> int:
+    """Memories ranked against the query, with their scores (higher is better)."""
+    found = t.store.search_memories(
+        t.owner, _namespace(args.namespace), query=args.query, mode=args.mode, limit=min(args.limit, 100)
+    ).items
+    if args.json:
+        out.write(as_json(found) + "\n")
+        return 0
+    rows = [
+        (f"{h.score:.3f}" if h.score is not None else "-", "/".join(h.namespace), h.key, _shown(h.value)) for h in found
+    ]
+    table(("SCORE", "NAMESPACE", "KEY", "VALUE"), rows, out)
+    return 0
+
+
+def memories_get(args: Any, t: Target, out: TextIO) -> int:
+    found = t.store.get_memory(t.owner, _namespace(args.namespace), args.key)
+    if found is None:
+        raise InvalidInput(f"no memory {args.key!r} in {args.namespace}")
+    out.write(as_json(found if args.json else found.value) + "\n")
+    return 0
+
+
+def memories_put(args: Any, t: Target, out: TextIO) -> int:
+    try:
+        value = codec.parse(args.value, "the value")
+    except InvalidInput:
+        value = {"text": args.value}
+    if not isinstance(value, dict):
+        value = {"text": args.value}
+    made = t.store.put_memory(t.owner, _namespace(args.namespace), args.key, value, ttl=args.ttl)
+    out.write(as_json(made) + "\n" if args.json else f"put {'/'.join(made.namespace)} {made.key}\n")
+    return 0
+
+
+def memories_delete(args: Any, t: Target, out: TextIO) -> int:
+    t.store.delete_memory(t.owner, _namespace(args.namespace), args.key)
+    if not args.json:
+        out.write(f"deleted {args.namespace} {args.key}\n")
+    return 0
+
+
+def memories_export(args: Any, t: Target, out: TextIO) -> int:
+    """Every memory under --namespace (all of the owner's by default), one JSON object a line, namespace by
+    namespace (a namespace's first 1,000: a store's listing is bounded per call)."""
+    prefix = _namespace(args.namespace)
+    names_cursor = None
+    while True:
+        names = t.store.list_namespaces(t.owner, prefix=prefix or None, limit=100, cursor=names_cursor)
+        for ns in names.items:
+            cursor = None
+            while True:
+                page = t.store.search_memories(t.owner, ns, limit=100, cursor=cursor)
+                for hit in page.items:
+                    if hit.namespace == ns:
+                        out.write(json_line(hit.model_dump(mode="json", exclude={"score"})))
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        names_cursor = names.next_cursor
+        if names_cursor is None:
+            return 0
