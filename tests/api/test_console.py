@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,10 @@ def stack() -> Iterator[LocalStack]:
             )
         bob = SessionStore(backend=HttpBackend(running.api_url, running.token("bob")))
         bob.create_session("bob", session_id="bobs-secret", title="Bob's plans")
+        bob.put_memory("bob", ("secrets",), "s", {"text": "bob prefers the aisle seat"})
+        alice.put_memory("alice", ("preferences",), "seat", {"text": "I prefer a window seat on long flights"})
+        alice.put_memory("alice", ("preferences",), "food", {"text": "vegetarian, no mushrooms"})
+        alice.put_memory("alice", ("projects", "lisbon"), "dates", {"text": "the Lisbon trip is 10 to 17 May"})
         yield running
 
 
@@ -479,3 +484,30 @@ def test_a_fork_still_copying_shows_its_progress_then_opens(page: Any, stack: Lo
             copy_handler({"Records": [lambda_stream_record(record)]}, LambdaContext(function_name="copy"))
     page.wait_for_selector(f"#m-{count}", timeout=15_000)
     assert refused == []
+
+
+def test_the_memory_tab_lists_namespaces_and_recalls_by_meaning_with_scores(
+    page: Any, stack: LocalStack, tmp_path: Path
+) -> None:
+    """What alice's agents remembered: her namespaces, a namespace's memories, and a search by meaning that
+    ranks the window seat first for a question about planes (the local stack's wordllama model), scored;
+    nothing of bob's; every request answered below 400."""
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    open_console(page, stack, "alice")
+    page.get_by_role("link", name="Memory").click()
+    page.wait_for_selector("table[aria-label=Memories] tbody tr")
+    names = page.locator("ul[aria-label=Namespaces]").inner_text()
+    assert "preferences" in names and "projects / lisbon" in names and "secrets" not in names
+    assert page.locator("table[aria-label=Memories] tbody tr").count() == 3
+    page.get_by_label("Recall").fill("where do I like to sit on a plane?")
+    page.get_by_role("button", name="Search memories").click()
+    page.wait_for_selector("table[aria-label='Memory search results'] tbody tr")
+    best = page.locator("table[aria-label='Memory search results'] tbody tr").first.inner_text()
+    assert "window seat" in best and re.match(r"0\.\d{3}", best.strip())
+    assert "aisle" not in page.content()
+    page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
+    page.get_by_role("link", name="projects / lisbon").first.click()
+    expect(page.locator("h1")).to_have_text("Memory · projects / lisbon")
+    expect(page.locator("table[aria-label=Memories] tbody tr")).to_have_count(1)
+    assert failures == []

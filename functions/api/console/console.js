@@ -265,6 +265,63 @@ async function search(target, q, cursor, fresh) {
   } catch (error) { failed(error); }
 }
 
+// ---- long-term memory: namespaces, memories, search with scores --------------------------------------
+function nsText(ns) { return ns.join(" / "); }
+function namespaceOf(text) {
+  // a namespace in the address: a JSON array of labels (anything else is no namespace: the whole memory)
+  if (!text) return null;
+  try {
+    const ns = JSON.parse(decodeURIComponent(text));
+    return Array.isArray(ns) && ns.length && ns.every((l) => typeof l === "string") ? ns : null;
+  } catch { return null; }
+}
+function memoryRows(items, withScore) {
+  return items.map((h) => el("tr", {},
+    withScore ? el("td", { class: "num" }, h.score == null ? "–" : h.score.toFixed(3)) : null,
+    el("td", {}, el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(h.namespace))}` }, nsText(h.namespace))),
+    el("td", {}, h.key),
+    el("td", {}, typeof h.value?.text === "string" ? h.value.text : pretty(h.value)),
+    el("td", {}, when(h.updated_at))));
+}
+function memoryTable(label, items, withScore) {
+  const head = [withScore ? el("th", { class: "num" }, "Score") : null, el("th", {}, "Namespace"), el("th", {}, "Key"),
+    el("th", {}, "Value"), el("th", {}, "Updated")];
+  return el("table", { "aria-label": label },
+    el("thead", {}, el("tr", {}, head)),
+    el("tbody", {}, items.length ? memoryRows(items, withScore)
+      : el("tr", {}, el("td", { colspan: withScore ? 5 : 4 }, withScore ? "No memory matches." : "No memories here."))));
+}
+async function memoryView(namespace) {
+  const q = el("input", { type: "search", id: "mq", name: "mq", placeholder: "what to recall (by meaning)" });
+  const results = el("div", { id: "memory-results" });
+  const names = el("ul", { class: "namespaces", "aria-label": "Namespaces" });
+  const form = el("form", { class: "filters", role: "search", onsubmit: (e) => { e.preventDefault(); find(); } },
+    el("label", { for: "mq" }, "Recall", q), el("button", { type: "submit" }, "Search memories"));
+  main.replaceChildren(el("h1", {}, namespace ? `Memory · ${nsText(namespace)}` : "Memory"), form,
+    el("h2", {}, "Namespaces"), names, results);
+  const prefix = namespace ? JSON.stringify(namespace) : null;
+  async function find() {
+    if (!q.value.trim()) return;
+    say("Searching memories…");
+    try {
+      const found = await api("/memories/search", { q: q.value.trim(), prefix, limit: 20 });
+      results.replaceChildren(el("h2", {}, "Best matches"), memoryTable("Memory search results", found.items, true));
+      say("");
+    } catch (error) { failed(error); }
+  }
+  say("Loading memories…");
+  try {
+    const listed = await api("/memories/namespaces", { prefix, limit: 200 });
+    names.replaceChildren(...(listed.items.length ? listed.items.map((ns) => el("li", {},
+      el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(ns))}` }, nsText(ns))))
+      : [el("li", { class: "muted" }, "No memories yet.")]));
+    const page = await api("/memories/search", { prefix, limit: 100 });
+    results.replaceChildren(el("h2", {}, namespace ? "Memories here" : "Memories"), memoryTable("Memories", page.items, false),
+      el("p", { class: "totals" }, `${page.items.length} ${page.items.length === 1 ? "memory" : "memories"}`));
+    say("");
+  } catch (error) { failed(error); }
+}
+
 // ---- one session --------------------------------------------------------------------------------------
 function part(kind, label, body, name) {
   // the label names the part's kind (in small capitals) and, for tools, the tool's name exactly as written
@@ -691,9 +748,11 @@ function route() {
   if (!token()) { signInView(CONFIG.oidc); return; }
   signedIn(token());
   const hash = location.hash.split("?")[0];
+  const memory = hash.match(/^#\/memory(?:\/(.+))?$/);
   const branch = hash.match(/^#\/s\/([^/]+)\/branch\/([^/]+)$/);
   const match = hash.match(/^#\/s\/([^/]+)(?:\/(\w+))?$/);
-  if (branch) branchView(decodeURIComponent(branch[1]), decodeURIComponent(branch[2]));
+  if (memory) memoryView(namespaceOf(memory[1]));
+  else if (branch) branchView(decodeURIComponent(branch[1]), decodeURIComponent(branch[2]));
   else if (match) sessionView(decodeURIComponent(match[1]), match[2]);
   else sessionsView();
   main.focus({ preventScroll: true });
