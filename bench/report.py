@@ -419,6 +419,29 @@ def otlp_section(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def recall_section(results: dict[str, Any]) -> list[str]:
+    """Long-term memory's retrieval quality (bench/memory_recall.py): recall@5 by search mode and backend."""
+    r = results.get("memory_recall")
+    if not r:
+        return not_measured("bench.memory_recall")
+    lines = [
+        f"Measured {r['date']} by bench/memory_recall.py: {r['memory']['memories']} memories of one owner and "
+        f"{r['memory']['questions']} questions whose answer is one of them ({r['set']}), embedded by {r['embedder']}; "
+        "a question is recalled at 5 when its answer is among the first five hits. Both backends rank with the same "
+        "rules (DynamoDB's vector search from infra/local/vectors.py: exact neighbours).",
+        "",
+        "| backend | semantic | keyword | hybrid | 200 puts (s) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for backend in ("memory", "dynamodb"):
+        b = r[backend]
+        lines.append(
+            f"| {backend} | {b['recall@5 semantic']:.2f} | {b['recall@5 keyword']:.2f} | {b['recall@5 hybrid']:.2f} | "
+            f"{b['put_seconds']:.1f} |"
+        )
+    return [*lines, ""]
+
+
 def record(key: str, value: dict[str, Any]) -> None:
     """Keep one benchmark's measurement in bench/results.json under `key` and render bench/results.md again."""
     path = Path(__file__).parent / "results.json"
@@ -463,6 +486,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## LangGraph: SessionStoreSaver against DynamoDBSaver", "", *langgraph_section(results), ""]
     lines += ["## Many writers on one session", "", *contention_section(results)]
     lines += ["## The OTLP receiver's worst requests", "", *otlp_section(results)]
+    lines += ["## Long-term memory: recall@5", "", *recall_section(results)]
     lines += ["## Cold start", "", *startup_section(results), ""]
     lines += ["## Memory", "", *memory_section(results), ""]
     lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]

@@ -466,6 +466,31 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return Backend("async", async_store, lambda store: async_store(store.tables), loop.run, loop)
 
 
+_memory_tables = itertools.count()
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def remembering_store(request: pytest.FixtureRequest) -> SessionStore:
+    """A library store with long-term memory and wordllama's model (the local stack's): the memory backend, or
+    DynamoDB on moto's server (the vector search in infra/local/vectors.py) over fresh tables."""
+    from store.embeddings import WordLlamaEmbedder
+
+    settings = Settings(embedder=WordLlamaEmbedder())
+    if request.param == "memory":
+        return SessionStore.memory(settings)
+    client, s3 = request.getfixturevalue("server_inspectors")
+    tables = create_tables(client, prefix=f"mem{next(_memory_tables)}", s3=s3)
+    return SessionStore(
+        tables.sessions,
+        tables.messages,
+        bucket=tables.bucket,
+        memories_table=tables.memories,
+        client=client,
+        s3_client=s3,
+        settings=settings,
+    )
+
+
 # Parametrized cases moved to `make test-extended` (see the `extended` marker): the slowest variants of
 # tests whose quick variants stay in `make test`.
 EXTENDED_CASES = (

@@ -6,40 +6,17 @@ both, the same answers)."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, IndexConfig
 from langgraph.store.memory import InMemoryStore
 
-from infra.local.aws import create_tables
-from store import SessionStore, Settings
+from store import SessionStore
 from store.embeddings import WordLlamaEmbedder
 from store.integrations.langgraph_store import MemoryStore
-
-_tables = itertools.count()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def library(request: pytest.FixtureRequest) -> SessionStore:
-    settings = Settings(embedder=WordLlamaEmbedder())
-    if request.param == "memory":
-        return SessionStore.memory(settings)
-    client, s3 = request.getfixturevalue("server_inspectors")
-    tables = create_tables(client, prefix=f"lgm{next(_tables)}", s3=s3)
-    return SessionStore(
-        tables.sessions,
-        tables.messages,
-        bucket=tables.bucket,
-        memories_table=tables.memories,
-        client=client,
-        s3_client=s3,
-        settings=settings,
-    )
 
 
 class Turn(TypedDict, total=False):
@@ -67,8 +44,8 @@ def graph(memories: BaseStore) -> Any:
     return builder.compile(checkpointer=InMemorySaver(), store=memories)
 
 
-def test_a_graph_stores_a_fact_in_one_thread_and_recalls_it_in_another(library: SessionStore) -> None:
-    agent = graph(MemoryStore(library, owner="user-42"))
+def test_a_graph_stores_a_fact_in_one_thread_and_recalls_it_in_another(remembering_store: SessionStore) -> None:
+    agent = graph(MemoryStore(remembering_store, owner="user-42"))
     for fact in (
         "I prefer a window seat on long flights",
         "I am vegetarian and allergic to mushrooms",
@@ -80,11 +57,14 @@ def test_a_graph_stores_a_fact_in_one_thread_and_recalls_it_in_another(library: 
     food = agent.invoke({"text": "what can't I eat?"}, {"configurable": {"thread_id": "saturday"}})
     assert "mushrooms" in food["answer"]
     # another user's graph on the same tables finds nothing of user-42's
-    other = graph(MemoryStore(library, owner="user-7"))
+    other = graph(MemoryStore(remembering_store, owner="user-7"))
     assert other.invoke({"text": "where do I sit?"}, {"configurable": {"thread_id": "x"}})["answer"] == "I don't know"
     # what the graph wrote is the store's, seen by the store's own search
     assert (
-        library.search_memories("user-42", ("facts",), query="plane seat").items[0].value["text"].startswith("I prefer")
+        remembering_store.search_memories("user-42", ("facts",), query="plane seat")
+        .items[0]
+        .value["text"]
+        .startswith("I prefer")
     )
 
 
@@ -130,8 +110,8 @@ def scenario(memories: BaseStore) -> list[Any]:
     return out
 
 
-def test_it_answers_as_langgraphs_own_in_memory_store(library: SessionStore) -> None:
-    mine = MemoryStore(library, owner="alice")
+def test_it_answers_as_langgraphs_own_in_memory_store(remembering_store: SessionStore) -> None:
+    mine = MemoryStore(remembering_store, owner="alice")
     ours = scenario(mine)
     theirs = scenario(InMemoryStore())
     assert ours == theirs
@@ -141,14 +121,14 @@ def test_it_answers_as_langgraphs_own_in_memory_store(library: SessionStore) -> 
     assert ("users", "u2") not in mine.list_namespaces()
 
 
-def test_the_async_methods_and_a_per_view_embedder(library: SessionStore) -> None:
+def test_the_async_methods_and_a_per_view_embedder(remembering_store: SessionStore) -> None:
     """`aput`/`asearch` through `abatch`; an `IndexConfig` embedder (LangGraph's, here a function) replaces
     the store's for this view only."""
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
         return [WordLlamaEmbedder()([t])[0] for t in texts]
 
-    memories = MemoryStore(library, owner="bob", index=IndexConfig(dims=256, embed=embed, fields=["text"]))
+    memories = MemoryStore(remembering_store, owner="bob", index=IndexConfig(dims=256, embed=embed, fields=["text"]))
 
     async def run() -> list[Any]:
         await memories.aput(("notes",), "n1", {"text": "the boat leaves at noon", "other": "zzz"})

@@ -1,0 +1,130 @@
+"""Google ADK's memory (`BaseMemoryService`) on the store's memories: what `Runner(memory_service=...)` gives
+ADK's `load_memory` and `preload_memory` tools.
+
+    from google.adk.runners import Runner
+    from store.integrations.adk_memory import StoreMemoryService
+
+    runner = Runner(app_name="travel", agent=agent, session_service=..., memory_service=StoreMemoryService(store))
+
+The owner is ADK's `user_id` (as the session service's), each app a namespace: `("adk", app_name)`. A session
+added to memory (`add_session_to_memory`, again and again over its life) or a delta of events
+(`add_events_to_memory`) puts one memory per event that says something, keyed by the event's id, so adding
+twice changes nothing; `add_memory` writes explicit entries; `delete_memory` removes one by the id a search
+returned. `search_memory` returns only memories that match the query (ADK's semantics): by meaning above a
+similarity threshold when the store has an embedder (`memory_search.matching`), by the query's words otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from store import SessionStore
+from store.integrations.memory_search import THRESHOLD, matching
+
+RESULTS = 10
+
+
+class StoreMemoryService(BaseMemoryService):
+    """ADK's memory service over a `SessionStore`'s memories."""
+
+    def __init__(self, store: SessionStore, *, results: int = RESULTS, threshold: float = THRESHOLD) -> None:
+        self.store = store
+        self.results = results
+        self.threshold = threshold
+
+    @staticmethod
+    def _namespace(app_name: str) -> tuple[str, ...]:
+        return ("adk", app_name)
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        await self.add_events_to_memory(
+            app_name=session.app_name, user_id=session.user_id, events=session.events, session_id=session.id
+        )
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        for event in events:
+            text = _text(event.content)
+            if not text:
+                continue
+            value = {
+                "text": text,
+                "author": event.author,
+                "timestamp": datetime.fromtimestamp(event.timestamp, UTC).isoformat(),
+                "session_id": session_id,
+                "content": event.content.model_dump(mode="json", exclude_none=True) if event.content else None,
+            }
+            await asyncio.to_thread(
+                self.store.put_memory, user_id, self._namespace(app_name), event.id, value, index=["text"]
+            )
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        for entry in memories:
+            text = _text(entry.content)
+            key = entry.id or hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+            value = {
+                "text": text,
+                "author": entry.author,
+                "timestamp": entry.timestamp,
+                "content": entry.content.model_dump(mode="json", exclude_none=True),
+                "metadata": dict(entry.custom_metadata),
+            }
+            await asyncio.to_thread(
+                self.store.put_memory, user_id, self._namespace(app_name), key, value, index=["text"]
+            )
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        namespace = self._namespace(app_name)
+        hits = await asyncio.to_thread(matching, self.store, user_id, namespace, query, self.results, self.threshold)
+        memories = []
+        for hit in hits:
+            stored: Any = hit.value.get("content")
+            content = (
+                types.Content.model_validate(stored)
+                if isinstance(stored, dict)
+                else types.Content(parts=[types.Part(text=str(hit.value.get("text", "")))])
+            )
+            memories.append(
+                MemoryEntry(
+                    content=content,
+                    id=hit.key,
+                    author=hit.value.get("author"),
+                    timestamp=hit.value.get("timestamp"),
+                    custom_metadata={"score": hit.score, **(hit.value.get("metadata") or {})},
+                )
+            )
+        return SearchMemoryResponse(memories=memories)
+
+    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
+        if memory_id is not None:
+            await asyncio.to_thread(self.store.delete_memory, user_id, self._namespace(app_name), memory_id)
+
+
+def _text(content: types.Content | None) -> str:
+    """The text of an event's or entry's parts ("" when it has none)."""
+    if content is None or not content.parts:
+        return ""
+    return " ".join(p.text for p in content.parts if p.text).strip()

@@ -1,0 +1,194 @@
+"""Long-term memory behind each framework's own memory interface, driven by that framework with a scripted
+model: an agent keeps a fact in one session and recalls it in a new session, by meaning (wordllama), on the
+memory backend and on DynamoDB. The facts and questions are also the measurements behind
+`store.integrations.memory_search.THRESHOLD`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from agents import Agent as OpenAIAgent
+from agents import ModelResponse, Runner, Usage
+from agents.models.interface import Model
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner as AdkRunner
+from google.adk.tools.preload_memory_tool import preload_memory_tool as preload_memory
+from google.genai import types
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from strands import Agent as StrandsAgent
+from strands.memory import MemoryManager
+
+from bench.strands_models import ScriptModel
+from store import SessionStore
+from store.integrations.adk import StoreSessionService
+from store.integrations.adk_memory import StoreMemoryService
+from store.integrations.openai_memory import memory_tools
+from store.integrations.strands_memory import StoreMemory
+
+FACTS = [
+    "I prefer a window seat on long flights",
+    "I am vegetarian and allergic to mushrooms",
+    "My daughter's name is Ana",
+]
+
+
+# ---------------------------------------------------------------- Google ADK
+
+
+class AdkModel(BaseLlm):
+    """Answers "ok" and keeps what each request carries, as text (`preload_memory` adds memories to it)."""
+
+    seen: list[str] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        texts = [p.text for c in llm_request.contents for p in (c.parts or []) if p.text]
+        self.seen.append("\n".join([str(llm_request.config.system_instruction or ""), *texts]))
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="ok")]))
+
+
+def test_an_adk_agent_recalls_in_a_new_session_what_an_earlier_one_was_told(remembering_store: SessionStore) -> None:
+    model = AdkModel(model="scripted", seen=[])
+    agent = LlmAgent(name="assistant", model=model, instruction="Help the user.", tools=[preload_memory])
+    memory = StoreMemoryService(remembering_store)
+    runner = AdkRunner(
+        app_name="travel", agent=agent, session_service=StoreSessionService(remembering_store), memory_service=memory
+    )
+
+    async def say(session_id: str, text: str, user: str = "ada") -> None:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for _ in runner.run_async(user_id=user, session_id=session_id, new_message=message):
+            pass
+
+    async def scenario() -> None:
+        first = await runner.session_service.create_session(app_name="travel", user_id="ada")
+        for fact in FACTS:
+            await say(first.id, fact)
+        done = await runner.session_service.get_session(app_name="travel", user_id="ada", session_id=first.id)
+        assert done is not None
+        await memory.add_session_to_memory(done)
+        await memory.add_session_to_memory(done)  # again: nothing twice
+        later = await runner.session_service.create_session(app_name="travel", user_id="ada")
+        await say(later.id, "where do I like to sit on a plane?")
+        bob = await runner.session_service.create_session(app_name="travel", user_id="bob")
+        await say(bob.id, "where do I like to sit on a plane?", user="bob")
+
+    asyncio.run(scenario())
+    recalled = model.seen[-2]
+    assert "window seat" in recalled and "mushrooms" not in recalled  # only what matches, by meaning
+    assert "window seat" not in model.seen[-1]  # bob's agent finds nothing of ada's
+    found = asyncio.run(memory.search_memory(app_name="travel", user_id="ada", query="what can't I eat?"))
+    said = [m.content.parts[0].text for m in found.memories if m.content.parts]
+    assert said[0] == FACTS[1] and not {FACTS[0], FACTS[2]} & set(said)  # the answer first, no other fact
+    assert len(remembering_store.search_memories("ada", ("adk", "travel"), limit=100).items) == 2 * len(FACTS)
+
+
+# ---------------------------------------------------------------- Strands
+
+
+class StrandsScripted(ScriptModel):
+    """Calls `add_memory` with the fact in a user's "remember:" turn; otherwise answers "ok". Keeps what it
+    was given (messages and system prompt) each call."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.calls = 0
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        self.seen.append(json.dumps(messages, default=str) + str(system_prompt))
+        last = messages[-1]
+        text = "".join(block.get("text", "") for block in last["content"])
+        self.calls += 1
+        if last["role"] == "user" and text.startswith("remember:"):
+            fact = text.removeprefix("remember:").strip()
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": f"t{self.calls}", "name": "add_memory"}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"entries": [fact]})}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+            return
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockDelta": {"delta": {"text": "ok"}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+
+
+def test_a_strands_agent_remembers_with_its_add_tool_and_a_new_agent_is_given_it(
+    remembering_store: SessionStore,
+) -> None:
+    first_model = StrandsScripted()
+    memory = StoreMemory(remembering_store, owner="ada")
+    first = StrandsAgent(
+        model=first_model,
+        memory_manager=MemoryManager(stores=[memory], add_tool_config=True),
+        callback_handler=None,
+    )
+    for fact in FACTS:
+        first(f"remember: {fact}")
+    assert len(remembering_store.search_memories("ada", ("strands", "agent-store"), limit=100).items) == len(FACTS)
+    later_model = StrandsScripted()
+    later = StrandsAgent(
+        model=later_model,
+        memory_manager=MemoryManager(stores=[StoreMemory(remembering_store, owner="ada")]),
+        callback_handler=None,
+    )
+    later("where do I like to sit on a plane?")
+    assert "window seat" in later_model.seen[0] and "mushrooms" not in later_model.seen[0]
+    stranger_model = StrandsScripted()
+    stranger = StrandsAgent(
+        model=stranger_model,
+        memory_manager=MemoryManager(stores=[StoreMemory(remembering_store, owner="bob")]),
+        callback_handler=None,
+    )
+    stranger("where do I like to sit on a plane?")
+    assert "window seat" not in stranger_model.seen[0]
+
+
+# ---------------------------------------------------------------- OpenAI Agents SDK
+
+
+class OpenAIScripted(Model):
+    """Calls the scripted tool first, then answers with what the tool returned."""
+
+    def __init__(self, tool: str, arguments: dict[str, str]) -> None:
+        self.tool, self.arguments = tool, arguments
+        self.inputs: list[Any] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+        self.inputs.append(input)
+        outputs = [i for i in (input if isinstance(input, list) else []) if i.get("type") == "function_call_output"]
+        if not outputs:
+            call = ResponseFunctionToolCall(
+                type="function_call", call_id="c1", name=self.tool, arguments=json.dumps(self.arguments)
+            )
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        text = ResponseOutputText(type="output_text", text=str(outputs[-1]["output"]), annotations=[])
+        message = ResponseOutputMessage(id="m1", type="message", role="assistant", status="completed", content=[text])
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+def test_an_openai_agent_remembers_and_recalls_with_its_tools(remembering_store: SessionStore) -> None:
+    tools = memory_tools(remembering_store, owner="ada")
+    for fact in FACTS:
+        teller = OpenAIAgent(name="assistant", model=OpenAIScripted("remember", {"fact": fact}), tools=tools)
+        assert asyncio.run(Runner.run(teller, f"please remember: {fact}")).final_output == "remembered"
+    asker = OpenAIAgent(
+        name="assistant", model=OpenAIScripted("recall", {"query": "where do I like to sit on a plane?"}), tools=tools
+    )
+    answer = asyncio.run(Runner.run(asker, "where do I like to sit?")).final_output
+    assert answer.splitlines()[0] == FACTS[0]
+    other = memory_tools(remembering_store, owner="bob")
+    stranger = OpenAIAgent(name="assistant", model=OpenAIScripted("recall", {"query": "window seat"}), tools=other)
+    assert asyncio.run(Runner.run(stranger, "where do I sit?")).final_output == "nothing remembered about that"
