@@ -52,13 +52,7 @@ def on_dynamodb() -> dict[str, Any]:
     with mock_aws():
         client = local_client()
         tables = create_tables(client, prefix="recall")
-        store = SessionStore(
-            tables.sessions,
-            tables.messages,
-            memories_table=tables.memories,
-            client=client,
-            settings=Settings(embedder=WordLlamaEmbedder()),
-        )
+        store = tables.store(client, settings=Settings(embedder=WordLlamaEmbedder()))
         return measure(store)
 
 

@@ -230,15 +230,8 @@ def make_harness(
     tables = create_tables(client, prefix=f"t{next(_table_prefixes)}", s3=s3)
 
     def twin() -> SessionStore:
-        return SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            memories_table=tables.memories,
-            client=client,
-            s3_client=s3,
-            settings=cfg,
-        )
+        store: SessionStore = tables.store(client, s3, settings=cfg)
+        return store
 
     store = twin()
     requests = Requests().attach(client, s3)
@@ -304,15 +297,7 @@ def make_async_harness(request: pytest.FixtureRequest, clock: FakeClock, **setti
     cfg = Settings(clock=clock, **settings)
 
     def twin() -> SessionStore:
-        made = AsyncSessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            memories_table=tables.memories,
-            client=dynamodb,
-            s3_client=s3,
-            settings=cfg,
-        )
+        made = tables.store(dynamodb, s3, settings=cfg, front=AsyncSessionStore)
         return SyncOverAsync(made, loop)  # type: ignore[return-value]
 
     requests = Requests().attach(dynamodb, s3)
@@ -480,15 +465,8 @@ def remembering_store(request: pytest.FixtureRequest) -> SessionStore:
         return SessionStore.memory(settings)
     client, s3 = request.getfixturevalue("server_inspectors")
     tables = create_tables(client, prefix=f"mem{next(_memory_tables)}", s3=s3)
-    return SessionStore(
-        tables.sessions,
-        tables.messages,
-        bucket=tables.bucket,
-        memories_table=tables.memories,
-        client=client,
-        s3_client=s3,
-        settings=settings,
-    )
+    store: SessionStore = tables.store(client, s3, settings=settings)
+    return store
 
 
 # Parametrized cases moved to `make test-extended` (see the `extended` marker): the slowest variants of

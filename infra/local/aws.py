@@ -67,6 +67,23 @@ class LocalTables:
     def memories(self) -> str | None:
         return self.names.get("MEMORIES_TABLE")
 
+    def store(self, client: Any, s3_client: Any = None, *, settings: Any = None, front: Any = None) -> Any:
+        """A store (`front`: SessionStore unless given, AsyncSessionStore say) on these tables and bucket, through
+        the given clients."""
+        if front is None:
+            from store import SessionStore
+
+            front = SessionStore
+        return front(
+            self.sessions,
+            self.messages,
+            bucket=self.bucket,
+            memories_table=self.memories,
+            client=client,
+            s3_client=s3_client,
+            settings=settings,
+        )
+
     def table_names(self) -> dict[str, str]:
         """Every table's name, by the variable that carries it."""
         return {env: name for env, name in self.names.items() if env.endswith("_TABLE")}

@@ -343,7 +343,6 @@ def local_stack(
     import functions.api.app
     import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
     from functions import runtime
-    from store import SessionStore
     from store.session_store import s3_config
 
     per_item_transaction_backups()  # moto would copy every table each transaction touches: memory grows with use
@@ -357,15 +356,7 @@ def local_stack(
         tables = create_tables(dynamodb, prefix=prefix, s3=s3)
         if data is not None:
             persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
-        store = SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            memories_table=tables.memories,
-            client=dynamodb,
-            s3_client=s3,
-            settings=Settings(embedder=WordLlamaEmbedder()),  # the local stack's model: in the wheel, offline
-        )
+        store = tables.store(dynamodb, s3, settings=Settings(embedder=WordLlamaEmbedder()))  # wordllama: offline
         previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
         runtime.use_store(store)
         secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()

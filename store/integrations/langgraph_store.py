@@ -167,27 +167,17 @@ class MemoryStore(BaseStore):
         return found[op.offset : op.offset + op.limit]
 
 
+def _fields(found: MemoryItem) -> dict[str, Any]:
+    """What LangGraph's `Item` and `SearchItem` take of a memory."""
+    return found.model_dump(include={"namespace", "key", "value", "created_at", "updated_at"})
+
+
 def _item(found: MemoryItem | None) -> Item | None:
-    if found is None:
-        return None
-    return Item(
-        value=found.value,
-        key=found.key,
-        namespace=found.namespace,
-        created_at=found.created_at,
-        updated_at=found.updated_at,
-    )
+    return None if found is None else Item(**_fields(found))
 
 
 def _hit(hit: MemoryHit, *, score: bool = True) -> SearchItem:
-    return SearchItem(
-        namespace=hit.namespace,
-        key=hit.key,
-        value=hit.value,
-        created_at=hit.created_at,
-        updated_at=hit.updated_at,
-        score=hit.score if score else None,
-    )
+    return SearchItem(**_fields(hit), score=hit.score if score else None)
 
 
 def _plain(value: Any) -> bool:

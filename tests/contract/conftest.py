@@ -115,15 +115,8 @@ def _http(request: pytest.FixtureRequest, clock: FakeClock, settings: dict[str, 
     owners: dict[str, str] = {}
 
     def server_store() -> SessionStore:
-        return SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            memories_table=tables.memories,
-            client=client,
-            s3_client=s3,
-            settings=cfg,
-        )
+        store: SessionStore = tables.store(client, s3, settings=cfg)
+        return store
 
     def twin() -> SessionStore:
         server = server_store()
