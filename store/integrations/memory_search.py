@@ -8,10 +8,11 @@ from store import SessionStore
 from store.models import MemoryHit
 
 # The least cosine similarity a memory needs to match by meaning. Measured with wordllama's 256-dimension model
-# on six facts and a question about each (tests/integrations/test_framework_memory.py's): the answers scored
-# 0.20 to 0.63 against their questions, the unrelated facts -0.17 to 0.09, a related one (a window seat, for a
-# trip) 0.24. Another embedder may want another value: the adapters take `threshold=`.
-THRESHOLD = 0.15
+# on six facts and a question about each (the framework tests' facts and more): the answers scored 0.20 to 0.63
+# against their questions, the unrelated facts -0.17 to 0.09, a related one (a window seat, for a trip) 0.24;
+# on the local stack, "what can't I eat?" against "I am allergic to peanuts" scored 0.144. wordllama's margin is
+# thin: another embedder (Titan V2 deployed) may want another value, which the adapters take as `threshold=`.
+THRESHOLD = 0.12
 
 
 def matching(
