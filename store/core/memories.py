@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from store.core import codec
 from store.core.cursor import decode, encode
@@ -109,11 +109,13 @@ def value(given: Any) -> dict[str, Any]:
     return loaded
 
 
-def index_fields(given: Any) -> tuple[str, ...] | bool | None:
+def index_fields(given: Any) -> tuple[str, ...] | Literal[False] | None:
     """`index`: None (the default fields: the whole value's text), False (not searchable by meaning), or a
     list of field paths (`"text"`, `"details.summary"`)."""
-    if given is None or given is False:
-        return given
+    if given is None:
+        return None
+    if given is False:
+        return False
     if isinstance(given, str) or not isinstance(given, (list, tuple)) or not given:
         raise InvalidInput("index must be None, False or a non-empty list of field names")
     fields = tuple(given)

@@ -46,7 +46,7 @@ class Memories(Domain):
         embedder); bad input is InvalidInput with nothing written."""
         fields = m.index_fields(index)
         checked = m.value(value)
-        text = m.indexed_text(checked, None if fields is False or fields is True else fields)
+        text = m.indexed_text(checked, None if fields is False else fields)
         request = PutMemory(
             owner=v.owner(owner),
             namespace=m.namespace(namespace),

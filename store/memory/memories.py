@@ -25,7 +25,9 @@ class MemoryMemories(MemoryCore):
     """Long-term memory, in memory: `_memories[owner][sort key]`."""
 
     def _owner_memories(self, owner: str) -> dict[str, MemoryRecord]:
-        return self._memories.setdefault(owner, {})
+        """The owner's memories to read (a new, empty map for an owner with none: reads leave no trace)."""
+        found: dict[str, MemoryRecord] = self._memories.get(owner, {})
+        return found
 
     def _live_memory(self, record: MemoryRecord | None, now: datetime) -> MemoryRecord | None:
         return None if record is None or is_expired(record.item.expires_at, now) else record
@@ -33,7 +35,7 @@ class MemoryMemories(MemoryCore):
     def put_memory(self, request: PutMemory) -> MemoryItem:
         now = self._now()
         with self._lock:
-            found = self._owner_memories(request.owner)
+            found = self._memories.setdefault(request.owner, {})
             sk = m.memory_sk(request.namespace, request.key)
             old = self._live_memory(found.get(sk), now)
             item = MemoryItem(

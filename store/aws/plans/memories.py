@@ -169,8 +169,12 @@ def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
     yield Call("delete_item", {"TableName": _table(ctx), "Key": _key(request.owner, request.namespace, request.key)})
 
 
-def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int) -> Plan[list[Item]]:
-    """The owner's live memories under `prefix`, in key order, at most `limit` (a Query: pages of 1 MB)."""
+SHOWN = ("sk", "v", "txt", "ca", "ua", "exa")  # what a hit is made of; `vec` and `emb` only to rank by meaning
+
+
+def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int, *, vectors: bool) -> Plan[list[Item]]:
+    """The owner's live memories under `prefix`, in key order, at most `limit` (a Query of at most `limit`
+    items a page); their vectors only with `vectors` (a 256-dimension vector is most of an item's size)."""
     table = _table(ctx)
     now = ctx.now()
     low, high = m.prefix_range(prefix)
@@ -181,7 +185,16 @@ def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int) -> Plan[li
         condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
     else:
         condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
-    params = {"TableName": table, "ConsistentRead": True, "KeyConditionExpression": condition, **expr.params()}
+    wanted = (*SHOWN, "vec", "emb") if vectors else SHOWN
+    projection = ", ".join(expr.name(a) for a in wanted)
+    params = {
+        "TableName": table,
+        "ConsistentRead": True,
+        "KeyConditionExpression": condition,
+        "ProjectionExpression": projection,
+        "Limit": limit,
+        **expr.params(),
+    }
     out: list[Item] = []
     while len(out) < limit:
         answer = yield Call("query", params)
@@ -242,7 +255,8 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
         found = [(r["Item"], 1.0 - float(r["Score"])) for r in answer.get("SearchResults", []) if _live(r["Item"], now)]
         ceiling = m.MAX_TOP_K
     else:
-        items = yield from _under(ctx, request.owner, request.prefix, m.KEYWORD_ITEMS)
+        ranked_by_meaning = search_mode == "hybrid" and query is not None
+        items = yield from _under(ctx, request.owner, request.prefix, m.KEYWORD_ITEMS, vectors=ranked_by_meaning)
         found = [(i, _similarity(i, query)) for i in items]
         ceiling = m.KEYWORD_ITEMS
     candidates = []
