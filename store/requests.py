@@ -520,8 +520,7 @@ class ListNamespaces(Request[Page[tuple[str, ...]]]):
 
 @dataclass(frozen=True, kw_only=True)
 class ForgetOwner(Request[bool]):
-    """Remove every memory of the owner: True when none is left, False when the rest is left to the stack's
-    function (the call is bounded)."""
+    """Remove the owner's memories, a bounded number a call: True when none is left, False when some are."""
 
     operation = "forget_owner"
     owner: str

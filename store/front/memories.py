@@ -134,6 +134,6 @@ class Memories(Domain):
         return self._backend.execute(request)
 
     def forget_owner(self, owner: str) -> bool:
-        """Remove every memory of the owner. Bounded: True when none is left; False when the stack's function
-        finishes the rest (the owner's memories are absent to reads from the call on)."""
+        """Remove the owner's memories, at most 1,000 a call: True when none is left, False when some are (call
+        again; until then those are still there to read)."""
         return self._backend.execute(ForgetOwner(owner=v.owner(owner)))
