@@ -5,7 +5,11 @@ tests/infra/test_vector_emulator.py checks it against what they document, on its
 
 - CreateTable takes `VectorIndexes` (IndexName 3-255 of `[a-zA-Z0-9_.-]`, VectorAttribute, Dimensions 1-4096,
   DistanceFunction COSINE | EUCLIDEAN | DOT_PRODUCT, Projection ALL | KEYS_ONLY | INCLUDE, SearchSchema of
-  HASH and INLINE_FILTER attributes, at most one HASH); DescribeTable shows them, each ACTIVE.
+  HASH and INLINE_FILTER attributes, at most one HASH); DescribeTable shows them, each ACTIVE and not
+  backfilling (the search is exact over the table, so a new index has nothing to catch up on).
+- UpdateTable takes `VectorIndexUpdates`: one update per call, a `Create` (the same rules; a name the table
+  already has is refused) or a `Delete` (by IndexName; one the table does not have is
+  ResourceNotFoundException). Other UpdateTable parameters in the same call go on to moto.
 - SearchVectors(TableName, IndexName, SearchVector, TopK, SearchConditionExpression,
   ExpressionAttributeNames/Values, ProjectionExpression, ReturnConsumedCapacity) compares the query with every
   item whose vector attribute is a list of numbers of the index's dimensions (exact nearest neighbours), and
@@ -52,23 +56,37 @@ def install() -> None:
     urls.url_bases.append(SEARCH_HOST)
     index.backend_url_patterns.insert(0, ("dynamodb", re.compile(SEARCH_HOST)))
     create_table = DynamoHandler.create_table
+    update_table = DynamoHandler.update_table
     describe = Table.describe
 
     def create_with_vectors(self: Any) -> Any:
-        indexes = _checked_indexes(self.body.get("VectorIndexes") or [], self.body)
+        indexes = _checked_indexes(self.body.get("VectorIndexes") or [])
         result = create_table(self)
         table = self.dynamodb_backend.get_table(self.body["TableName"])
         table.vector_indexes = indexes
         return create_table_result(self, result, table)
 
+    def update_with_vectors(self: Any) -> Any:
+        updates = self.body.get("VectorIndexUpdates")
+        if updates is None:
+            return update_table(self)
+        table = self.dynamodb_backend.get_table(self.body["TableName"])
+        table.vector_indexes = _updated_indexes(getattr(table, "vector_indexes", []), updates, table.name)
+        if set(self.body) - {"TableName", "VectorIndexUpdates"}:
+            return update_table(self)
+        from moto.dynamodb.responses import DynamoResult
+
+        return DynamoResult(table.describe())
+
     def describe_with_vectors(self: Any, base_key: str = "TableDescription") -> dict[str, Any]:
         out: dict[str, Any] = describe(self, base_key=base_key)
         indexes = getattr(self, "vector_indexes", None)
         if indexes:
-            out[base_key]["VectorIndexes"] = [{**i, "IndexStatus": "ACTIVE"} for i in indexes]
+            out[base_key]["VectorIndexes"] = [{**i, "IndexStatus": "ACTIVE", "Backfilling": False} for i in indexes]
         return out
 
     DynamoHandler.create_table = create_with_vectors  # type: ignore[method-assign]
+    DynamoHandler.update_table = update_with_vectors  # type: ignore[method-assign]
     Table.describe = describe_with_vectors  # type: ignore[method-assign]
     DynamoHandler.search_vectors = _search_vectors  # type: ignore[attr-defined]
 
@@ -86,7 +104,7 @@ def _validation(message: str) -> Exception:
     return MockValidationException(message)
 
 
-def _checked_indexes(given: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+def _checked_indexes(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
     names: set[str] = set()
     out = []
     for index in given:
@@ -127,6 +145,26 @@ def _checked_indexes(given: list[dict[str, Any]], body: dict[str, Any]) -> list[
             }
         )
     return out
+
+
+def _updated_indexes(indexes: list[dict[str, Any]], updates: Any, table: str) -> list[dict[str, Any]]:
+    """The table's vector indexes after one UpdateTable's `VectorIndexUpdates` (one Create or one Delete)."""
+    from moto.dynamodb.exceptions import ResourceNotFoundException
+
+    if not isinstance(updates, list) or len(updates) != 1 or not isinstance(updates[0], dict):
+        raise _validation("VectorIndexUpdates takes exactly one update per UpdateTable call")
+    kind, spec = next(iter(updates[0].items())) if len(updates[0]) == 1 else (None, None)
+    if kind == "Delete" and isinstance(spec, dict):
+        name = spec.get("IndexName")
+        if not any(i["IndexName"] == name for i in indexes):
+            raise ResourceNotFoundException(f"Requested resource not found: Vector index {name} not found on {table}")
+        return [i for i in indexes if i["IndexName"] != name]
+    if kind == "Create" and isinstance(spec, dict):
+        (created,) = _checked_indexes([spec])
+        if any(i["IndexName"] == created["IndexName"] for i in indexes):
+            raise _validation(f"Vector index {created['IndexName']} already exists on table {table}")
+        return [*indexes, created]
+    raise _validation("A vector index update holds exactly one of Create or Delete")
 
 
 def _number(value: Any) -> float:
@@ -282,7 +320,7 @@ def _search_vectors(self: Any) -> Any:
         wanted = [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
     attribute = index["VectorAttribute"]["AttributeName"]
     scored = []
-    for position, stored in enumerate(sorted(table.all_items(), key=_key_order(keys))):
+    for position, stored in enumerate(sorted(_candidates(table, clauses), key=_key_order(keys))):
         item = {k: v.to_regular_json() for k, v in stored.attrs.items()}
         vector = _vector(item.get(attribute), index["Dimensions"])
         if vector is None or not _holds(item, clauses):
@@ -296,6 +334,20 @@ def _search_vectors(self: Any) -> Any:
         size = 4 * len(query)
         answer["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(size)}
     return ActionResult(answer)
+
+
+def _candidates(table: Any, clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> list[Any]:
+    """The items a search may return: one partition's when the condition names the table's partition key
+    (what the index's HASH element is for), else the table's."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    for attribute, op, operands in clauses:
+        if attribute == table.hash_key_attr and op == "=":
+            found = table.items.get(DynamoType(operands[0]))
+            if found is None:
+                return []
+            return list(found.values()) if table.has_range_key else [found]
+    return list(table.all_items())
 
 
 def _key_order(keys: list[str]) -> Any:

@@ -202,3 +202,51 @@ def test_create_table_refuses_a_malformed_vector_index(dynamodb_client: Any) -> 
     for i, change in enumerate(changes):
         with pytest.raises(ClientError, match="ValidationException"):
             dynamodb_client.create_table(TableName=f"vx-bad-{i}", **KEYS, VectorIndexes=[{**good, **change}])
+
+
+def test_update_table_creates_and_deletes_a_vector_index(dynamodb_client: Any) -> None:
+    """UpdateTable's VectorIndexUpdates: one Create or one Delete a call; a created index searches the items the
+    table already holds (ACTIVE, not backfilling); a deleted one is gone from DescribeTable and SearchVectors."""
+    vectors.install()
+    dynamodb_client.create_table(TableName="vx-update", **KEYS)
+    dynamodb_client.put_item(
+        TableName="vx-update", Item={"pk": {"S": "p"}, "sk": {"S": "a"}, "v": {"L": [{"N": "1"}, {"N": "0"}]}}
+    )
+    index: dict[str, Any] = {
+        "IndexName": "later",
+        "VectorAttribute": {"AttributeName": "v"},
+        "Dimensions": 2,
+        "DistanceFunction": "COSINE",
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
+        "SearchSchema": [{"AttributeName": "pk", "SearchSchemaElementType": "HASH"}],
+    }
+    assert "VectorIndexes" not in dynamodb_client.describe_table(TableName="vx-update")["Table"]
+    answer = dynamodb_client.update_table(TableName="vx-update", VectorIndexUpdates=[{"Create": index}])
+    (described,) = answer["TableDescription"]["VectorIndexes"]
+    assert described["IndexName"] == "later" and described["IndexStatus"] == "ACTIVE"
+    assert described["Backfilling"] is False
+    found = dynamodb_client.search_vectors(
+        TableName="vx-update", IndexName="later", SearchVector=[{"N": "1"}, {"N": "0"}], TopK=1
+    )["SearchResults"]
+    assert found == [{"Item": {"pk": {"S": "p"}, "sk": {"S": "a"}}, "Score": 0.0}]
+    with pytest.raises(ClientError, match="ValidationException"):  # the name is taken
+        dynamodb_client.update_table(TableName="vx-update", VectorIndexUpdates=[{"Create": index}])
+    with pytest.raises(ClientError, match="ValidationException"):  # one update a call
+        dynamodb_client.update_table(
+            TableName="vx-update",
+            VectorIndexUpdates=[{"Create": {**index, "IndexName": "other"}}, {"Delete": {"IndexName": "later"}}],
+        )
+    with pytest.raises(ClientError, match="ValidationException"):  # malformed as in CreateTable
+        dynamodb_client.update_table(
+            TableName="vx-update", VectorIndexUpdates=[{"Create": {**index, "DistanceFunction": "MANHATTAN"}}]
+        )
+    with pytest.raises(ClientError) as caught:
+        dynamodb_client.update_table(TableName="vx-update", VectorIndexUpdates=[{"Delete": {"IndexName": "nope"}}])
+    assert caught.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    dynamodb_client.update_table(TableName="vx-update", VectorIndexUpdates=[{"Delete": {"IndexName": "later"}}])
+    assert "VectorIndexes" not in dynamodb_client.describe_table(TableName="vx-update")["Table"]
+    with pytest.raises(ClientError) as caught:
+        dynamodb_client.search_vectors(
+            TableName="vx-update", IndexName="later", SearchVector=[{"N": "1"}, {"N": "0"}], TopK=1
+        )
+    assert caught.value.response["Error"]["Code"] == "ResourceNotFoundException"
