@@ -10,7 +10,9 @@ Capacity rules (developer guide, "Item sizes and formats" and "Read/write capaci
 - a write costs ceil(size / 1 KB) WCU, size the larger of the item before and after (a delete: the
   item removed); in TransactWriteItems every action, ConditionCheck included, costs twice that;
 - a read costs ceil(size / 4 KB) RCU, halved when eventually consistent, doubled in TransactGetItems;
-  a Query or Scan sums the sizes of the items it returns before rounding.
+  a Query or Scan sums the sizes of the items it reads before rounding: whole items, whatever its
+  ProjectionExpression or FilterExpression leave out of the answer (they do not lower the bill), so
+  such a read is repeated without them, with the same keys, start and Limit, to size what it read.
 The time the meter spends reading items is kept apart (`overhead`) and subtracted from wall times.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import threading
 import time
 from collections import Counter
@@ -144,6 +147,7 @@ class Meter:
         started = time.perf_counter()
         request = json.loads(params["body"] or b"{}")  # the serialized request: low-level attribute values
         self._before.read_factor = 1.0 if request.get("ConsistentRead") else 0.5
+        self._before.narrowed = request if model.name in ("Query", "Scan") and _narrowed(request) else None
         if model.name not in WRITES or not self.capacity:
             return
         targets = list(self._targets(model.name, request))
@@ -189,11 +193,33 @@ class Meter:
             after = self._size(table, key)
             largest = max(largest, after)
             wcu += write_units(before, after, factor)
+        narrowed = getattr(self._before, "narrowed", None)
+        self._before.narrowed = None
+        if narrowed is not None:
+            response = self.reader.query(**whole(narrowed)) if op == "Query" else self.reader.scan(**whole(narrowed))
         rcu = read_units(op, response, getattr(self._before, "read_factor", 0.5))
         with self._lock:
             self.tally.wcu += wcu
             self.tally.rcu += rcu
             self.tally.largest_item = max(self.tally.largest_item, largest)
+
+
+def _narrowed(request: dict[str, Any]) -> bool:
+    return any(k in request for k in ("ProjectionExpression", "FilterExpression", "Select"))
+
+
+def whole(request: dict[str, Any]) -> dict[str, Any]:
+    """A Query or Scan request reading what `request` reads, answering with whole items: no projection,
+    filter or Select, and only the names and values its key condition uses."""
+    out = {k: v for k, v in request.items() if k not in ("ProjectionExpression", "FilterExpression", "Select")}
+    used = set(re.findall(r"[#:][A-Za-z0-9_]+", out.get("KeyConditionExpression", "")))
+    names = {k: v for k, v in (out.pop("ExpressionAttributeNames", None) or {}).items() if k in used}
+    values = {k: v for k, v in (out.pop("ExpressionAttributeValues", None) or {}).items() if k in used}
+    return {
+        **out,
+        **({"ExpressionAttributeNames": names} if names else {}),
+        **({"ExpressionAttributeValues": values} if values else {}),
+    }
 
 
 def write_units(before: int, after: int, factor: int = 1) -> float:

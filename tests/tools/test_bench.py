@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.meter import read_units, write_units
+from bench.meter import Meter, read_units, write_units
 from bench.report import write_report
 from bench.workload import HUGE_BYTES, agent_transcript, chat_transcript
 from store.aws.attrs import item_size
@@ -40,6 +40,38 @@ def test_read_units_follow_dynamodb_rounding() -> None:
     assert read_units("Query", {"Items": [small] * 4}, factor=0.5) == 0.5
     assert read_units("Query", {"Items": [small] * 5}, factor=0.5) == 1
     assert read_units("TransactGetItems", {"Responses": [{"Item": item}, {}]}) == 4
+
+
+def test_a_narrowed_query_or_scan_is_billed_for_the_whole_items_it_reads(aws: None) -> None:
+    """DynamoDB bills a Query or Scan for the items it reads, whatever its projection or filter return."""
+    import boto3
+
+    session = boto3.Session(region_name="us-east-1")
+    reader = boto3.client("dynamodb", region_name="us-east-1")
+    meter = Meter(session, reader)
+    client = session.client("dynamodb")
+    client.create_table(
+        TableName="billed",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for i in range(3):  # 3 items of ~5 KB: 15 KB read, 4 units strongly consistent
+        client.put_item(TableName="billed", Item={"pk": {"S": "p"}, "sk": {"S": f"{i}"}, "big": {"S": "x" * 5000}})
+    narrowed = {
+        "TableName": "billed",
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "p"}, ":one": {"S": "1"}},
+        "ProjectionExpression": "sk",
+        "FilterExpression": "sk = :one",
+        "ConsistentRead": True,
+    }
+    with meter.measure() as tally:
+        assert len(client.query(**narrowed)["Items"]) == 1  # the answer: one small item
+    assert tally.rcu == 4
+    with meter.measure() as tally:
+        client.scan(TableName="billed", ProjectionExpression="pk", Limit=2)
+    assert tally.rcu == 1.5  # two items of ~5 KB, eventually consistent
 
 
 def test_workloads_are_deterministic_and_shaped_like_agent_transcripts() -> None:
