@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,15 +159,34 @@ def query(given: Any) -> str | None:
 
 
 def check_vector(vector: Sequence[float], dimensions: int, what: str = "the embedder") -> tuple[float, ...]:
-    """A vector an embedder returned: `dimensions` finite floats, not all zero (InvalidInput otherwise)."""
+    """A vector an embedder returned: `dimensions` finite floats, not all zero (InvalidInput otherwise), each
+    rounded to the nearest 32-bit float: the precision DynamoDB's vector index holds and searches with, so
+    every backend ranks the same numbers and a stored vector costs no bytes the index ignores."""
     if not isinstance(vector, Sequence) and not hasattr(vector, "__len__"):
         raise InvalidInput(f"{what} returned a vector that is not a list of numbers")
-    out = tuple(float(x) for x in vector)
+    try:
+        out = tuple(_float32(float(x)) for x in vector)
+    except (OverflowError, TypeError, ValueError):
+        raise InvalidInput(f"{what} returned a vector with a value that is not a 32-bit float") from None
     if len(out) != dimensions:
         raise InvalidInput(f"{what} returned a vector of {len(out)} dimensions; the store's index has {dimensions}")
     if not all(math.isfinite(x) for x in out) or not any(out):
         raise InvalidInput(f"{what} returned a vector with NaN, infinite or only zero values")
     return out
+
+
+def _float32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+
+def float32_text(x: float) -> str:
+    """The shortest decimal that reads back as the 32-bit float `x` (6 to 9 significant digits, against
+    repr's 17 for a 64-bit one): how a vector's numbers are written."""
+    for digits in range(6, 10):
+        text = f"{x:.{digits}g}"
+        if _float32(float(text)) == x:
+            return text
+    return repr(x)
 
 
 # ---------------------------------------------------------------- keys

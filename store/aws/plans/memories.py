@@ -7,10 +7,14 @@ seconds for the vector index's filter, `ttl` for DynamoDB's TTL, `tts` the TTL's
 The table's vector index (`by_meaning`) is partitioned by `pk`, so a search names its owner and can never
 reach another owner's items. Every call is bounded: a put is one write, a get one read (two with a
 refresh), a semantic search one SearchVectors of at most 100 neighbours, a keyword search a Query of at
-most 1,000 memories under its prefix, list_namespaces about one Query of one item per namespace listed."""
+most 1,000 memories under its prefix, a listing (no query) its page and one more, list_namespaces about
+one Query of one item per namespace listed. A get reads strongly consistently (what was put is read); a
+search or a listing reads eventually consistently, as the vector index answers, at half the capacity.
+Vectors are written at 32-bit precision, the index's own (`core.memories.float32_text`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -108,7 +112,7 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     }
     removes = []
     if request.indexed is not None:
-        fields["vec"] = {"L": [n(float(x)) for x in request.indexed.vector]}
+        fields["vec"] = {"L": [{"N": m.float32_text(x)} for x in request.indexed.vector]}
         fields["emb"] = s(request.indexed.embedder_id)
     else:
         removes += ["vec", "emb"]
@@ -172,9 +176,20 @@ def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
 SHOWN = ("sk", "v", "txt", "ca", "ua", "exa")  # what a hit is made of; `vec` and `emb` only to rank by meaning
 
 
-def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int, *, vectors: bool) -> Plan[list[Item]]:
-    """The owner's live memories under `prefix`, in key order, at most `limit` (a Query of at most `limit`
-    items a page); their vectors only with `vectors` (a 256-dimension vector is most of an item's size)."""
+def _under(
+    ctx: Context,
+    owner: str,
+    prefix: m.Namespace,
+    limit: int,
+    *,
+    vectors: bool,
+    enough: int | None = None,
+    wanted: Mapping[str, Any] | None = None,
+) -> Plan[list[Item]]:
+    """The owner's live memories under `prefix`, in key order, at most `limit`, read eventually consistently
+    (as the vector index is); their vectors only with `vectors` (a 256-dimension vector is most of an item's
+    size). With `enough`, it stops once that many of them match `wanted` (a listing needs no more than its
+    page and one past it): pages of `enough` items, or of at least 100 when a filter may drop some."""
     table = _table(ctx)
     now = ctx.now()
     low, high = m.prefix_range(prefix)
@@ -185,20 +200,23 @@ def _under(ctx: Context, owner: str, prefix: m.Namespace, limit: int, *, vectors
         condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
     else:
         condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
-    wanted = (*SHOWN, "vec", "emb") if vectors else SHOWN
-    projection = ", ".join(expr.name(a) for a in wanted)
+    shown = (*SHOWN, "vec", "emb") if vectors else SHOWN
+    page = limit if enough is None else min(limit, enough if not wanted else max(enough, 100))
     params = {
         "TableName": table,
-        "ConsistentRead": True,
         "KeyConditionExpression": condition,
-        "ProjectionExpression": projection,
-        "Limit": limit,
+        "ProjectionExpression": ", ".join(expr.name(a) for a in shown),
+        "Limit": page,
         **expr.params(),
     }
     out: list[Item] = []
-    while len(out) < limit:
-        answer = yield Call("query", params)
-        out += [i for i in answer.get("Items", []) if _live(i, now) is not None]
+    kept = 0
+    while len(out) < limit and (enough is None or kept < enough):
+        answer = yield Call("query", {**params, "Limit": min(page, limit - len(out))})
+        fresh = [i for i in answer.get("Items", []) if _live(i, now) is not None]
+        out += fresh
+        if enough is not None:
+            kept += sum(1 for i in fresh if not wanted or m.matches(_item(i).value, wanted))
         last = answer.get("LastEvaluatedKey")
         if not last:
             break
@@ -245,7 +263,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
             {
                 "TableName": table,
                 "IndexName": VECTOR_INDEX,
-                "SearchVector": [n(float(x)) for x in query.vector],
+                "SearchVector": [{"N": m.float32_text(x)} for x in query.vector],
                 "TopK": m.top_k(offset, request.limit, bool(request.filter)),
                 "SearchConditionExpression": " AND ".join(clauses),
                 **expr.params(),
@@ -256,7 +274,16 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
         ceiling = m.MAX_TOP_K
     else:
         ranked_by_meaning = search_mode == "hybrid" and query is not None
-        items = yield from _under(ctx, request.owner, request.prefix, m.KEYWORD_ITEMS, vectors=ranked_by_meaning)
+        listing = request.query is None  # key order: only the page and one past it are needed
+        items = yield from _under(
+            ctx,
+            request.owner,
+            request.prefix,
+            m.KEYWORD_ITEMS,
+            vectors=ranked_by_meaning,
+            enough=offset + request.limit + 1 if listing else None,
+            wanted=request.filter,
+        )
         found = [(i, _similarity(i, query)) for i in items]
         ceiling = m.KEYWORD_ITEMS
     candidates = []
@@ -282,7 +309,6 @@ def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[st
         expr = Expr()
         params: dict[str, Any] = {
             "TableName": table,
-            "ConsistentRead": True,
             "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))} AND "
             f"{expr.name('sk')} > {expr.value(s(position))}",
             "ProjectionExpression": f"{expr.name('sk')}, {expr.name('exa')}",

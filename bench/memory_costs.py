@@ -1,0 +1,212 @@
+"""Long-term memory side by side: this store's LangGraph `MemoryStore` and langgraph-checkpoint-aws's
+`DynamoDBStore` (its DynamoDB `BaseStore` with a vector index), through the same LangGraph store calls, each on a
+moto server of its own (with infra/local/vectors.py for the vector index and SearchVectors).
+
+    python -m bench.memory_costs [--sizes 100 10000 100000]
+
+One owner ("u1") holds every memory, spread over TOPICS namespaces ("u1", "topic-k"); both stores get the same
+index configuration (wordllama's 256 dimensions, the "text" field embedded) and the same calls. At each size
+(items of that owner) it measures, on each store's own boto3 session (bench/meter.py: requests, and capacity
+units computed from item sizes with DynamoDB's rules, a Query or Scan billed for the whole items it reads):
+
+- put: a new memory (the mean of REPEAT), and the bytes the vector index receives for it (the attributes
+  its projection copies: DynamoDB meters index writes by them);
+- get: a memory by key (mean of REPEAT);
+- search: a question in one namespace, limit 10 (mean of REPEAT; one SearchVectors each, whose own unit,
+  VectorSearchRequestBytes, has no public formula and is not computed: its requests and bytes are counted);
+- search the owner: the same question over the owner's prefix ("u1",), as LangGraph's `search` promises;
+- list: a namespace's first 10 memories with no query;
+- list_namespaces under ("u1",).
+
+It keeps its numbers in bench/results.json ("memory_costs") and renders bench/results.md again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+
+from bench.memory_set import memories, questions
+from bench.meter import Meter, Tally
+from bench.report import record
+from infra.local.aws import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
+from store.aws.attrs import item_size
+
+SIZES = (100, 10_000, 100_000)
+OWNER = "u1"
+TOPICS = 10
+REPEAT = 3
+GROW_CHUNK = 500
+DIMS = 256
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    make: Callable[[str, Any, Any], tuple[Any, str]]  # (url, boto3 session, embed) -> (BaseStore, its table)
+
+
+def index_config(embed: Any) -> dict[str, Any]:
+    """The LangGraph index configuration both stores get."""
+    return {"embed": embed, "dims": DIMS, "fields": ["text"]}
+
+
+def ours(url: str, session: Any, embed: Any) -> tuple[Any, str]:
+    from store.integrations.langgraph_store import MemoryStore
+
+    tables = create_tables(local_client(endpoint_url=url), prefix="ours")
+    store = tables.store(session.client("dynamodb", endpoint_url=url))
+    return MemoryStore(store, owner=OWNER, index=index_config(embed)), tables.memories  # type: ignore[arg-type]
+
+
+def theirs(url: str, session: Any, embed: Any) -> tuple[Any, str]:
+    from langgraph_checkpoint_aws import DynamoDBStore
+
+    store = DynamoDBStore(table_name="theirs", boto3_session=session, endpoint_url=url, index=index_config(embed))
+    store.setup()  # creates the table with its vector index, as its docs say
+    return store, "theirs"
+
+
+CONTENDERS = (
+    Contender("agent-session-store MemoryStore", ours),
+    Contender("langgraph-checkpoint-aws DynamoDBStore", theirs),
+)
+
+
+def namespace(i: int) -> tuple[str, str]:
+    return (OWNER, f"topic-{i % TOPICS}")
+
+
+def value(i: int) -> dict[str, Any]:
+    facts = memories()
+    return {"text": f"{facts[i % len(facts)].text} (noted {i})"}
+
+
+class Runner:
+    """One store on its own server, grown and measured."""
+
+    def __init__(self, url: str, contender: Contender, embed: Any) -> None:
+        self.reader = local_client(endpoint_url=url)
+        self.session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
+        self.meter = Meter(self.session, self.reader)
+        self.store, self.table = contender.make(url, self.session, embed)
+        self.size = 0
+
+    def grow_to(self, target: int) -> None:
+        """Puts (not measured) until the owner holds `target` memories."""
+        from langgraph.store.base import PutOp
+
+        while self.size < target:
+            chunk = range(self.size, min(target, self.size + GROW_CHUNK))
+            self.store.batch([PutOp(namespace(i), f"m{i}", value(i)) for i in chunk])
+            self.size = chunk[-1] + 1
+
+    def measured(self, action: Callable[[], Any], repeat: int = 1) -> dict[str, Any]:
+        tallies: list[Tally] = []
+        result: Any = None
+        started = time.perf_counter()
+        for _ in range(repeat):
+            with self.meter.measure() as tally:
+                result = action()
+            tallies.append(tally)
+        seconds = (time.perf_counter() - started) / repeat
+        return {
+            "requests": sum(t.request_count for t in tallies) / repeat,
+            "calls": tallies[-1].describe(),
+            "wcu": sum(t.wcu for t in tallies) / repeat,
+            "rcu": sum(t.rcu for t in tallies) / repeat,
+            "bytes_received": sum(t.bytes_received for t in tallies) / repeat,
+            "seconds": seconds,
+            "found": len(result) if isinstance(result, list) else int(result is not None),
+        }
+
+    def index_bytes(self) -> int:
+        """The bytes of the item the latest request wrote that the table's vector index projects (its keys,
+        vector and projected attributes): what DynamoDB replicates into the index for it."""
+        written = json.loads(self.meter.last_body)
+        table = self.reader.describe_table(TableName=self.table)["Table"]
+        stored = self.reader.get_item(TableName=self.table, Key=written["Key"])["Item"]
+        (index,) = table["VectorIndexes"]
+        projection = index["Projection"]
+        if projection["ProjectionType"] == "ALL":
+            return item_size(stored)
+        kept = {k["AttributeName"] for k in table["KeySchema"]} | {index["VectorAttribute"]["AttributeName"]}
+        kept |= set(projection.get("NonKeyAttributes", []))
+        return item_size({k: v for k, v in stored.items() if k in kept})
+
+    def at_size(self) -> dict[str, Any]:
+        asked = questions()
+        turn = iter(range(10**9))
+        row: dict[str, Any] = {}
+        new = [self.size + n for n in range(REPEAT)]
+
+        def put() -> Any:
+            i = new[next(turn) % REPEAT]
+            self.store.put(namespace(i), f"m{i}", value(i))
+
+        row["put"] = self.measured(put, REPEAT)
+        self.size += REPEAT
+        row["put"]["index_bytes"] = self.index_bytes()
+        row["get"] = self.measured(lambda: self.store.get(namespace(7), "m7"), REPEAT)
+        row["search"] = self.measured(
+            lambda: self.store.search(namespace(1), query=asked[next(turn) % len(asked)].text, limit=10), REPEAT
+        )
+        row["search the owner"] = self.measured(lambda: self.store.search((OWNER,), query=asked[0].text, limit=10))
+        row["list"] = self.measured(lambda: self.store.search(namespace(2), limit=10))
+        row["list_namespaces"] = self.measured(lambda: self.store.list_namespaces(prefix=(OWNER,)))
+        return row
+
+
+def wordllama() -> Callable[[list[str]], list[list[float]]]:
+    from store.embeddings import WordLlamaEmbedder
+
+    model = WordLlamaEmbedder()
+    return lambda texts: model(list(texts))
+
+
+@contextmanager
+def server() -> Iterator[str]:
+    with moto_server_process() as url:
+        yield url
+
+
+def measure(sizes: list[int]) -> dict[str, Any]:
+    """Each contender on a server of its own, grown through `sizes`: {contender: {size: {operation: costs}}}."""
+    embed = wordllama()
+    out: dict[str, Any] = {}
+    for contender in CONTENDERS:
+        rows: dict[str, Any] = {}
+        with server() as url:
+            runner = Runner(url, contender, embed)
+            for size in sizes:
+                started = time.perf_counter()
+                runner.grow_to(size)
+                rows[str(size)] = {**runner.at_size(), "grow_seconds": time.perf_counter() - started}
+                print(contender.name, size, json.dumps(rows[str(size)]), flush=True)
+        out[contender.name] = rows
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    args = parser.parse_args()
+    results = {
+        "date": datetime.now(UTC).date().isoformat(),
+        "sizes": args.sizes,
+        "topics": TOPICS,
+        "contenders": measure(args.sizes),
+        "embedder": "wordllama 0.4 (256 dimensions, in its wheel)",
+    }
+    record("memory_costs", results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""What long-term memory asks of DynamoDB, beyond the contract: a listing reads its page and one more, searches
+and listings read eventually consistently (a get strongly), vectors are written at 32-bit precision."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from typing import Any
+
+import pytest
+
+from infra.local.aws import create_tables
+from store import SessionStore, Settings
+from store.core.memories import check_vector, float32_text
+from store.embeddings import FunctionEmbedder
+from store.errors import InvalidInput
+
+_tables = itertools.count()
+
+
+def _float32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    # 64-bit values with 17 significant digits, as models' float64 output is
+    return [[(len(t) % 7 + 1) / 3.0, 0.1234567890123, -2.0 / 3.0, 1e-3 / 7.0] * 64 for t in texts]  # the table's 256
+
+
+class Calls:
+    """The parameters of every DynamoDB request a client makes, and how many items each Query returned."""
+
+    def __init__(self, client: Any) -> None:
+        self.made: list[tuple[str, dict[str, Any]]] = []
+        self.returned: list[int] = []
+        client.meta.events.register("provide-client-params.dynamodb.*", self._params)
+        client.meta.events.register("after-call.dynamodb.Query", self._answer)
+        self.client = client
+
+    def _params(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        self.made.append((model.name, dict(params)))
+
+    def _answer(self, parsed: dict[str, Any], **_: Any) -> None:
+        self.returned.append(len(parsed.get("Items", [])))
+
+    def detach(self) -> None:
+        self.client.meta.events.unregister("provide-client-params.dynamodb.*", self._params)
+        self.client.meta.events.unregister("after-call.dynamodb.Query", self._answer)
+
+    def clear(self) -> None:
+        self.made.clear()
+        self.returned.clear()
+
+
+@pytest.fixture
+def recorded(dynamodb_client: Any) -> Any:
+    tables = create_tables(dynamodb_client, prefix=f"memaws{next(_tables)}")
+    store: SessionStore = tables.store(
+        dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "test-model"))
+    )
+    calls = Calls(dynamodb_client)
+    yield store, calls, tables
+    calls.detach()
+
+
+def test_a_listing_reads_its_page_and_one_more(recorded: Any) -> None:
+    store, calls, _ = recorded
+    for i in range(30):
+        store.put_memory("alice", ("notes",), f"n{i:02d}", {"text": f"note {i}"})
+    calls.clear()
+    first = store.search_memories("alice", ("notes",), limit=5)
+    assert [h.key for h in first.items] == [f"n{i:02d}" for i in range(5)] and first.next_cursor
+    assert [name for name, _ in calls.made] == ["Query"] and calls.returned == [6]
+    assert calls.made[0][1]["Limit"] == 6 and not calls.made[0][1].get("ConsistentRead")
+    calls.clear()
+    second = store.search_memories("alice", ("notes",), limit=5, cursor=first.next_cursor)
+    assert [h.key for h in second.items] == [f"n{i:02d}" for i in range(5, 10)]
+    assert calls.returned == [11]  # a cursor is an offset: the pages before it, this one, one more
+    calls.clear()
+    filtered = store.search_memories("alice", ("notes",), filter={"text": "note 29"}, limit=5)
+    assert [h.key for h in filtered.items] == ["n29"] and filtered.next_cursor is None
+    assert sum(calls.returned) == 30  # a filter reads on until the page is full or the prefix ends
+
+
+def test_a_keyword_search_still_reads_every_memory_under_its_prefix(recorded: Any) -> None:
+    store, calls, _ = recorded
+    for i in range(12):
+        store.put_memory("alice", ("notes",), f"n{i:02d}", {"text": f"note {i}"}, index=False)
+    calls.clear()
+    found = store.search_memories("alice", ("notes",), query="11", mode="keyword", limit=1)
+    assert [h.key for h in found.items] == ["n11"]
+    assert sum(calls.returned) == 12
+
+
+def test_a_get_reads_strongly_searches_and_listings_eventually(recorded: Any) -> None:
+    store, calls, _ = recorded
+    store.put_memory("alice", ("notes",), "n", {"text": "hello"})
+    calls.clear()
+    store.get_memory("alice", ("notes",), "n")
+    store.search_memories("alice", ("notes",))
+    store.list_namespaces("alice")
+    consistent = {name: bool(params.get("ConsistentRead")) for name, params in calls.made}
+    assert consistent == {"GetItem": True, "Query": False}
+
+
+def test_vectors_are_written_and_searched_at_32_bit_precision(recorded: Any) -> None:
+    store, calls, tables = recorded
+    store.put_memory("alice", ("notes",), "n", {"text": "hello"})
+    stored = calls.client.get_item(TableName=tables.memories, Key=_stored_key(calls, tables))["Item"]
+    numbers = [v["N"] for v in stored["vec"]["L"]]
+    expected = [_float32(x) for x in _embed(["hello"])[0]]
+    assert [_float32(float(x)) for x in numbers] == expected  # read as 32-bit floats: the nearest ones
+    assert all(len(x.replace("-", "").replace(".", "").lstrip("0")) <= 9 for x in numbers)
+    calls.clear()
+    store.search_memories("alice", ("notes",), query="hello", mode="semantic")
+    ((_, params),) = [c for c in calls.made if c[0] == "SearchVectors"]
+    assert [_float32(float(v["N"])) for v in params["SearchVector"]] == expected
+
+
+def _stored_key(calls: Calls, tables: Any) -> dict[str, Any]:
+    items = calls.client.scan(TableName=tables.memories)["Items"]
+    (item,) = [i for i in items if i["sk"]["S"].startswith("M#")]
+    return {"pk": item["pk"], "sk": item["sk"]}
+
+
+def test_check_vector_rounds_to_32_bit_floats_and_refuses_what_does_not_fit() -> None:
+    assert check_vector([0.1, 1 / 3], 2) == (_float32(0.1), _float32(1 / 3))
+    assert float32_text(_float32(0.1)) == "0.1" and float32_text(_float32(1 / 3)) == "0.33333334"
+    with pytest.raises(InvalidInput):
+        check_vector([1e39, 1.0], 2)  # beyond a 32-bit float's range
+    with pytest.raises(InvalidInput):
+        check_vector([1e-50, 0.0], 2)  # zero once rounded
