@@ -3,7 +3,9 @@
 Nothing is written twice: each method runs `SessionStore`'s method (the same argument checks) against a
 backend that hands back the request it was given (`Echo`), then awaits that request on this store's
 `AsyncBackend` (DynamoDB through the async driver, or the memory backend). Signatures and documentation
-are `SessionStore`'s; return types say what is awaited.
+are `SessionStore`'s; return types say what is awaited. An operation that embeds (`store.front.observed`)
+builds its request in a worker thread when the store has an embedder, so a model never blocks the loop;
+a watched one runs inside its span from its checks to its result.
 
     async with AsyncSessionStore.from_env() as store:
         session = await store.create_session("user-42")
@@ -14,6 +16,7 @@ Lambda handlers do) does not load it."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
+from store.front.observed import bound, opened, watch_of
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
@@ -40,10 +44,20 @@ def awaited(
     `Echo` backend, the method returns the request in place of its result), then this store's backend
     executes it."""
 
+    watch = watch_of(method)
+    checks = cast(Callable[..., Any], getattr(method, "__wrapped__", method)) if watch else method
+
     @functools.wraps(method)
     async def call(self: AsyncSessionStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        request = cast(Request[R], method(self._checks, *args, **kwargs))
-        return await self._backend.execute(request)
+        with opened(watch, bound(checks, (self, *args), kwargs)) as done:
+            if watch is not None and watch.embeds and self.settings.embedder is not None:
+                # an embedder (a model, a Bedrock call) blocks: off the event loop
+                request = cast(Request[R], await asyncio.to_thread(checks, self._checks, *args, **kwargs))
+            else:
+                request = cast(Request[R], checks(self._checks, *args, **kwargs))
+            result = await self._backend.execute(request)
+            done(result)
+            return result
 
     return call
 

@@ -6,6 +6,7 @@ query; never on `get_memory`'s path), then hands a request to the backend. DESIG
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -15,8 +16,50 @@ from store.core.timeutil import to_duration
 from store.embeddings import embed
 from store.errors import InvalidInput
 from store.front.base import Domain
+from store.front.observed import Attributes, observed
 from store.models import MemoryHit, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+
+
+def _depth(labels: Any) -> int:
+    return len(labels) if isinstance(labels, (tuple, list)) else -1
+
+
+def _embedder(arguments: Mapping[str, Any]) -> str:
+    embedder = getattr(getattr(arguments.get("self"), "settings", None), "embedder", None)
+    return str(getattr(embedder, "model_id", "")) if embedder is not None else "none"
+
+
+def _search_call(arguments: Mapping[str, Any]) -> Attributes:
+    """A search's choices, never its content (no owner, label, query or filter value)."""
+    mode, limit, filtered = arguments.get("mode"), arguments.get("limit"), arguments.get("filter")
+    return {
+        "agent_store.memory.mode": mode if mode in m.MODES else "invalid",
+        "agent_store.memory.prefix_depth": _depth(arguments.get("namespace_prefix")),
+        "agent_store.memory.limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else -1,
+        "agent_store.memory.has_query": arguments.get("query") is not None,
+        "agent_store.memory.filter_fields": len(filtered) if isinstance(filtered, dict) else 0,
+        "agent_store.memory.next_page": arguments.get("cursor") is not None,
+        "agent_store.memory.embedder": _embedder(arguments),
+    }
+
+
+def _search_result(page: Any) -> Attributes:
+    items = getattr(page, "items", None)
+    return {
+        "agent_store.memory.hits": len(items) if isinstance(items, list) else 0,
+        "agent_store.memory.more": getattr(page, "next_cursor", None) is not None,
+    }
+
+
+def _put_call(arguments: Mapping[str, Any]) -> Attributes:
+    index = arguments.get("index")
+    return {
+        "agent_store.memory.namespace_depth": _depth(arguments.get("namespace")),
+        "agent_store.memory.indexed": index is not False,
+        "agent_store.memory.expires": arguments.get("ttl") is not None,
+        "agent_store.memory.embedder": _embedder(arguments),
+    }
 
 
 class Memories(Domain):
@@ -29,6 +72,7 @@ class Memories(Domain):
             return None
         return m.Indexed(embed(embedder, [text])[0], m.embedder_id(embedder))
 
+    @observed("agent_store.memory.put", before=_put_call, after=lambda _item: {}, embeds=True)
     def put_memory(
         self,
         owner: str,
@@ -73,6 +117,7 @@ class Memories(Domain):
         request = DeleteMemory(owner=v.owner(owner), namespace=m.namespace(namespace), key=m.key(key))
         return self._backend.execute(request)
 
+    @observed("agent_store.memory.search", before=_search_call, after=_search_result, embeds=True)
     def search_memories(
         self,
         owner: str,

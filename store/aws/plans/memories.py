@@ -66,6 +66,9 @@ def _check_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Pl
         )
 
 
+SHOWN = ("sk", "v", "txt", "ca", "ua", "exa")  # what a memory read is made of; `vec` and `emb` only to rank by meaning
+
+
 def _pk(owner: str) -> str:
     return "O#" + owner
 
@@ -152,7 +155,7 @@ def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
     table = _table(ctx)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
-    stored = _live((yield from get_item(table, key)), now)
+    stored = _live((yield from get_item(table, key, projection=(*SHOWN, "tts"))), now)
     if stored is None:
         return None
     seconds = stored.get("tts")
@@ -171,9 +174,6 @@ def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
 def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
     """One DeleteItem."""
     yield Call("delete_item", {"TableName": _table(ctx), "Key": _key(request.owner, request.namespace, request.key)})
-
-
-SHOWN = ("sk", "v", "txt", "ca", "ua", "exa")  # what a hit is made of; `vec` and `emb` only to rank by meaning
 
 
 def _under(
