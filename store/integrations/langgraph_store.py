@@ -120,24 +120,32 @@ class MemoryStore(BaseStore):
         return None if list(index) == ["$"] else list(index)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        """The ranked hits, then (when they are fewer than asked) the other items under the prefix in key order,
+        each read asking the store for no more than the page needs (all it may rank when a filter the store
+        cannot apply, an operator, leaves some out here)."""
         want = op.offset + op.limit
         plain_filter = {k: v for k, v in (op.filter or {}).items() if _plain(v)}
+        exact = len(plain_filter) == len(op.filter or {})
         ranked: list[SearchItem] = []
-        if op.query and self._semantic:
+        if op.query:
             page = self.store.search_memories(
-                self.owner, op.namespace_prefix, query=op.query, mode="semantic", filter=plain_filter, limit=RANKED
+                self.owner,
+                op.namespace_prefix,
+                query=op.query,
+                mode="semantic" if self._semantic else "keyword",
+                filter=plain_filter,
+                limit=min(RANKED, want) if exact else RANKED,
             )
             ranked = [_hit(h) for h in page.items if _matches(h.value, op.filter)]
         seen = {(h.namespace, h.key) for h in ranked}
-        if op.query and not self._semantic:
-            page = self.store.search_memories(
-                self.owner, op.namespace_prefix, query=op.query, mode="keyword", filter=plain_filter, limit=RANKED
-            )
-            ranked = [_hit(h) for h in page.items if _matches(h.value, op.filter)]
-            seen = {(h.namespace, h.key) for h in ranked}
         rest: list[SearchItem] = []
         if len(ranked) < want:  # every item under the prefix, those not ranked after the ranked ones (score None)
-            listing = self.store.search_memories(self.owner, op.namespace_prefix, filter=plain_filter, limit=RANKED)
+            listing = self.store.search_memories(
+                self.owner,
+                op.namespace_prefix,
+                filter=plain_filter,
+                limit=min(RANKED, want + len(seen)) if exact else RANKED,
+            )
             for hit in listing.items:
                 if (hit.namespace, hit.key) not in seen and _matches(hit.value, op.filter):
                     rest.append(_hit(hit, score=False))

@@ -130,3 +130,19 @@ def test_check_vector_rounds_to_32_bit_floats_and_refuses_what_does_not_fit() ->
         check_vector([1e39, 1.0], 2)  # beyond a 32-bit float's range
     with pytest.raises(InvalidInput):
         check_vector([1e-50, 0.0], 2)  # zero once rounded
+
+
+def test_the_langgraph_store_asks_for_no_more_than_its_page(recorded: Any) -> None:
+    from store.integrations.langgraph_store import MemoryStore
+
+    store, calls, _ = recorded
+    for i in range(30):
+        store.put_memory("alice", ("notes",), f"n{i:02d}", {"text": f"note {i}"})
+    graph_store = MemoryStore(store, owner="alice")
+    calls.clear()
+    assert len(graph_store.search(("notes",), query="note", limit=2)) == 2
+    ((name, params),) = calls.made
+    assert name == "SearchVectors" and params["TopK"] == 3  # the page and one more
+    calls.clear()
+    assert [i.key for i in graph_store.search(("notes",), limit=2, offset=1)] == ["n01", "n02"]
+    assert calls.returned == [4]  # a listing: the offset, the page, one more
