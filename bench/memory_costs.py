@@ -7,7 +7,12 @@ moto server of its own (with infra/local/vectors.py for the vector index and Sea
 One owner ("u1") holds every memory, spread over TOPICS namespaces ("u1", "topic-k"); both stores get the same
 index configuration (wordllama's 256 dimensions, the "text" field embedded) and the same calls. At each size
 (items of that owner) it measures, on each store's own boto3 session (bench/meter.py: requests, and capacity
-units computed from item sizes with DynamoDB's rules, a Query or Scan billed for the whole items it reads):
+units computed from item sizes with DynamoDB's rules, a Query or Scan billed for the whole items it reads).
+Up to PUT_THROUGH_API items are put through each store's API; past that (moto keeps a 256-number vector as
+256 Python objects, so 100,000 memories take minutes and gigabytes either way) the rest are written by
+BatchWriteItem as copies of the store's own items: the last item put through the API, with the key, text and
+vector of each new memory (each store's item layout, its vector embedded by the same model). The loader
+checks its copy of that last item against the item the store wrote, so the two cannot drift apart.
 
 - put: a new memory (the mean of REPEAT), and the bytes the vector index receives for it (the attributes
   its projection copies: DynamoDB meters index writes by them);
@@ -45,12 +50,15 @@ TOPICS = 10
 REPEAT = 3
 GROW_CHUNK = 500
 DIMS = 256
+PUT_THROUGH_API = 10_000
 
 
 @dataclass(frozen=True)
 class Contender:
     name: str
     make: Callable[[str, Any, Any], tuple[Any, str]]  # (url, boto3 session, embed) -> (BaseStore, its table)
+    key: Callable[[int], dict[str, Any]]  # the DynamoDB key of memory i
+    copy: Callable[[dict[str, Any], int, list[float]], dict[str, Any]]  # (the store's item, i, vector) -> item i
 
 
 def index_config(embed: Any) -> dict[str, Any]:
@@ -63,6 +71,7 @@ def ours(url: str, session: Any, embed: Any) -> tuple[Any, str]:
 
     tables = create_tables(local_client(endpoint_url=url), prefix="ours")
     store = tables.store(session.client("dynamodb", endpoint_url=url))
+    assert tables.memories is not None
     return MemoryStore(store, owner=OWNER, index=index_config(embed)), tables.memories  # type: ignore[arg-type]
 
 
@@ -74,9 +83,43 @@ def theirs(url: str, session: Any, embed: Any) -> tuple[Any, str]:
     return store, "theirs"
 
 
+def our_key(i: int) -> dict[str, Any]:
+    from store.core import memories as m
+
+    return {"pk": {"S": "O#" + OWNER}, "sk": {"S": m.memory_sk(namespace(i), f"m{i}")}}
+
+
+def our_copy(item: dict[str, Any], i: int, vector: list[float]) -> dict[str, Any]:
+    from store.core import codec
+    from store.core import memories as m
+
+    exact = m.check_vector(vector, DIMS)
+    return {
+        **item,
+        **our_key(i),
+        "ns": {"S": m.namespace_part(namespace(i))},
+        "v": {"S": codec.dumps(value(i))},
+        "txt": {"S": value(i)["text"]},
+        "vec": {"L": [{"N": m.float32_text(x)} for x in exact]},
+    }
+
+
+def their_key(i: int) -> dict[str, Any]:
+    return {"PK": {"S": ":".join(namespace(i))}, "SK": {"S": f"m{i}"}}
+
+
+def their_copy(item: dict[str, Any], i: int, vector: list[float]) -> dict[str, Any]:
+    return {
+        **item,
+        **their_key(i),
+        "value": {"M": {"text": {"S": value(i)["text"]}}},
+        "embedding": {"L": [{"N": str(x)} for x in vector]},
+    }
+
+
 CONTENDERS = (
-    Contender("agent-session-store MemoryStore", ours),
-    Contender("langgraph-checkpoint-aws DynamoDBStore", theirs),
+    Contender("agent-session-store MemoryStore", ours, our_key, our_copy),
+    Contender("langgraph-checkpoint-aws DynamoDBStore", theirs, their_key, their_copy),
 )
 
 
@@ -92,21 +135,52 @@ def value(i: int) -> dict[str, Any]:
 class Runner:
     """One store on its own server, grown and measured."""
 
-    def __init__(self, url: str, contender: Contender, embed: Any) -> None:
+    def __init__(self, url: str, contender: Contender, embed: Any, through_api: int = PUT_THROUGH_API) -> None:
+        self.through_api = through_api
         self.reader = local_client(endpoint_url=url)
-        self.session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
+        self.session = boto3.Session(
+            region_name=REGION,
+            aws_access_key_id=FAKE_CREDENTIALS["aws_access_key_id"],
+            aws_secret_access_key=FAKE_CREDENTIALS["aws_secret_access_key"],
+        )
         self.meter = Meter(self.session, self.reader)
+        self.contender = contender
+        self.embed = embed
         self.store, self.table = contender.make(url, self.session, embed)
         self.size = 0
+        self.copied = 0
 
     def grow_to(self, target: int) -> None:
-        """Puts (not measured) until the owner holds `target` memories."""
+        """Puts (not measured) until the owner holds `target` memories: through the API up to
+        PUT_THROUGH_API, copies of the store's own item past it."""
         from langgraph.store.base import PutOp
 
-        while self.size < target:
-            chunk = range(self.size, min(target, self.size + GROW_CHUNK))
+        while self.size < min(target, self.through_api):
+            chunk = range(self.size, min(target, self.through_api, self.size + GROW_CHUNK))
             self.store.batch([PutOp(namespace(i), f"m{i}", value(i)) for i in chunk])
             self.size = chunk[-1] + 1
+        if self.size < target:
+            self._copy_to(target)
+
+    def _stored(self, i: int) -> dict[str, Any]:
+        item: dict[str, Any] = self.reader.get_item(TableName=self.table, Key=self.contender.key(i))["Item"]
+        return item
+
+    def _copy_to(self, target: int) -> None:
+        last = self.size - 1
+        template = self._stored(last)
+        again = self.contender.copy(template, last, self.embed([value(last)["text"]])[0])
+        if again != template:
+            raise AssertionError(f"{self.contender.name}: the loader's copy of m{last} is not the item the store wrote")
+        for start in range(self.size, target, GROW_CHUNK):
+            chunk = list(range(start, min(target, start + GROW_CHUNK)))
+            vectors = self.embed([value(i)["text"] for i in chunk])
+            items = [self.contender.copy(template, i, v) for i, v in zip(chunk, vectors, strict=True)]
+            for at in range(0, len(items), 25):
+                requests = [{"PutRequest": {"Item": item}} for item in items[at : at + 25]]
+                self.reader.batch_write_item(RequestItems={self.table: requests})
+        self.copied += target - self.size
+        self.size = target
 
     def measured(self, action: Callable[[], Any], repeat: int = 1) -> dict[str, Any]:
         tallies: list[Tally] = []
@@ -177,18 +251,19 @@ def server() -> Iterator[str]:
         yield url
 
 
-def measure(sizes: list[int]) -> dict[str, Any]:
+def measure(sizes: list[int], through_api: int = PUT_THROUGH_API) -> dict[str, Any]:
     """Each contender on a server of its own, grown through `sizes`: {contender: {size: {operation: costs}}}."""
     embed = wordllama()
     out: dict[str, Any] = {}
     for contender in CONTENDERS:
         rows: dict[str, Any] = {}
         with server() as url:
-            runner = Runner(url, contender, embed)
+            runner = Runner(url, contender, embed, through_api)
             for size in sizes:
                 started = time.perf_counter()
                 runner.grow_to(size)
-                rows[str(size)] = {**runner.at_size(), "grow_seconds": time.perf_counter() - started}
+                grown = time.perf_counter() - started
+                rows[str(size)] = {**runner.at_size(), "grow_seconds": grown, "copied": runner.copied}
                 print(contender.name, size, json.dumps(rows[str(size)]), flush=True)
         out[contender.name] = rows
     return out
@@ -197,12 +272,14 @@ def measure(sizes: list[int]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--through-api", type=int, default=PUT_THROUGH_API, help="items put through the API")
     args = parser.parse_args()
     results = {
         "date": datetime.now(UTC).date().isoformat(),
         "sizes": args.sizes,
         "topics": TOPICS,
-        "contenders": measure(args.sizes),
+        "through_api": args.through_api,
+        "contenders": measure(args.sizes, args.through_api),
         "embedder": "wordllama 0.4 (256 dimensions, in its wheel)",
     }
     record("memory_costs", results)
