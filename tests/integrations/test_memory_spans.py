@@ -52,7 +52,7 @@ def test_a_search_and_a_put_are_spans_without_user_content(
     assert attributes["agent_store.memory.hits"] == 1 and attributes["agent_store.memory.more"] is False
     assert attributes["agent_store.memory.mode"] == "auto" and attributes["agent_store.memory.limit"] == 3
     assert attributes["agent_store.memory.prefix_depth"] == 1
-    assert attributes["agent_store.memory.embedder"] == store.settings.embedder.model_id  # type: ignore[union-attr]
+    assert attributes["agent_store.memory.embedder"] == store.settings.embedder.model_id
     assert search.status.status_code != StatusCode.ERROR
     _content_free(spans)
 

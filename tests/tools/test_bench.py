@@ -58,7 +58,7 @@ def test_a_narrowed_query_or_scan_is_billed_for_the_whole_items_it_reads(aws: No
     )
     for i in range(3):  # 3 items of ~5 KB: 15 KB read, 4 units strongly consistent
         client.put_item(TableName="billed", Item={"pk": {"S": "p"}, "sk": {"S": f"{i}"}, "big": {"S": "x" * 5000}})
-    narrowed = {
+    narrowed: dict[str, Any] = {
         "TableName": "billed",
         "KeyConditionExpression": "pk = :p",
         "ExpressionAttributeValues": {":p": {"S": "p"}, ":one": {"S": "1"}},
