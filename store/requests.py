@@ -423,7 +423,8 @@ class ListTraceRuns(InSession[list[str]]):
 
 @dataclass(frozen=True, kw_only=True)
 class Reclaim(Request[int]):
-    """Act on sessions-table stream records (purge removed sessions, delete released objects)."""
+    """Act on the tables' stream records (purge removed sessions, delete released objects, carry copies and an
+    owner's forget on)."""
 
     operation = "reclaim"
     records: list[dict[str, Any]]

@@ -128,17 +128,24 @@ class Harness:
         return found if kind is None else of_kind(found, kind)
 
     def cascade(self, jobs: tuple[str, ...] | None = None) -> None:
-        """What the stack's stream functions do with the sessions table's stream records so far (run by
-        the operator's store, the stream function's). The memory backends have no stream: every delete
+        """What the stack's stream functions do with the tables' stream records so far (run by the operator's
+        store, the stream function's). The memory backends have no stream: every delete
         finishes before it returns, and `reclaim` takes a step of each copy going on."""
         if self.tables is None:
             self.operator().reclaim([], jobs=jobs)
         else:
             from tests.contract.test_reclaim import stream_records
 
+            from infra.deploy.template import stream_mappings
+
             dynamodb, streams = self.stream_clients or (local_client("dynamodb"), None)
             records = stream_records(dynamodb, self.tables.sessions, streams)
-            self.operator().reclaim([r for r in records if r["eventName"] in ("REMOVE", "MODIFY")], jobs=jobs)
+            chosen = [r for r in records if r["eventName"] in ("REMOVE", "MODIFY")]
+            if self.tables.memories is not None:  # its stream's forget markers, as the template's mapping selects
+                wanted = [m for m in stream_mappings() if m.table == "MemoriesTable"]
+                marked = stream_records(dynamodb, self.tables.memories, streams)
+                chosen += [r for r in marked if any(m.wants(r) for m in wanted)]
+            self.operator().reclaim(chosen, jobs=jobs)
 
     def supports(self, operation: str) -> bool:
         return bool(self.store.supports(operation))

@@ -1,8 +1,8 @@
-"""The sessions table's stream consumers. The cascade (`lambda_handler`): for each record it lets the
+"""The tables' stream consumers. The cascade (`lambda_handler`): for each record it lets the
 library purge what remains of a session whose head was removed (TTL expiry, or the end of an explicit
 delete: a backstop that also catches uploads that landed late), finish handed-on deletes of sessions and
-branches, and delete the S3 objects the record releases (uploads whose intent expired uncommitted, items
-removed or replaced). The copy function (`copy_handler`, its own event source mapping, batch size 1):
+branches, delete the S3 objects the record releases (uploads whose intent expired uncommitted, items
+removed or replaced), and, fed the memories table's forget markers, carry an owner's forget on. The copy function (`copy_handler`, its own event source mapping, batch size 1):
 carries long forks' and rewinds' copies on. Failed records are reported one by one
 (`ReportBatchItemFailures`); Lambda retries from the first of them, a bounded number of times, and then
 sends the batch's description to the SQS failure destination."""

@@ -150,13 +150,14 @@ def buckets(doc: dict[str, Any] | None = None) -> dict[str, BucketSpec]:
 
 @dataclass(frozen=True)
 class StreamMapping:
-    """One event source mapping of a function on the sessions table's stream, as the template declares it:
-    the function's handler (`module.function`), its batch size, and its filter patterns."""
+    """One event source mapping of a function on a table's stream, as the template declares it: the function's
+    handler (`module.function`), its batch size, its filter patterns, and the table (its logical id)."""
 
     function: str
     handler: str
     batch_size: int
     patterns: tuple[dict[str, Any], ...]
+    table: str = "SessionsTable"
 
     def wants(self, record: dict[str, Any]) -> bool:
         """Whether Lambda would hand `record` to the function (no pattern: every record)."""
@@ -193,5 +194,8 @@ def stream_mappings(doc: dict[str, Any] | None = None) -> list[StreamMapping]:
             spec = event["Properties"]
             filters = spec.get("FilterCriteria", {}).get("Filters", [])
             patterns = tuple(json.loads(f["Pattern"]) for f in filters)
-            found.append(StreamMapping(logical_id, props["Handler"], int(spec.get("BatchSize", 100)), patterns))
+            stream = spec["Stream"]["Fn::GetAtt"]
+            table = stream.split(".")[0] if isinstance(stream, str) else stream[0]
+            batch = int(spec.get("BatchSize", 100))
+            found.append(StreamMapping(logical_id, props["Handler"], batch, patterns, table))
     return found

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from infra.deploy.template import StreamMapping, stream_mappings
+from infra.deploy.template import TABLE_ENV, StreamMapping, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
@@ -231,12 +231,13 @@ def lambda_stream_record(record: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class CascadePoller:
-    """Feeds the sessions table's stream to the stream functions as their event source mappings do (read
-    from template.yaml: each function gets the records its filter selects, in batches of its batch size:
-    the cascade a batch, the copy function one record per invocation), once a second."""
+    """Feeds the tables' streams to the stream functions as their event source mappings do (read from
+    template.yaml: each function gets the records of its table's stream that its filter selects, in batches
+    of its batch size: the cascade a batch of the sessions table's, and the memories table's forget markers
+    one at a time; the copy function one record per invocation), once a second."""
 
     endpoint: str
-    table: str
+    tables: dict[str, str]  # logical id -> table name
     stop: threading.Event = field(default_factory=threading.Event)
     processed: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # held while a batch is handled
@@ -250,24 +251,36 @@ class CascadePoller:
         ]
         dynamodb = local_client(endpoint_url=self.endpoint)
         streams = local_client("dynamodbstreams", endpoint_url=self.endpoint)
-        arn = dynamodb.describe_table(TableName=self.table)["Table"]["LatestStreamArn"]
+        arns = {
+            logical: dynamodb.describe_table(TableName=self.tables[logical])["Table"]["LatestStreamArn"]
+            for logical in {m.table for m, _ in mappings}
+        }
         iterators: dict[str, str] = {}
         while not self.stop.wait(1.0):
-            try:
-                for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-                    sid = shard["ShardId"]
-                    if sid not in iterators:
-                        iterators[sid] = streams.get_shard_iterator(
-                            StreamArn=arn, ShardId=sid, ShardIteratorType="TRIM_HORIZON"
-                        )["ShardIterator"]
-                    page = streams.get_records(ShardIterator=iterators[sid])
-                    iterators[sid] = page.get("NextShardIterator") or iterators[sid]
-                    records = [lambda_stream_record(r) for r in page["Records"]]
+            for logical, arn in arns.items():
+                try:
+                    records = self._read(streams, arn, iterators)
                     for mapping, handler in mappings:
-                        self._feed(mapping, handler, [r for r in records if mapping.wants(r)])
+                        if mapping.table == logical:
+                            self._feed(mapping, handler, [r for r in records if mapping.wants(r)])
                     self.processed += len(records)
-            except Exception:  # keep polling; the next round retries
-                log.exception("cascade poll failed")
+                except Exception:  # keep polling; the next round retries
+                    log.exception("cascade poll failed")
+
+    @staticmethod
+    def _read(streams: Any, arn: str, iterators: dict[str, str]) -> list[dict[str, Any]]:
+        """The stream's records since the last read, as Lambda hands them to a function."""
+        records: list[dict[str, Any]] = []
+        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+            sid = f"{arn}/{shard['ShardId']}"
+            if sid not in iterators:
+                iterators[sid] = streams.get_shard_iterator(
+                    StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+                )["ShardIterator"]
+            page = streams.get_records(ShardIterator=iterators[sid])
+            iterators[sid] = page.get("NextShardIterator") or iterators[sid]
+            records += [lambda_stream_record(r) for r in page["Records"]]
+        return records
 
     def _feed(self, mapping: StreamMapping, handler: Callable[..., Any], records: list[dict[str, Any]]) -> None:
         """Hand `records` to one function, `mapping.batch_size` at a time."""
@@ -363,7 +376,7 @@ def local_stack(
         server = ApiServer(("127.0.0.1", port), secret)
         serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
         serving.start()
-        poller = CascadePoller(endpoint, tables.sessions)
+        poller = CascadePoller(endpoint, {logical: tables.names[env] for logical, env in TABLE_ENV.items()})
         polling = threading.Thread(target=poller.run, name="agent-store-cascade", daemon=True)
         if cascade:
             polling.start()

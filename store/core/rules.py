@@ -84,8 +84,9 @@ def check_copyable(what: str, metadata: Mapping[str, Any], *, names_its_metadata
         )
 
 
-# the jobs of the sessions table's stream: the cascade function does all but "copy", the copy function "copy"
-RECLAIM_JOBS: frozenset[str] = frozenset({"purge", "copy", "branch", "objects"})
+# the jobs of the tables' streams: the cascade function does all but "copy" (the memories table's stream: "forget"),
+# the copy function "copy"
+RECLAIM_JOBS: frozenset[str] = frozenset({"purge", "copy", "branch", "objects", "forget"})
 COPY_JOBS: frozenset[str] = frozenset({"copy"})
 CASCADE_JOBS: frozenset[str] = RECLAIM_JOBS - COPY_JOBS
 COPY_PAGE = 1000  # messages one step of a copy (a long fork's or rewind's) brings in

@@ -146,3 +146,37 @@ def test_the_langgraph_store_asks_for_no_more_than_its_page(recorded: Any) -> No
     calls.clear()
     assert [i.key for i in graph_store.search(("notes",), limit=2, offset=1)] == ["n01", "n02"]
     assert calls.returned == [4]  # a listing: the offset, the page, one more
+
+
+def test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade(dyn: Any) -> None:
+    """forget_owner deletes one batch (1,000) and hands the rest to the stream's cascade (the forget marker on
+    the memories table's stream); the cascade, short of time, deletes a round and hands on again, until none
+    is left and the marker is gone. Another owner's memories stay."""
+    from store import deadline
+    from store.aws.plans.base import BATCH_WRITE_MAX, PARALLEL_REQUESTS
+    from store.aws.plans.memories import FORGET_BATCH
+
+    store = dyn.store
+    for i in range(FORGET_BATCH + 2 * PARALLEL_REQUESTS * BATCH_WRITE_MAX + 1):  # past a call, and two rounds
+        store.put_memory("alice", ("notes", f"n{i % 3}"), f"k{i}", {"text": f"note {i}"}, index=False)
+    store.put_memory("bob", ("notes",), "kept", {"text": "bob's"})
+    assert store.forget_owner("alice") is False  # more than one call's batch
+    assert store.search_memories("alice", limit=100).items  # the rest, until the cascade has it
+    rounds = 0
+    while store.search_memories("alice", limit=1).items or _marker(dyn, "alice"):
+        with deadline(0.5):  # less than the hand-on reserve: each invocation does one round, then hands on
+            dyn.cascade()
+        rounds += 1
+        assert rounds < 20
+    assert rounds >= 3  # handed on twice: a round an invocation
+    assert store.list_namespaces("alice").items == []
+    assert [h.key for h in store.search_memories("bob").items] == ["kept"]
+    assert store.forget_owner("alice") is True  # nothing left: no marker written
+
+
+def _marker(dyn: Any, owner: str) -> bool:
+    from infra.local.aws import local_client
+    from store.aws.plans.memories import FORGET_MARK
+
+    key = {"pk": {"S": "O#" + owner}, "sk": {"S": FORGET_MARK}}
+    return "Item" in local_client().get_item(TableName=dyn.tables.memories, Key=key)

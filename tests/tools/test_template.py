@@ -128,11 +128,13 @@ def test_every_route_but_health_openapi_and_the_console_needs_the_jwt_authorizer
 
 def test_stream_mapping_reports_batch_failures_and_has_a_failure_destination() -> None:
     resources = _resources()
-    mapping = next(r for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping")["Properties"]
-    assert mapping["EventSourceArn"] == {"Fn::GetAtt": "SessionsTable.StreamArn"}
-    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert 0 < mapping["MaximumRetryAttempts"] <= 10
-    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": "CascadeFailures.Arn"}
+    mappings = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    streams = {m["EventSourceArn"]["Fn::GetAtt"] for m in mappings}
+    assert streams == {"SessionsTable.StreamArn", "MemoriesTable.StreamArn"}
+    for mapping in mappings:
+        assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert 0 < mapping["MaximumRetryAttempts"] <= 10
+        assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": "CascadeFailures.Arn"}
     assert resources["CascadeFailures"]["Type"] == "AWS::SQS::Queue"
 
 
@@ -198,15 +200,29 @@ def test_abuse_limits() -> None:
     assert params["JwtScopes"]["Default"] == ""
 
 
+def test_the_memories_stream_feeds_the_cascade_only_forget_markers() -> None:
+    """An owner's forget (more memories than one call deletes) is carried on by the cascade, fed only the
+    memories table's forget markers, one at a time."""
+    resources = _resources()
+    every = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    (memories,) = [m for m in every if "MemoriesTable" in str(m["EventSourceArn"])]
+    assert memories["FunctionName"] == {"Ref": "CascadeFunction"} and memories["BatchSize"] == 1
+    assert resources["MemoriesTable"]["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (pattern,) = [json.loads(f["Pattern"]) for f in memories["FilterCriteria"]["Filters"]]
+    marker = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "F#forget"}}}}
+    memory = {"eventName": "INSERT", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "M#notes/|k"}}}}
+    gone = {"eventName": "REMOVE", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "F#forget"}}}}
+    assert matches(pattern, marker) and not matches(pattern, memory) and not matches(pattern, gone)
+    (local,) = [m for m in stream_mappings() if m.table == "MemoriesTable"]
+    assert local.function == "CascadeFunction" and local.wants(marker) and not local.wants(memory)
+
+
 def test_the_stream_jobs_are_separate_mappings() -> None:
     """The cascade (purges, handed-on deletes, releases) and the copies have mappings of their own on the
     sessions table's stream: copies one head per invocation, only records of a head that holds a copy."""
     resources = _resources()
-    mappings = {
-        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
-        for r in resources.values()
-        if r["Type"] == "AWS::Lambda::EventSourceMapping"
-    }
+    every = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    mappings = {m["FunctionName"]["Ref"]: m for m in every if "SessionsTable" in str(m["EventSourceArn"])}
     assert set(mappings) == {"CascadeFunction", "CopyFunction"}
     copy, cascade = mappings["CopyFunction"], mappings["CascadeFunction"]
     assert copy["BatchSize"] == 1 and cascade["BatchSize"] == 100
@@ -218,7 +234,7 @@ def test_the_stream_jobs_are_separate_mappings() -> None:
     removed = {"eventName": "REMOVE", "dynamodb": {"OldImage": {"id": {"S": "f"}, "seed": {"M": seed}}}}
     assert matches(only, copying) and not matches(only, plain) and not matches(only, removed)
     # the local stack feeds its functions by the same mappings, read from the template
-    local = {m.function: m for m in stream_mappings()}
+    local = {m.function: m for m in stream_mappings() if m.table == "SessionsTable"}
     assert local["CopyFunction"].batch_size == 1 and local["CopyFunction"].wants(copying)
     assert not local["CopyFunction"].wants(plain) and local["CascadeFunction"].wants(plain)
     assert not local["CascadeFunction"].wants({"eventName": "INSERT", "dynamodb": {}})

@@ -464,14 +464,15 @@ def write_if(method: str, params: dict[str, Any]) -> Plan[bool]:
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item], reserve: float | None = None) -> Plan[bool]:
     """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
     at once; unprocessed items are resubmitted, with backoff, until none is left (True). With a `reserve`,
-    it stops between rounds (False) once less than that is left before the enclosing `store.deadline`."""
+    it stops between rounds (False) once less than that is left before the enclosing `store.deadline` (the
+    first round always goes: a caller short of time still makes progress)."""
     pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
     attempt = 0
     while pending:
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]
         pending = []
         for start in range(0, len(chunks), PARALLEL_REQUESTS):
-            if reserve is not None and out_of_time(ctx, reserve):
+            if reserve is not None and (start or attempt) and out_of_time(ctx, reserve):
                 return False
             calls = tuple(
                 Call("batch_write_item", {"RequestItems": {table: chunk}})

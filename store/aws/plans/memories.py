@@ -20,7 +20,7 @@ from typing import Any
 
 from store.aws.attrs import Expr, Item, action, get_s, n, s
 from store.aws.calls import AwsError, Call, Learn, Plan
-from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, write_if
+from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, out_of_time, write_if
 from store.core import codec
 from store.core import memories as m
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
@@ -337,19 +337,75 @@ def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[st
         position = m.walk_next(ns, shown)
 
 
-def forget_owner(ctx: Context, request: ForgetOwner) -> Plan[bool]:
-    """Delete the owner's memories, FORGET_BATCH a call (a Query of keys, then BatchWriteItem): True when
-    none is left."""
-    table = _table(ctx)
+FORGET_MARK = "F#forget"  # the sort key of an owner's forget marker: its change on the stream is the cascade's job
+
+
+def _forget_batch(ctx: Context, table: str, owner: str, reserve: float | None = None) -> Plan[bool]:
+    """Delete up to FORGET_BATCH of the owner's memories (a Query of keys, then BatchWriteItem): True when none
+    is left."""
     expr = Expr()
     params = {
         "TableName": table,
-        "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
+        "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(owner)))} AND "
+        f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})",
         "ProjectionExpression": f"{expr.name('pk')}, {expr.name('sk')}",
         "Limit": FORGET_BATCH,
         **expr.params(),
     }
     answer = yield Call("query", params)
     keys = [{"pk": i["pk"], "sk": i["sk"]} for i in answer.get("Items", [])]
-    yield from batch_delete(ctx, table, keys)
-    return not answer.get("LastEvaluatedKey")
+    finished = yield from batch_delete(ctx, table, keys, reserve)
+    return finished and not answer.get("LastEvaluatedKey")
+
+
+def _hand_on_forget(ctx: Context, table: str, owner: str) -> Plan[None]:
+    """(Re)write the owner's forget marker with a new round: its change on the memories table's stream has the
+    cascade carry the forget on."""
+    item = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK), "round": s(ctx.new_id())}
+    yield Call("put_item", {"TableName": table, "Item": item})
+
+
+def forget_owner(ctx: Context, request: ForgetOwner) -> Plan[bool]:
+    """Delete up to FORGET_BATCH of the owner's memories: True when none is left; otherwise False, and the rest
+    is handed to the stream's cascade (the forget marker), which deletes it in rounds (`finish_forget`). A
+    second call meanwhile is harmless (it deletes a batch more and hands the rest on again)."""
+    table = _table(ctx)
+    if (yield from _forget_batch(ctx, table, request.owner)):
+        return True
+    yield from _hand_on_forget(ctx, table, request.owner)
+    return False
+
+
+def forget_marked(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(owner, round) when the stream record writes an owner's forget marker (a forget handed on), or None."""
+    change = record.get("dynamodb") or {}
+    keys, new = change.get("Keys") or {}, change.get("NewImage") or {}
+    if record.get("eventName") not in ("INSERT", "MODIFY") or get_s(keys, "sk") != FORGET_MARK:
+        return None
+    pk, round_ = get_s(keys, "pk") or "", get_s(new, "round")
+    return (pk[len(_pk("")) :], round_) if pk.startswith(_pk("")) and round_ else None
+
+
+def finish_forget(ctx: Context, owner: str, round_: str, *, slice_seconds: float) -> Plan[bool]:
+    """Carry the owner's forget on from the marker's round `round_`: nothing when the marker is gone or holds
+    another round (a record seen again, or a newer round's record is on its way: one chain of rounds at a
+    time); else delete the memories a batch at a time, for at most `slice_seconds` (and never past the
+    enclosing `store.deadline`, less `settings.handoff_reserve`): True once none is left (the marker removed);
+    else the marker's next round hands the rest to the next invocation (False)."""
+    table = _table(ctx)
+    marker = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK)}
+    current = yield from get_item(table, marker)
+    if current is None or get_s(current, "round") != round_:
+        return True
+    started = ctx.monotonic()
+    reserve = ctx.settings.handoff_reserve.total_seconds()
+    while True:
+        if (yield from _forget_batch(ctx, table, owner, reserve)):
+            expr = Expr()
+            condition = f"{expr.name('round')} = {expr.value(s(round_))}"  # a newer round is its own record's
+            body = action("Delete", table, marker, expr, condition=condition)["Delete"]
+            yield from write_if("delete_item", body)
+            return True
+        if ctx.monotonic() - started > slice_seconds or out_of_time(ctx, reserve):
+            yield from _hand_on_forget(ctx, table, owner)
+            return False

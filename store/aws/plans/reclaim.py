@@ -13,7 +13,9 @@ stream record:
 - a head that gained a copy into its transcript (a long fork's or rewind's), or whose copy was handed on
   to the next invocation (a new `lap`), means: carry on that copy (for at most COPY_SLICE seconds, then
   hand it on again);
-- a branch marked `handoff` (a `delete_branch` that ran out of its request's time) means: finish it.
+- a branch marked `handoff` (a `delete_branch` that ran out of its request's time) means: finish it;
+- (the memories table's stream) an owner's forget marker written anew (a `forget_owner` with more than a
+  call's batch, or a round handed on) means: carry the forget on (for at most FORGET_SLICE seconds).
 An item only ever releases objects under its own session's prefix: a fork's artifact versions name their
 source's objects until its copy has made their own, and those are the source's to release.
 The stream-driven cascade function calls `reclaim_record` for each record; it is idempotent."""
@@ -30,6 +32,7 @@ from store.aws.items import SEED, Seed, head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
+from store.aws.plans.memories import finish_forget, forget_marked
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.rewinds import finish_branch_delete
 from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
@@ -37,6 +40,7 @@ from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
 COPY_SLICE = 60.0  # seconds one record's invocation carries a copy on before handing it to the next
+FORGET_SLICE = 60.0  # seconds one record's invocation carries an owner's forget on before handing it on
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 
 
@@ -188,6 +192,14 @@ def _branch_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return 0
 
 
+def _forget_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+    """Carry an owner's forget on (`forget_owner` of more memories than one call deletes)."""
+    marked = forget_marked(record)
+    if marked is not None:
+        yield from finish_forget(ctx, *marked, slice_seconds=FORGET_SLICE)
+    return 0
+
+
 def _objects_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     """Delete the objects the record releases; how many."""
     found = yield from released(ctx, record)
@@ -200,6 +212,7 @@ JOBS: dict[str, Callable[[Context, dict[str, Any]], Plan[int]]] = {
     "copy": _copy_job,
     "branch": _branch_job,
     "objects": _objects_job,
+    "forget": _forget_job,
 }
 
 
