@@ -134,9 +134,8 @@ class Harness:
         if self.tables is None:
             self.operator().reclaim([], jobs=jobs)
         else:
-            from tests.contract.test_reclaim import stream_records
-
             from infra.deploy.template import stream_mappings
+            from tests.contract.test_reclaim import stream_records
 
             dynamodb, streams = self.stream_clients or (local_client("dynamodb"), None)
             records = stream_records(dynamodb, self.tables.sessions, streams)

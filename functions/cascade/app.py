@@ -2,8 +2,9 @@
 library purge what remains of a session whose head was removed (TTL expiry, or the end of an explicit
 delete: a backstop that also catches uploads that landed late), finish handed-on deletes of sessions and
 branches, delete the S3 objects the record releases (uploads whose intent expired uncommitted, items
-removed or replaced), and, fed the memories table's forget markers, carry an owner's forget on. The copy function (`copy_handler`, its own event source mapping, batch size 1):
-carries long forks' and rewinds' copies on. Failed records are reported one by one
+removed or replaced), and, fed the memories table's forget markers, carry an owner's forget on. The copy
+function (`copy_handler`, its own event source mapping, batch size 1): carries long forks' and rewinds'
+copies on. Failed records are reported one by one
 (`ReportBatchItemFailures`); Lambda retries from the first of them, a bounded number of times, and then
 sends the batch's description to the SQS failure destination."""
 
