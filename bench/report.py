@@ -442,6 +442,48 @@ def recall_section(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+MEMORY_OPERATIONS = ("put", "get", "search", "search the owner", "list", "list_namespaces")
+
+
+def memory_costs_section(results: dict[str, Any]) -> list[str]:
+    """Long-term memory against langgraph-checkpoint-aws's DynamoDBStore (bench/memory_costs.py): requests,
+    capacity and bytes per operation and size, side by side."""
+    r = results.get("memory_costs")
+    if not r:
+        return not_measured("bench.memory_costs")
+    (ours, ours_rows), (theirs, their_rows) = list(r["contenders"].items())
+    lines = [
+        f"Measured {r['date']} by bench/memory_costs.py: one owner's memories in {r['topics']} namespaces, both "
+        f"stores through LangGraph's store calls with the same index ({r['embedder']}, the `text` field), each "
+        "on a moto server of its own with infra/local/vectors.py. Past "
+        f"{r['through_api']:,} items the rest are copies of each store's own item (checked against it). Capacity "
+        "is computed from item sizes (a Query or Scan billed for the whole items it reads); a SearchVectors' own "
+        "unit has no public formula, so its requests and bytes are shown. `found`: what the call returned. "
+        "Wall times are left out: they are the emulator's exact search and moto's table reads, not DynamoDB's.",
+        "",
+        f"| operation | items | {ours}: requests | RCU | WCU | bytes received | found "
+        f"| {theirs}: requests | RCU | WCU | bytes received | found |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for operation in MEMORY_OPERATIONS:
+        for size in r["sizes"]:
+            cells = []
+            for rows in (ours_rows, their_rows):
+                c = rows[str(size)][operation]
+                cells.append(
+                    f"{c['requests']:g} | {c['rcu']:g} | {c['wcu']:g} | {c['bytes_received']:,.0f} | {c['found']}"
+                )
+            lines.append(f"| {operation} | {size:,} | {cells[0]} | {cells[1]} |")
+    put_bytes = [rows[str(r["sizes"][-1])]["put"]["index_bytes"] for rows in (ours_rows, their_rows)]
+    lines += [
+        "",
+        f"Bytes a put replicates into the vector index (its projection; DynamoDB meters index writes by them): "
+        f"{ours} {put_bytes[0]:,}, {theirs} {put_bytes[1]:,}.",
+        "",
+    ]
+    return lines
+
+
 def record(key: str, value: dict[str, Any]) -> None:
     """Keep one benchmark's measurement in bench/results.json under `key` and render bench/results.md again."""
     path = Path(__file__).parent / "results.json"
@@ -487,6 +529,11 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## Many writers on one session", "", *contention_section(results)]
     lines += ["## The OTLP receiver's worst requests", "", *otlp_section(results)]
     lines += ["## Long-term memory: recall@5", "", *recall_section(results)]
+    lines += [
+        "## Long-term memory: against langgraph-checkpoint-aws's DynamoDBStore",
+        "",
+        *memory_costs_section(results),
+    ]
     lines += ["## Cold start", "", *startup_section(results), ""]
     lines += ["## Memory", "", *memory_section(results), ""]
     lines += ["## Plots", ""] + [f"![{i}]({i})" for i in images] + [""]

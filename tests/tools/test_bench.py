@@ -192,3 +192,31 @@ def test_report_is_computed_from_the_measurements(quick_run: tuple[dict[str, Any
         "| one request per append at any history length (sequence known) | 10: 3 (max 3) | **no** |"
         in (tmp_path / "results.md").read_text()
     )
+
+
+def test_the_memory_costs_section_shows_each_measurement_side_by_side() -> None:
+    from bench.report import MEMORY_OPERATIONS, memory_costs_section
+
+    def cost(requests: int, found: int) -> dict[str, Any]:
+        return {"requests": requests, "rcu": 0.5 * requests, "wcu": 0, "bytes_received": 100 * requests, "found": found}
+
+    def rows(scale: int) -> dict[str, Any]:
+        out = {str(n): {op: cost(scale * n // 100, 10) for op in MEMORY_OPERATIONS} for n in (100, 1000)}
+        for size in out.values():
+            size["put"]["index_bytes"] = 7 * scale
+        return out
+
+    results = {
+        "memory_costs": {
+            "date": "2026-12-04",
+            "topics": 10,
+            "embedder": "e",
+            "through_api": 500,
+            "sizes": [100, 1000],
+            "contenders": {"ours": rows(1), "theirs": rows(3)},
+        }
+    }
+    lines = memory_costs_section(results)
+    assert "| list_namespaces | 1,000 | 10 | 5 | 0 | 1,000 | 10 | 30 | 15 | 0 | 3,000 | 10 |" in lines
+    assert sum(line.startswith("| put |") for line in lines) == 2
+    assert any("ours 7, theirs 21" in line for line in lines)
