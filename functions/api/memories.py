@@ -100,7 +100,9 @@ def list_namespaces(
     return Namespaces(items=[list(ns) for ns in found.items], next_cursor=found.next_cursor)
 
 
-@router.delete("/memories", tags=["memories"], summary="Forget every memory of mine (bounded: call again until done)")
+@router.delete(
+    "/memories", tags=["memories"], summary="Forget every memory of mine (1,000 now, the rest by the cascade)"
+)
 def forget_owner() -> Forgotten:
     me = caller(router.current_event)
     return Forgotten(done=me.store.forget_owner(me.owner))

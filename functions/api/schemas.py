@@ -238,6 +238,7 @@ class Namespaces(BaseModel):
 
 
 class Forgotten(BaseModel):
-    """`done`: every memory of the caller is gone (false: the rest goes on the next call)."""
+    """`done`: every memory of the caller is gone (false: the stack's cascade is deleting the rest, within
+    minutes; meanwhile those still there can be read, and calling again is harmless)."""
 
     done: bool
