@@ -470,6 +470,9 @@ def memory_costs_section(results: dict[str, Any]) -> list[str]:
             cells = []
             for rows in (ours_rows, their_rows):
                 c = rows[str(size)][operation]
+                if "skipped" in c:
+                    cells.append(f"{c['skipped']} | | | |")
+                    continue
                 cells.append(
                     f"{c['requests']:g} | {c['rcu']:g} | {c['wcu']:g} | {c['bytes_received']:,.0f} | {c['found']}"
                 )

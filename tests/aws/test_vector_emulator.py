@@ -185,15 +185,21 @@ def test_documented_errors(dynamodb_client: Any, change: dict[str, Any], code: s
     assert caught.value.response["Error"]["Code"] == code
 
 
+def index_spec(name: str, dims: int, projection: str, **more: Any) -> dict[str, Any]:
+    """A cosine vector index on attribute `v`."""
+    return {
+        "IndexName": name,
+        "VectorAttribute": {"AttributeName": "v"},
+        "Dimensions": dims,
+        "DistanceFunction": "COSINE",
+        "Projection": {"ProjectionType": projection},
+        **more,
+    }
+
+
 def test_create_table_refuses_a_malformed_vector_index(dynamodb_client: Any) -> None:
     vectors.install()
-    good: dict[str, Any] = {
-        "IndexName": "vec",
-        "VectorAttribute": {"AttributeName": "v"},
-        "Dimensions": 8,
-        "DistanceFunction": "COSINE",
-        "Projection": {"ProjectionType": "ALL"},
-    }
+    good = index_spec("vec", 8, "ALL")
     changes: list[dict[str, Any]] = [
         {"IndexName": "bad name!"},
         {"Dimensions": 5000},
@@ -212,14 +218,9 @@ def test_update_table_creates_and_deletes_a_vector_index(dynamodb_client: Any) -
     dynamodb_client.put_item(
         TableName="vx-update", Item={"pk": {"S": "p"}, "sk": {"S": "a"}, "v": {"L": [{"N": "1"}, {"N": "0"}]}}
     )
-    index: dict[str, Any] = {
-        "IndexName": "later",
-        "VectorAttribute": {"AttributeName": "v"},
-        "Dimensions": 2,
-        "DistanceFunction": "COSINE",
-        "Projection": {"ProjectionType": "KEYS_ONLY"},
-        "SearchSchema": [{"AttributeName": "pk", "SearchSchemaElementType": "HASH"}],
-    }
+    index = index_spec(
+        "later", 2, "KEYS_ONLY", SearchSchema=[{"AttributeName": "pk", "SearchSchemaElementType": "HASH"}]
+    )
     assert "VectorIndexes" not in dynamodb_client.describe_table(TableName="vx-update")["Table"]
     answer = dynamodb_client.update_table(TableName="vx-update", VectorIndexUpdates=[{"Create": index}])
     (described,) = answer["TableDescription"]["VectorIndexes"]
