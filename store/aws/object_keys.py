@@ -29,6 +29,11 @@ def session_prefix(owner: str, session_id: str) -> str:
     return f"sessions/{digest(owner)}/{session_id}/"
 
 
+def memory_prefix(owner: str) -> str:
+    """An owner's memories' objects (values too large for an item) live under this prefix."""
+    return f"memories/{digest(owner)}/"
+
+
 def checkpoint_prefix(scope: str, key: str, owner: str | None = None) -> str:
     """Objects of a run or workflow checkpoint (session checkpoints use their session's prefix), in its
     owner's namespace when it has one."""

@@ -18,12 +18,11 @@ from typing import Any, Literal, Protocol
 
 from store.core import codec
 from store.core.cursor import decode, encode
-from store.errors import InvalidInput
+from store.errors import InvalidInput, PayloadTooLarge
 
 MAX_LABEL = 128  # characters of one namespace label
 MAX_DEPTH = 8  # labels of one namespace
 MAX_KEY = 512  # characters of a memory's key
-MAX_VALUE_BYTES = 350 * 1024  # a value's JSON (a larger one is refused: it does not fit an item)
 MAX_QUERY = 2048  # characters of a search query
 MAX_SEARCH_LIMIT = 100
 MAX_TOP_K = 100  # the most neighbours one semantic search asks the index for (the page and the ones before it)
@@ -98,14 +97,14 @@ def key(value: Any) -> str:
     return value
 
 
-def value(given: Any) -> dict[str, Any]:
-    """A memory's value: a JSON object (checked and normalised as the store keeps JSON) of at most
-    MAX_VALUE_BYTES."""
+def value(given: Any, limit: int) -> dict[str, Any]:
+    """A memory's value: a JSON object (checked and normalised as the store keeps JSON) of at most `limit`
+    bytes of JSON (`Settings.max_payload_bytes`; one too large for an item is kept in the bucket)."""
     if not isinstance(given, Mapping):
         raise InvalidInput("value must be a dict (a JSON object)")
     text = codec.dumps(dict(given), "value")
-    if len(text.encode("utf-8")) > MAX_VALUE_BYTES:
-        raise InvalidInput(f"value must be at most {MAX_VALUE_BYTES} bytes of JSON")
+    if len(text.encode("utf-8")) > limit:
+        raise PayloadTooLarge(f"value must be at most {limit} bytes of JSON")
     loaded: dict[str, Any] = codec.loads(text, "value")
     return loaded
 

@@ -89,7 +89,7 @@ class Memories(Domain):
         makes it expire that long after this put. One write (plus the embedding, when the store has an
         embedder); bad input is InvalidInput with nothing written."""
         fields = m.index_fields(index)
-        checked = m.value(value)
+        checked = m.value(value, self.settings.max_payload_bytes)
         text = m.indexed_text(checked, None if fields is False else fields)
         request = PutMemory(
             owner=v.owner(owner),

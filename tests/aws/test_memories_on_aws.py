@@ -180,3 +180,24 @@ def _marker(dyn: Any, owner: str) -> bool:
 
     key = {"pk": {"S": "O#" + owner}, "sk": {"S": FORGET_MARK}}
     return "Item" in local_client().get_item(TableName=dyn.tables.memories, Key=key)
+
+
+def test_a_value_too_large_for_an_item_needs_a_bucket(dynamodb_client: Any) -> None:
+    """Without a bucket, a value past what an item holds is PayloadTooLarge, and nothing is written."""
+    from store import PayloadTooLarge
+
+    tables = create_tables(dynamodb_client, prefix=f"memaws{next(_tables)}")
+    store = SessionStore(tables.sessions, tables.messages, memories_table=tables.memories, client=dynamodb_client)
+    with pytest.raises(PayloadTooLarge):
+        store.put_memory("alice", ("reports",), "big", {"body": "x" * 400_000})
+    assert dynamodb_client.scan(TableName=tables.memories)["Items"] == []
+    assert dynamodb_client.scan(TableName=tables.sessions)["Items"] == []  # no upload intent either
+
+
+def test_a_value_past_the_payload_cap_is_refused_before_anything() -> None:
+    from store import PayloadTooLarge
+    from store.core import memories as m
+
+    assert m.value({"x": "y" * 100}, 200) == {"x": "y" * 100}
+    with pytest.raises(PayloadTooLarge):
+        m.value({"x": "y" * 300}, 200)

@@ -82,7 +82,10 @@ def test_failed_upload_leaves_nothing(s3h: Harness, clients: tuple[Any, Any]) ->
         store.append_messages(sid, [{"role": "tool", "content": os.urandom(MB).hex()}])
     with pytest.raises(StoreUnavailable):
         store.save_state(sid, {"big": os.urandom(MB).hex()})
+    with pytest.raises(StoreUnavailable):
+        store.put_memory("alice", ("reports",), "big", {"body": os.urandom(MB // 2).hex()})
     assert s3h.snapshot() == before, "no intent, no object, no item"
+    assert store.get_memory("alice", ("reports",), "big") is None
 
 
 def test_failed_multipart_upload_is_aborted(s3h: Harness, clients: tuple[Any, Any]) -> None:
@@ -103,8 +106,11 @@ def test_failed_reads_are_store_errors(s3h: Harness, clients: tuple[Any, Any]) -
     store.put_artifact(sid, "a.txt", b"data")
     rec = store.append_messages(sid, [{"role": "tool", "content": os.urandom(MB).hex()}])[0]
     store.append_trace_events(sid, "r", [{"e": 1}])
+    store.put_memory("alice", ("reports",), "big", {"text": "report", "body": os.urandom(MB // 2).hex()})
     s3_error(clients[1], "GetObject")
     for call in (
+        lambda: store.get_memory("alice", ("reports",), "big"),
+        lambda: store.search_memories("alice", ("reports",)),
         lambda: store.get_artifact(sid, "a.txt"),
         lambda: store.open_artifact(sid, "a.txt"),
         lambda: store.get_message(sid, rec.id),

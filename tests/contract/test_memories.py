@@ -200,7 +200,7 @@ def test_bad_keys_values_and_arguments_are_refused(harness: Harness) -> None:
     for bad in ("", "k" * 513, "a\nb", 7):
         with pytest.raises(InvalidInput):
             store.put_memory("alice", ("ns",), bad, {"text": "x"})  # type: ignore[arg-type]
-    for value in ([1, 2], "text", {"x": math.nan}, {"big": "x" * 400_000}):
+    for value in ([1, 2], "text", {"x": math.nan}):
         with pytest.raises(InvalidInput):
             store.put_memory("alice", ("ns",), "k", value)  # type: ignore[arg-type]
     for call in (
@@ -257,3 +257,32 @@ def test_forget_owner_removes_every_memory_of_the_owner_only(harness: Harness) -
     assert store.forget_owner("alice") is True
     assert store.list_namespaces("alice").items == [] and store.search_memories("alice").items == []
     assert len(store.search_memories("bob", limit=100).items) == len(FACTS)
+
+
+def test_a_value_too_large_for_an_item_round_trips_and_its_object_goes_with_it(harness: Harness) -> None:
+    """A value past what an item holds is kept in the bucket (DynamoDB): put, get, searched, listed and
+    filtered as any other; replaced by a small one or deleted, its object is released (the cascade)."""
+    store = harness.store
+    big = {"text": "the quarterly report", "body": "figures " * 60_000}  # ~480 KB of JSON
+    made = store.put_memory("alice", ("reports",), "q3", big, index=["text"])
+    assert made.value == big and made.created_at == made.updated_at
+    assert store.get_memory("alice", ("reports",), "q3").value == big
+    if harness.tables is not None:
+        assert len(harness.objects("memories/")) == 1
+    for found in (
+        store.search_memories("alice", ("reports",), query="quarterly report", mode="keyword"),
+        store.search_memories("alice", ("reports",)),
+        store.search_memories("alice", ("reports",), filter={"text": "the quarterly report"}),
+    ):
+        assert [(h.key, h.value) for h in found.items] == [("q3", big)]
+    assert store.search_memories("alice", ("reports",), filter={"body": "other"}).items == []
+    harness.clock.advance(seconds=5)
+    again = store.put_memory("alice", ("reports",), "q3", {"text": "short now"})
+    assert again.created_at == made.created_at  # the same memory, put again
+    harness.cascade()
+    assert store.get_memory("alice", ("reports",), "q3").value == {"text": "short now"}
+    assert harness.objects("memories/") == []
+    store.put_memory("alice", ("reports",), "q4", big, index=False)
+    store.delete_memory("alice", ("reports",), "q4")
+    harness.cascade()
+    assert harness.objects("memories/") == [] and store.get_memory("alice", ("reports",), "q4") is None

@@ -200,21 +200,31 @@ def test_abuse_limits() -> None:
     assert params["JwtScopes"]["Default"] == ""
 
 
-def test_the_memories_stream_feeds_the_cascade_only_forget_markers() -> None:
-    """An owner's forget (more memories than one call deletes) is carried on by the cascade, fed only the
-    memories table's forget markers, one at a time."""
+def test_the_memories_stream_feeds_the_cascade_forget_markers_and_released_values() -> None:
+    """An owner's forget (more memories than one call deletes) is carried on by the cascade, and the object of a
+    value too large for an item is deleted once its memory lets go of it: the memories table's stream feeds the
+    cascade those records only, one at a time."""
     resources = _resources()
     every = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
     (memories,) = [m for m in every if "MemoriesTable" in str(m["EventSourceArn"])]
     assert memories["FunctionName"] == {"Ref": "CascadeFunction"} and memories["BatchSize"] == 1
-    assert resources["MemoriesTable"]["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
-    (pattern,) = [json.loads(f["Pattern"]) for f in memories["FilterCriteria"]["Filters"]]
-    marker = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "F#forget"}}}}
+    table = resources["MemoriesTable"]["Properties"]
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert "ref" in table["VectorIndexes"][0]["Projection"]["NonKeyAttributes"]  # a hit's value, in the bucket
+    patterns = [json.loads(f["Pattern"]) for f in memories["FilterCriteria"]["Filters"]]
+    keys = {"pk": {"S": "O#a"}, "sk": {"S": "F#forget"}}
+    marker = {"eventName": "MODIFY", "dynamodb": {"Keys": keys, "NewImage": {**keys, "round": {"S": "r"}}}}
     memory = {"eventName": "INSERT", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "M#notes/|k"}}}}
-    gone = {"eventName": "REMOVE", "dynamodb": {"Keys": {"pk": {"S": "O#a"}, "sk": {"S": "F#forget"}}}}
-    assert matches(pattern, marker) and not matches(pattern, memory) and not matches(pattern, gone)
+    gone = {"eventName": "REMOVE", "dynamodb": {"Keys": keys, "OldImage": keys}}
+    spilled = {"pk": {"S": "O#a"}, "sk": {"S": "M#n/|k"}, "ref": {"S": "memories/x/payloads/w/h"}}
+    its = {"pk": spilled["pk"], "sk": spilled["sk"]}
+    released = {"eventName": "REMOVE", "dynamodb": {"Keys": its, "OldImage": spilled}}
+    kept = {"eventName": "INSERT", "dynamodb": {"Keys": its, "NewImage": spilled}}
+    chosen = [r for r in (marker, memory, gone, released, kept) if any(matches(p, r) for p in patterns)]
+    assert chosen == [marker, released]
     (local,) = [m for m in stream_mappings() if m.table == "MemoriesTable"]
-    assert local.function == "CascadeFunction" and local.wants(marker) and not local.wants(memory)
+    assert local.function == "CascadeFunction" and local.wants(marker) and local.wants(released)
+    assert not local.wants(memory) and not local.wants(kept)
 
 
 def test_the_stream_jobs_are_separate_mappings() -> None:

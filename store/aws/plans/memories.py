@@ -18,13 +18,16 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from store.aws.attrs import Expr, Item, action, get_s, n, s
+from store.aws import object_keys
+from store.aws.attrs import Expr, Item, action, get_s, item_size, n, s
 from store.aws.calls import AwsError, Call, Learn, Plan
-from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, out_of_time, write_if
+from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, out_of_time, settle, write_if
+from store.aws.plans.objects import abandon, get_objects, put_objects, record_intent
+from store.aws.plans.transactions import Actions
 from store.core import codec
 from store.core import memories as m
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
-from store.errors import InvalidInput
+from store.errors import Conflict, InvalidInput, PayloadTooLarge
 from store.models import MemoryHit, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
 
@@ -66,7 +69,8 @@ def _check_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Pl
         )
 
 
-SHOWN = ("sk", "v", "txt", "ca", "ua", "exa")  # what a memory read is made of; `vec` and `emb` only to rank by meaning
+SHOWN = ("sk", "v", "ref", "txt", "ca", "ua", "exa")  # what a memory read is made of; `vec`, `emb` only to rank
+REF = "ref"  # the object of a value too large for an item
 
 
 def _pk(owner: str) -> str:
@@ -77,18 +81,40 @@ def _key(owner: str, ns: m.Namespace, item_key: str) -> Item:
     return {"pk": s(_pk(owner)), "sk": s(m.memory_sk(ns, item_key))}
 
 
-def _item(stored: Item) -> MemoryItem:
-    """The memory an item holds."""
+def _item(stored: Item, value: dict[str, Any] | None = None) -> MemoryItem:
+    """The memory an item holds (its value given when it is kept in the bucket: `ref`)."""
     ns, item_key = m.parse_sk(stored["sk"]["S"])
     expires = get_s(stored, "exa")
     return MemoryItem(
         namespace=ns,
         key=item_key,
-        value=codec.loads(stored["v"]["S"], "a stored memory"),
+        value=value if value is not None else _inline(stored) or {},
         created_at=parse_iso(stored["ca"]["S"]),
         updated_at=parse_iso(stored["ua"]["S"]),
         expires_at=parse_iso(expires) if expires else None,
     )
+
+
+def _inline(stored: Item) -> dict[str, Any] | None:
+    """The value an item holds itself, or None when it is in the bucket."""
+    if "v" not in stored:
+        return None
+    loaded: dict[str, Any] = codec.loads(stored["v"]["S"], "a stored memory")
+    return loaded
+
+
+def _fetch(ctx: Context, items: list[Item], known: dict[str, dict[str, Any]]) -> Plan[None]:
+    """Add to `known` (by object key) the values of `items` kept in the bucket, fetched concurrently (those
+    not known yet)."""
+    wanted = sorted({k for i in items if "v" not in i and (k := get_s(i, REF)) and k not in known})
+    for where, body in zip(wanted, (yield from get_objects(ctx, wanted)), strict=True):
+        known[where] = codec.loads(body.decode("utf-8"), "a stored memory")
+
+
+def _value(stored: Item, known: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The item's value: its own, or its object's when fetched into `known` (else None)."""
+    inline = _inline(stored)
+    return inline if inline is not None else known.get(get_s(stored, REF) or "")
 
 
 def _live(stored: Item | None, now: datetime) -> Item | None:
@@ -100,15 +126,19 @@ def _live(stored: Item | None, now: datetime) -> Item | None:
 
 def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     """One UpdateItem (the memory as given; its creation time kept unless it is new or had expired), two
-    when an expired one is replaced."""
+    when an expired one is replaced. A value too large for an item (past `settings.spill_item_bytes`) goes to
+    the bucket first, behind an upload intent: its object, then one transaction that writes the memory with
+    its pointer (`ref`) and releases the intent, then a GetItem of its creation time (PayloadTooLarge with no
+    bucket). A replaced value's object is released by the memories table's stream (the cascade)."""
     table = _table(ctx)
     yield from _check_dimensions(ctx, table, request.indexed)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
     expires = now + request.ttl if request.ttl is not None else None
+    text = codec.dumps(request.value, "value")
     fields: dict[str, Any] = {
         "ns": s(m.namespace_part(request.namespace)),
-        "v": s(codec.dumps(request.value, "value")),
+        "v": s(text),
         "txt": s(request.text),
         "ua": s(iso(now)),
         "exp": n(epoch(expires) if expires else NEVER),
@@ -123,6 +153,23 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
         fields.update(exa=s(iso(expires)), ttl=n(epoch(expires)), tts=n(int(request.ttl.total_seconds())))
     else:
         removes += ["exa", "ttl", "tts"]
+    intent = None
+    if item_size({**key, **fields}) > ctx.settings.spill_item_bytes:
+        if ctx.bucket is None:
+            raise PayloadTooLarge("a memory this large is kept in the store's bucket, and this store has none")
+        payload = text.encode("utf-8")
+        where = object_keys.payload_key(object_keys.memory_prefix(request.owner), ctx.new_id(), payload)
+        intent = yield from record_intent(ctx, [where])
+        try:
+            yield from put_objects(ctx, [(where, payload)])
+        except AwsError:
+            yield from abandon(ctx, intent)
+            raise
+        del fields["v"]
+        fields[REF] = s(where)
+        removes.append("v")
+    else:
+        removes.append(REF)
     for fresh in (False, True):
         expr = Expr()
         sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in fields.items()]
@@ -132,21 +179,32 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
             if fresh
             else f"{expr.name('ca')} = if_not_exists({expr.name('ca')}, {created})"
         )
-        update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(expr.name(r) for r in removes) if removes else "")
+        update = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(expr.name(r) for r in removes)
         # an expired memory is absent: its replacement is a new memory (fresh), never a continuation
         condition = (
             None
             if fresh
             else f"attribute_not_exists({expr.name('exa')}) OR {expr.name('exa')} > {expr.value(s(iso(now)))}"
         )
-        body = action("Update", table, key, expr, update=update, condition=condition)["Update"]
-        try:
-            answer = yield Call("update_item", {**body, "ReturnValues": "ALL_NEW"})
-        except AwsError as err:
-            if err.code == "ConditionalCheckFailedException" and not fresh:
+        body = action("Update", table, key, expr, update=update, condition=condition)
+        if intent is None:
+            try:
+                answer = yield Call("update_item", {**body["Update"], "ReturnValues": "ALL_NEW"})
+            except AwsError as err:
+                if err.code == "ConditionalCheckFailedException" and not fresh:
+                    continue
+                raise
+            return _item(answer["Attributes"], request.value)
+        refused = yield from settle(ctx, Actions(memory=body, intent=intent.release(ctx)), "a memory's put")
+        if refused is not None:
+            if refused.failed.failed("memory") and not fresh:
                 continue
-            raise
-        return _item(answer["Attributes"])
+            yield from abandon(ctx, intent)
+            raise Conflict("the memory's value was not kept: its upload's time ran out; put it again") from (
+                refused.cause
+            )
+        stored = yield from get_item(table, key, projection=("sk", "ca", "ua", "exa"))
+        return _item(stored or {**key, "ca": s(iso(now)), "ua": s(iso(now))}, request.value)
     raise AssertionError("unreachable: the fresh put has no condition")
 
 
@@ -158,6 +216,9 @@ def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
     stored = _live((yield from get_item(table, key, projection=(*SHOWN, "tts"))), now)
     if stored is None:
         return None
+    known: dict[str, dict[str, Any]] = {}
+    yield from _fetch(ctx, [stored], known)
+    value = _value(stored, known)
     seconds = stored.get("tts")
     if request.refresh_ttl and seconds is not None:
         expires = now + timedelta(seconds=int(seconds["N"]))
@@ -168,7 +229,7 @@ def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
         body = action("Update", table, key, expr, update=update, condition=condition)["Update"]
         if (yield from write_if("update_item", body)):
             stored = {**stored, "exa": s(iso(expires))}
-    return _item(stored)
+    return _item(stored, value)
 
 
 def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
@@ -185,11 +246,13 @@ def _under(
     vectors: bool,
     enough: int | None = None,
     wanted: Mapping[str, Any] | None = None,
+    known: dict[str, dict[str, Any]] | None = None,
 ) -> Plan[list[Item]]:
     """The owner's live memories under `prefix`, in key order, at most `limit`, read eventually consistently
     (as the vector index is); their vectors only with `vectors` (a 256-dimension vector is most of an item's
     size). With `enough`, it stops once that many of them match `wanted` (a listing needs no more than its
-    page and one past it): pages of `enough` items, or of at least 100 when a filter may drop some."""
+    page and one past it): pages of `enough` items, or of at least 100 when a filter may drop some (values
+    kept in the bucket are fetched into `known` to be matched)."""
     table = _table(ctx)
     now = ctx.now()
     low, high = m.prefix_range(prefix)
@@ -215,8 +278,12 @@ def _under(
         answer = yield Call("query", {**params, "Limit": min(page, limit - len(out))})
         fresh = [i for i in answer.get("Items", []) if _live(i, now) is not None]
         out += fresh
-        if enough is not None:
-            kept += sum(1 for i in fresh if not wanted or m.matches(_item(i).value, wanted))
+        if enough is not None and wanted:
+            known = {} if known is None else known
+            yield from _fetch(ctx, fresh, known)
+            kept += sum(1 for i in fresh if m.matches(_value(i, known) or {}, wanted))
+        elif enough is not None:
+            kept += len(fresh)
         last = answer.get("LastEvaluatedKey")
         if not last:
             break
@@ -246,6 +313,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
     now = ctx.now()
     query = request.indexed
     found: list[tuple[Item, float | None]]
+    known: dict[str, dict[str, Any]] = {}  # values kept in the bucket, fetched: by object key
     if request.query is not None and search_mode == "semantic" and query is not None:
         yield from _check_dimensions(ctx, table, query)
         expr = Expr()
@@ -283,18 +351,28 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
             vectors=ranked_by_meaning,
             enough=offset + request.limit + 1 if listing else None,
             wanted=request.filter,
+            known=known,
         )
         found = [(i, _similarity(i, query)) for i in items]
         ceiling = m.KEYWORD_ITEMS
+    if request.filter:  # the filter matches values: those in the bucket are fetched to be matched
+        yield from _fetch(ctx, [stored for stored, _ in found], known)
     candidates = []
+    stored_of: dict[tuple[tuple[str, ...], str], Item] = {}
     for stored, similarity in found:
-        item = _item(stored)
+        item = _item(stored, _value(stored, known) or {})
+        stored_of[(item.namespace, item.key)] = stored
         candidates.append(
             m.Candidate(item.namespace, item.key, item.value, get_s(stored, "txt") or "", similarity, item)
         )
     ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
     chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
-    hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
+    shown = [stored_of[(r.candidate.namespace, r.candidate.key)] for r in chunk]
+    yield from _fetch(ctx, shown, known)  # the page's values kept in the bucket
+    hits = [
+        MemoryHit(**{**r.candidate.record.model_dump(), "value": _value(stored, known)}, score=r.score)
+        for r, stored in zip(chunk, shown, strict=True)
+    ]
     return Page[MemoryHit](items=hits, next_cursor=next_cursor)
 
 
