@@ -157,8 +157,7 @@ def test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade(dyn: Any
     from store.aws.plans.memories import FORGET_BATCH
 
     store = dyn.store
-    for i in range(FORGET_BATCH + 2 * PARALLEL_REQUESTS * BATCH_WRITE_MAX + 1):  # past a call, and two rounds
-        store.put_memory("alice", ("notes", f"n{i % 3}"), f"k{i}", {"text": f"note {i}"}, index=False)
+    _remember_many(dyn, "alice", FORGET_BATCH + 2 * PARALLEL_REQUESTS * BATCH_WRITE_MAX + 1)  # a call, two rounds
     store.put_memory("bob", ("notes",), "kept", {"text": "bob's"})
     assert store.forget_owner("alice") is False  # more than one call's batch
     assert store.search_memories("alice", limit=100).items  # the rest, until the cascade has it
@@ -172,6 +171,26 @@ def test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade(dyn: Any
     assert store.list_namespaces("alice").items == []
     assert [h.key for h in store.search_memories("bob").items] == ["kept"]
     assert store.forget_owner("alice") is True  # nothing left: no marker written
+
+
+def _remember_many(dyn: Any, owner: str, count: int) -> None:
+    """`count` memories of `owner`: one put through the store, the rest copies of its item under other keys
+    (BatchWriteItem: the test is about forgetting them)."""
+    from infra.local.aws import local_client
+    from store.core.memories import memory_sk, namespace_part
+
+    dyn.store.put_memory(owner, ("notes",), "k0", {"text": "note 0"}, index=False)
+    client = local_client()
+    (stored,) = client.query(
+        TableName=dyn.tables.memories,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "O#" + owner}},
+    )["Items"]
+    places = [(("notes", f"n{i % 3}"), f"k{i}") for i in range(1, count)]
+    copies = [{**stored, "sk": {"S": memory_sk(ns, key)}, "ns": {"S": namespace_part(ns)}} for ns, key in places]
+    for start in range(0, len(copies), 25):
+        requests = [{"PutRequest": {"Item": item}} for item in copies[start : start + 25]]
+        client.batch_write_item(RequestItems={dyn.tables.memories: requests})
 
 
 def _marker(dyn: Any, owner: str) -> bool:
