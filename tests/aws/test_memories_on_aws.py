@@ -220,3 +220,22 @@ def test_a_value_past_the_payload_cap_is_refused_before_anything() -> None:
     assert m.value({"x": "y" * 100}, 200) == {"x": "y" * 100}
     with pytest.raises(PayloadTooLarge):
         m.value({"x": "y" * 300}, 200)
+
+
+def test_a_released_memory_value_is_deleted_only_under_its_owners_prefix(dyn: Any) -> None:
+    """The cascade deletes the object a removed memory names only when it is under that owner's memories
+    prefix: a record naming anything else (another owner's, a session's) releases nothing."""
+    from store.aws.object_keys import memory_prefix
+
+    bucket = dyn.tables.bucket
+    own, other = memory_prefix("alice") + "payloads/w/h", memory_prefix("bob") + "payloads/w/h"
+    for key in (own, other, "sessions/x/s1/payloads/w/h"):
+        dyn.s3.put_object(Bucket=bucket, Key=key, Body=b"{}")
+
+    def removed(ref: str) -> dict[str, Any]:
+        old = {"pk": {"S": "O#alice"}, "sk": {"S": "M#notes/|k"}, "ref": {"S": ref}}
+        return {"eventName": "REMOVE", "dynamodb": {"Keys": {"pk": old["pk"], "sk": old["sk"]}, "OldImage": old}}
+
+    released = dyn.operator().reclaim([removed(own), removed(other), removed("sessions/x/s1/payloads/w/h")])
+    assert released == 1
+    assert dyn.objects("memories/") == [other] and dyn.objects("sessions/") == ["sessions/x/s1/payloads/w/h"]

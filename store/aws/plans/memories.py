@@ -73,8 +73,11 @@ SHOWN = ("sk", "v", "ref", "txt", "ca", "ua", "exa")  # what a memory read is ma
 REF = "ref"  # the object of a value too large for an item
 
 
+MEMORY_PK = "O#"  # an owner's memories' partition: this and the owner
+
+
 def _pk(owner: str) -> str:
-    return "O#" + owner
+    return MEMORY_PK + owner
 
 
 def _key(owner: str, ns: m.Namespace, item_key: str) -> Item:

@@ -32,10 +32,11 @@ from store.aws.items import SEED, Seed, head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
-from store.aws.plans.memories import finish_forget, forget_marked
+from store.aws.plans.memories import MEMORY_PK, finish_forget, forget_marked
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.rewinds import finish_branch_delete
 from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
+from store.core import memories as m
 from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
@@ -81,9 +82,11 @@ def released(ctx: Context, record: dict[str, Any]) -> Plan[list[str]]:
 
 
 def _own(item: Item, key: str) -> bool:
-    """Whether object `key` is under the prefix of the session whose item `item` is (items of other
-    partitions, run and workflow checkpoints, own what they name)."""
+    """Whether object `key` is under the prefix of the session whose item `item` is, or of the owner whose
+    memory it is (items of other partitions, run and workflow checkpoints, own what they name)."""
     pk = get_s(item, keys.PK) or ""
+    if pk.startswith(MEMORY_PK) and (get_s(item, keys.SK) or "").startswith(m.MEMORY_PREFIX):
+        return key.startswith(object_keys.memory_prefix(pk[len(MEMORY_PK) :]))
     if not pk.startswith(keys.session_pk("")):
         return True
     parts = key.split("/")
