@@ -37,12 +37,13 @@ def _adk_usage(types: Any, used: tuple[int, int]) -> Any:
     )
 
 
-def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
-    """A Strands agent asking its model, which calls `weather` and answers from its result (usage reported)."""
+def strands_agent(manager: Any, *, windowed: bool = True) -> Any:
+    """A Strands agent whose model calls `weather` and answers from its result (usage reported), kept by
+    `manager`; with Strands' default conversation manager (a 40-message window) unless not `windowed`."""
     from strands import Agent, tool
+    from strands.agent.conversation_manager import NullConversationManager
 
     from bench.strands_models import ScriptModel
-    from store.integrations.strands import session_manager
 
     class ToolModel(ScriptModel):
         """Asks for the weather tool, then answers from its result."""
@@ -69,9 +70,16 @@ def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", own
         tool_context.agent.state.set("last_city", city)
         return "sunny"
 
+    window: dict[str, Any] = {} if windowed else {"conversation_manager": NullConversationManager()}
+    return Agent(model=ToolModel(), tools=[weather], session_manager=manager, callback_handler=None, **window)
+
+
+def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
+    """A Strands agent asking its model, which calls `weather` and answers from its result (usage reported)."""
+    from store.integrations.strands import session_manager
+
     extra = {"flush_every": 16} if batched else {}
-    manager = session_manager(name, store, owner=owner, **extra)
-    agent = Agent(model=ToolModel(), tools=[weather], session_manager=manager, callback_handler=None)
+    agent = strands_agent(session_manager(name, store, owner=owner, **extra))
     return lambda: agent(f"What is the weather in {CITY}?")
 
 

@@ -118,6 +118,118 @@ def documented_table(doc: Path = DOC) -> str:
     return found.group(1).strip() if found else ""
 
 
+# ---------------------------------------------------------------- side by side with the frameworks' AWS backends
+
+
+@dataclass(frozen=True)
+class PairCost:
+    """One backend's steady turn after `turns` turns, and what a new agent's resume of that session costs."""
+
+    framework: str
+    backend: str
+    turns: int
+    window: str
+    turn: Tally
+    resume: Tally
+
+    def row(self) -> str:
+        t, r = self.turn, self.resume
+        return (
+            f"| {self.framework} | {self.backend} | {self.turns} | {self.window} | {t.request_count} | {t.describe()} "
+            f"| {t.wcu:g} | {t.rcu:g} | {r.request_count} | {r.rcu:g} |"
+        )
+
+
+PAIR_HEADER = (
+    "| Framework | Backend | Turns | Window | Requests | Calls | WCU | RCU | Resume requests | Resume RCU |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
+)
+PAIR_TURNS = (10, 100)
+
+
+def _metered(url: str) -> tuple[Any, Meter]:
+    """A boto3 session whose every client is counted, and its meter."""
+    session = boto3.Session(
+        region_name=REGION,
+        aws_access_key_id=FAKE_CREDENTIALS["aws_access_key_id"],
+        aws_secret_access_key=FAKE_CREDENTIALS["aws_secret_access_key"],
+    )
+    return session, Meter(session, local_client(endpoint_url=url))
+
+
+def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callable[[str], Any]]]:
+    """Each Strands backend under test: (a metered boto3 session) -> (session id -> a new session manager)."""
+    from strands.session import SnapshotSessionManager
+    from strands_dynamodb_storage import DynamoDBStorage
+
+    from store.integrations.strands import SessionStoreStorage, session_manager
+    from store.session_store import s3_config
+
+    s3 = s3_config(path_style=True)
+    tables = create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
+
+    def ours(session: Any) -> SessionStore:
+        return SessionStore(
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            client=session.client("dynamodb", endpoint_url=url),
+            s3_client=session.client("s3", endpoint_url=url, config=s3),
+        )
+
+    peer_table = f"{prefix}-strands-storage"  # as the package's README provisions it: pk and sk, strings
+    local_client(endpoint_url=url).create_table(
+        TableName=peer_table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("pk", "sk")],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+    def per_message(session: Any) -> Callable[[str], Any]:
+        store = ours(session)
+        return lambda sid: session_manager(sid, store, owner="bench")
+
+    def snapshot(session: Any) -> Callable[[str], Any]:
+        storage = SessionStoreStorage(ours(session), owner="bench")
+        return lambda sid: SnapshotSessionManager(sid, storage=storage)
+
+    def peer(session: Any) -> Callable[[str], Any]:
+        storage = DynamoDBStorage(peer_table, client=session.client("dynamodb", endpoint_url=url))
+        return lambda sid: SnapshotSessionManager(sid, storage=storage)
+
+    return {
+        "ours, session_manager() (per message)": per_message,
+        "ours, SnapshotSessionManager over SessionStoreStorage": snapshot,
+        "strands-dynamodb-storage 0.2.0, SnapshotSessionManager": peer,
+    }
+
+
+def strands_pairs(url: str) -> list[PairCost]:
+    """Strands at its defaults beside strands-dynamodb-storage: the last of `turns` turns and a resume, with
+    Strands' default window (40 messages) and without one."""
+    from bench.framework_turns import CITY, strands_agent
+
+    out = []
+    for windowed in (True, False):
+        for turns in PAIR_TURNS:
+            backends = strands_backends(url, f"pairs-{turns}-{int(windowed)}")
+            for n, (name, make) in enumerate(backends.items()):
+                session, meter = _metered(url)
+                manager = make(session)
+                sid = f"s{n}"
+                agent = strands_agent(manager(sid), windowed=windowed)
+                for _ in range(turns - 1):
+                    agent(f"What is the weather in {CITY}?")
+                with meter.measure() as turn:
+                    agent(f"What is the weather in {CITY}?")
+                with meter.measure() as resume:
+                    strands_agent(manager(sid), windowed=windowed)
+                window = "40 messages (default)" if windowed else "none"
+                out.append(PairCost("Strands", name, turns, window, turn, resume))
+                print(out[-1].row(), flush=True)
+    return out
+
+
 @contextmanager
 def server() -> Iterator[str]:
     with moto_server_process() as url:
@@ -125,8 +237,16 @@ def server() -> Iterator[str]:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", action="store_true", help="each framework beside its AWS backend (issue 38)")
+    args = parser.parse_args()
     with server() as url:
-        print(table(measure(url)))
+        if args.pairs:
+            print("\n".join([PAIR_HEADER, *(c.row() for c in strands_pairs(url))]))
+        else:
+            print(table(measure(url)))
 
 
 if __name__ == "__main__":

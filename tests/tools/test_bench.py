@@ -220,3 +220,18 @@ def test_the_memory_costs_section_shows_each_measurement_side_by_side() -> None:
     assert "| list_namespaces | 1,000 | 10 | 5 | 0 | 1,000 | 10 | 30 | 15 | 0 | 3,000 | 10 |" in lines
     assert sum(line.startswith("| put |") for line in lines) == 2
     assert any("ours 7, theirs 21" in line for line in lines)
+
+
+@pytest.mark.extended
+def test_the_strands_pairs_measure_every_backend_turn_and_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/turn_costs.py --pairs, shortened to 2 turns: every backend's turn and resume are counted on its own
+    session, and AWS's strands-dynamodb-storage is measured as its design says (one PutItem a turn)."""
+    from bench import turn_costs
+
+    monkeypatch.setattr(turn_costs, "PAIR_TURNS", (2,))
+    with turn_costs.server() as url:
+        costs = turn_costs.strands_pairs(url)
+    assert len(costs) == 6 and {c.window for c in costs} == {"40 messages (default)", "none"}
+    assert all(c.turn.request_count > 0 and c.resume.request_count > 0 and c.turn.wcu > 0 for c in costs)
+    theirs = [c for c in costs if c.backend.startswith("strands-dynamodb-storage")]
+    assert [c.turn.describe() for c in theirs] == ["PutItem", "PutItem"]
