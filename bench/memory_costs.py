@@ -37,12 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
-
 from bench.memory_set import memories, questions
-from bench.meter import Meter, Tally
+from bench.meter import Tally, metered
 from bench.report import record
-from infra.local.aws import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
+from infra.local.aws import create_tables, local_client, moto_server_process
 from store.aws.attrs import item_size
 
 SIZES = (100, 10_000, 100_000)
@@ -143,13 +141,8 @@ class Runner:
 
     def __init__(self, url: str, contender: Contender, embed: Any, through_api: int = PUT_THROUGH_API) -> None:
         self.through_api = through_api
-        self.reader = local_client(endpoint_url=url)
-        self.session = boto3.Session(
-            region_name=REGION,
-            aws_access_key_id=FAKE_CREDENTIALS["aws_access_key_id"],
-            aws_secret_access_key=FAKE_CREDENTIALS["aws_secret_access_key"],
-        )
-        self.meter = Meter(self.session, self.reader)
+        self.session, self.meter = metered(url)
+        self.reader = self.meter.reader
         self.contender = contender
         self.embed = embed
         self.store, self.table = contender.make(url, self.session, embed)

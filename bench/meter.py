@@ -222,6 +222,15 @@ def whole(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def metered(url: str) -> tuple[Any, Meter]:
+    """A boto3 session for the local AWS at `url` whose every client is counted, and its meter (reading item
+    sizes through an unhooked client)."""
+    from infra.local.aws import local_client, local_session
+
+    session = local_session()
+    return session, Meter(session, local_client(endpoint_url=url))
+
+
 def write_units(before: int, after: int, factor: int = 1) -> float:
     """WCU of one write of an item that was `before` bytes and is `after` bytes (0: absent); `factor` 2
     inside TransactWriteItems."""

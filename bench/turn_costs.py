@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
-
 from bench.framework_turns import adk_turn, langchain_turn, langgraph_turn, openai_turn, strands_turn
-from bench.meter import Meter, Tally
-from infra.local.aws import FAKE_CREDENTIALS, REGION, create_tables, local_client, moto_server_process
+from bench.meter import Tally, metered
+from infra.local.aws import create_tables, local_client, moto_server_process
 from store import SessionStore
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
@@ -51,14 +49,8 @@ class MeteredStore:
     def __init__(self, url: str, prefix: str) -> None:
         from store.session_store import s3_config
 
-        reader = local_client(endpoint_url=url)
-        tables = create_tables(reader, prefix=prefix, s3=local_client("s3", url, s3_config(path_style=True)))
-        session = boto3.Session(
-            region_name=REGION,
-            aws_access_key_id=FAKE_CREDENTIALS["aws_access_key_id"],
-            aws_secret_access_key=FAKE_CREDENTIALS["aws_secret_access_key"],
-        )
-        self.meter = Meter(session, reader)
+        session, self.meter = metered(url)
+        tables = create_tables(self.meter.reader, prefix=prefix, s3=local_client("s3", url, s3_config(path_style=True)))
         self.url = url
         self.store = SessionStore(
             tables.sessions,
@@ -147,16 +139,6 @@ PAIR_HEADER = (
 PAIR_TURNS = (10, 100)
 
 
-def _metered(url: str) -> tuple[Any, Meter]:
-    """A boto3 session whose every client is counted, and its meter."""
-    session = boto3.Session(
-        region_name=REGION,
-        aws_access_key_id=FAKE_CREDENTIALS["aws_access_key_id"],
-        aws_secret_access_key=FAKE_CREDENTIALS["aws_secret_access_key"],
-    )
-    return session, Meter(session, local_client(endpoint_url=url))
-
-
 def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callable[[str], Any]]]:
     """Each Strands backend under test: (a metered boto3 session) -> (session id -> a new session manager)."""
     from strands.session import SnapshotSessionManager
@@ -214,7 +196,7 @@ def strands_pairs(url: str) -> list[PairCost]:
         for turns in PAIR_TURNS:
             backends = strands_backends(url, f"pairs-{turns}-{int(windowed)}")
             for n, (name, make) in enumerate(backends.items()):
-                session, meter = _metered(url)
+                session, meter = metered(url)
                 manager = make(session)
                 sid = f"s{n}"
                 agent = strands_agent(manager(sid), windowed=windowed)

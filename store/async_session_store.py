@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
-from store.front.observed import bound, opened, watch_of
+from store.front.observed import opened, watch_of
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
@@ -49,7 +49,7 @@ def awaited(
 
     @functools.wraps(method)
     async def call(self: AsyncSessionStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with opened(watch, bound(checks, (self, *args), kwargs)) as done:
+        with opened(watch, checks, (self, *args), kwargs) as done:
             if watch is not None and watch.embeds and self.settings.embedder is not None:
                 # an embedder (a model, a Bedrock call) blocks: off the event loop
                 request = cast(Request[R], await asyncio.to_thread(checks, self._checks, *args, **kwargs))

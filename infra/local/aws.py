@@ -36,6 +36,13 @@ def local_environment(log_level: str = "WARNING") -> None:
         os.environ.setdefault(name, value)
 
 
+def local_session() -> Any:
+    """A boto3 session for the embedded AWS (fake credentials, us-east-1): its clients can be hooked as one."""
+    import boto3
+
+    return boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)  # type: ignore[arg-type]
+
+
 def local_client(service: str = "dynamodb", endpoint_url: str | None = None, config: Any = None) -> Any:
     """A client for the embedded AWS (fake credentials, us-east-1)."""
     import boto3

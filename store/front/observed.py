@@ -43,9 +43,11 @@ def tracer_provider() -> Any:
 
 
 @contextmanager
-def opened(watch: Observed | None, arguments: Mapping[str, Any]) -> Iterator[Callable[[Any], None]]:
-    """A span for one call (none when `watch` is None or OpenTelemetry is absent); the callable it yields
-    records the result's attributes."""
+def opened(
+    watch: Observed | None, method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Iterator[Callable[[Any], None]]:
+    """A span for one call of `method` (none when `watch` is None or OpenTelemetry is absent: then nothing of
+    the call is looked at); the callable it yields records the result's attributes."""
     provider = tracer_provider() if watch is not None else None
     if provider is None or watch is None:
         yield lambda _result: None
@@ -53,8 +55,9 @@ def opened(watch: Observed | None, arguments: Mapping[str, Any]) -> Iterator[Cal
     from opentelemetry.trace import Status, StatusCode
 
     tracer = provider.get_tracer(TRACER)
+    attributes = watch.before(bound(method, args, kwargs))
     with tracer.start_as_current_span(
-        watch.span, attributes=watch.before(arguments), record_exception=False, set_status_on_exception=False
+        watch.span, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:
         try:
             yield lambda result: span.set_attributes(watch.after(result))
@@ -92,7 +95,7 @@ def observed(
     def wrap(method: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(method)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            with opened(watch, bound(method, args, kwargs)) as done:
+            with opened(watch, method, args, kwargs) as done:
                 result = method(*args, **kwargs)
                 done(result)
                 return result

@@ -77,15 +77,12 @@ def test_describe_table_shows_the_vector_index_active(dynamodb_client: Any) -> N
     assert index["DistanceFunction"] == "COSINE" and index["SearchSchema"] == SCHEMA
 
 
+IN_P: dict[str, Any] = {"SearchConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+
+
 def test_cosine_returns_the_smallest_distances_first(dynamodb_client: Any) -> None:
     make(dynamodb_client, "vx-cos", "COSINE")
-    found = search(
-        dynamodb_client,
-        "vx-cos",
-        (1.0, 0.0),
-        SearchConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": {"S": "p"}},
-    )
+    found = search(dynamodb_client, "vx-cos", (1.0, 0.0), **IN_P)
     # a and e point the same way (0), c at 45 degrees (1 - cos 45), b at 90 (1), d opposite (2); ties: key order
     assert [k for k, _ in found] == ["a", "e", "c", "b", "d"]
     assert [round(s, 6) for _, s in found] == [0.0, 0.0, round(1 - math.sqrt(0.5), 6), 1.0, 2.0]
@@ -94,10 +91,9 @@ def test_cosine_returns_the_smallest_distances_first(dynamodb_client: Any) -> No
 def test_euclidean_and_dot_product_order_as_documented(dynamodb_client: Any) -> None:
     make(dynamodb_client, "vx-euc", "EUCLIDEAN")
     make(dynamodb_client, "vx-dot", "DOT_PRODUCT")
-    cond: dict[str, Any] = {"SearchConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
-    euclid = search(dynamodb_client, "vx-euc", (1.0, 0.0), **cond)
+    euclid = search(dynamodb_client, "vx-euc", (1.0, 0.0), **IN_P)
     assert [k for k, _ in euclid][:2] == ["a", "c"] and euclid[0][1] == 0.0 and euclid[-1] == ("d", 2.0)
-    dot = search(dynamodb_client, "vx-dot", (1.0, 0.0), **cond)
+    dot = search(dynamodb_client, "vx-dot", (1.0, 0.0), **IN_P)
     assert [k for k, _ in dot] == ["e", "a", "c", "b", "d"] and dot[0][1] == 2.0  # the largest first
 
 

@@ -122,33 +122,25 @@ class StrandsScripted(ScriptModel):
         yield {"messageStop": {"stopReason": "end_turn"}}
 
 
+def strands_agent(store: SessionStore, owner: str, *, adds: bool = False) -> tuple[Any, StrandsScripted]:
+    """A Strands agent with `owner`'s memories (their add tool too when `adds`), and its scripted model."""
+    model = StrandsScripted()
+    tools: dict[str, Any] = {"add_tool_config": True} if adds else {}
+    manager = MemoryManager(stores=[StoreMemory(store, owner=owner)], **tools)
+    return StrandsAgent(model=model, memory_manager=manager, callback_handler=None), model
+
+
 def test_a_strands_agent_remembers_with_its_add_tool_and_a_new_agent_is_given_it(
     remembering_store: SessionStore,
 ) -> None:
-    first_model = StrandsScripted()
-    memory = StoreMemory(remembering_store, owner="ada")
-    first = StrandsAgent(
-        model=first_model,
-        memory_manager=MemoryManager(stores=[memory], add_tool_config=True),
-        callback_handler=None,
-    )
+    first, _ = strands_agent(remembering_store, "ada", adds=True)
     for fact in FACTS:
         first(f"remember: {fact}")
     assert len(remembering_store.search_memories("ada", ("strands", "agent-store"), limit=100).items) == len(FACTS)
-    later_model = StrandsScripted()
-    later = StrandsAgent(
-        model=later_model,
-        memory_manager=MemoryManager(stores=[StoreMemory(remembering_store, owner="ada")]),
-        callback_handler=None,
-    )
+    later, later_model = strands_agent(remembering_store, "ada")
     later("where do I like to sit on a plane?")
     assert "window seat" in later_model.seen[0] and "mushrooms" not in later_model.seen[0]
-    stranger_model = StrandsScripted()
-    stranger = StrandsAgent(
-        model=stranger_model,
-        memory_manager=MemoryManager(stores=[StoreMemory(remembering_store, owner="bob")]),
-        callback_handler=None,
-    )
+    stranger, stranger_model = strands_agent(remembering_store, "bob")
     stranger("where do I like to sit on a plane?")
     assert "window seat" not in stranger_model.seen[0]
 
