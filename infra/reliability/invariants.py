@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from store.aws.packs import expand
 from store.models import TokenUsage
 
 TRACE_KEY = re.compile(r"^sessions/[0-9a-f]{32}/(?P<sid>[^/]+)/traces/(?P<run>[^/]+)/(?P<batch>\d{10})\.jsonl\.gz$")
@@ -57,7 +58,7 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
     """Every invariant of the module docstring; the problems found, in words."""
     report = Report()
     children = scan(dynamodb, sessions_table)
-    messages = scan(dynamodb, messages_table)
+    messages = [m for item in scan(dynamodb, messages_table) for m in expand(item)]  # a pack: its messages
     stored = objects(s3, bucket) if bucket else set()
     report.objects, report.messages = len(stored), len(messages)
     heads = {i["pk"]["S"][2:]: i for i in children if i["pk"]["S"].startswith("S#") and i["sk"]["S"] == "HEAD"}

@@ -18,7 +18,7 @@ from tests.contract.test_delete_budget import big
 def test_a_purge_that_runs_out_of_time_hands_the_rest_off(
     dyn: Harness, inspector_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sid = big(dyn.store, "cy", 300)
+    sid = big(dyn.store, "cy", 300, item_each=True)
     monkeypatch.setattr(sessions, "PURGE_PAGE", 50)
     # time for two pages of 50 messages, then the deadline is near (the cascade that finishes has all it needs)
     checks = itertools.chain([False, False, True], itertools.repeat(False))

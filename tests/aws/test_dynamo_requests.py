@@ -155,8 +155,23 @@ def test_missing_region_is_a_store_error(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_pop_message_is_two_reads_and_one_transaction(dyn: Harness) -> None:
     store = dyn.store
     sid = store.create_session("alice").id
-    store.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(3)])
+    for i in range(3):
+        store.append_messages(sid, [{"role": "user", "content": f"m{i}"}])
     dyn.requests.clear()
     store.pop_message(sid)
     # the head, the last message, then head + state check + delete in one transaction
     assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems"]
+
+
+def test_popping_a_message_that_shares_an_item_unpacks_it_first(dyn: Harness) -> None:
+    store = dyn.store
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(3)])
+    dyn.requests.clear()
+    assert store.pop_message(sid).content == "m2"
+    # the head, the pack (keyed at its last message), the pack replaced by its messages' items, the last
+    # message's own item, then the pop's transaction
+    assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems", "GetItem", "TransactWriteItems"]
+    _, messages, _ = dyn.snapshot()
+    assert sorted(int(m["seq"]["N"]) for m in messages) == [1, 2] and not any("first" in m for m in messages)
+    assert [m.content for m in store.list_messages(sid).items] == ["m0", "m1"]

@@ -8,11 +8,14 @@ from store import SessionStore, deadline
 from tests.conftest import Harness
 
 
-def big(store: SessionStore, owner: str, messages: int) -> str:
+def big(store: SessionStore, owner: str, messages: int, *, item_each: bool = False) -> str:
+    """A session of `messages` messages, a state and an artifact; with `item_each`, messages with ids of their
+    own (on DynamoDB, an item each: small messages without ids share items)."""
     sid = store.create_session(owner, title="big").id
     for start in range(0, messages, 90):
         count = min(90, messages - start)
-        store.append_messages(sid, [{"role": "user", "content": f"m{start + i}"} for i in range(count)])
+        batch = [{"role": "user", "content": f"m{start + i}"} for i in range(count)]
+        store.append_messages(sid, [{**m, "id": f"m{start + i}"} if item_each else m for i, m in enumerate(batch)])
     store.save_state(sid, {"step": 1})
     store.put_artifact(sid, "a.txt", b"a")
     return sid

@@ -25,6 +25,11 @@ def test_openai_session_costs(dyn: Harness) -> None:
     assert dyn.requests.names == ["GetItem", "Query"]  # last_messages: the head, then the latest page
     dyn.requests.clear()
     asyncio.run(session.pop_item())
+    # the latest item shares a DynamoDB item with the others of its call: that item is unpacked first
+    # (a transaction and a read), then popped
+    assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems", "GetItem", "TransactWriteItems"]
+    dyn.requests.clear()
+    asyncio.run(session.pop_item())
     assert dyn.requests.names == ["GetItem", "GetItem", "TransactWriteItems"]
 
 

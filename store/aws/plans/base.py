@@ -494,16 +494,19 @@ def query(
     *,
     limit: int | None = None,
     keep: Callable[[Item], bool] | None = None,
+    expand: Callable[[Item], list[Item]] | None = None,
     growing: bool = False,
 ) -> Plan[list[Item]]:
-    """Run a Query page after page until `limit` kept items are collected or the results end. With
+    """Run a Query page after page until `limit` kept items are collected or the results end (`expand`: what
+    each item read stands for, counted instead of the item). With
     `growing` (a filtered Query), each page evaluates twice as many items as the one before, from the
     Query's `Limit`: a dense filter reads little more than it keeps, a sparse one takes few requests."""
     out: list[Item] = []
     params = dict(params)
     while True:
         resp = yield Call("query", params)
-        out.extend(i for i in resp.get("Items", []) if keep is None or keep(i))
+        found = [i for i in resp.get("Items", []) if keep is None or keep(i)]
+        out.extend(found if expand is None else [m for i in found for m in expand(i)])
         if limit is not None and len(out) >= limit:
             return out[:limit]
         lek = resp.get("LastEvaluatedKey")

@@ -16,6 +16,7 @@ from store.aws import keys
 from store.aws.attrs import Expr, Item, action, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import Head, message_item, record_from_item, usage_attr
+from store.aws.packs import PACK_MARK, assign_ids, is_pack, stored
 from store.aws.plans.base import (
     Context,
     Position,
@@ -36,7 +37,16 @@ from store.aws.plans.base import (
 )
 from store.aws.plans.branches import read_branch
 from store.aws.plans.objects import delete_objects
-from store.aws.plans.partitions import Span, find, previous_compaction, put_new, read_at, read_range
+from store.aws.plans.partitions import (
+    Span,
+    find,
+    find_stored,
+    previous_compaction,
+    put_new,
+    read_at,
+    read_range,
+    stored_at,
+)
 from store.aws.plans.payloads import REF, committed, encode_all, resolve, resolve_one, stage
 from store.aws.plans.transactions import (
     HEAD,
@@ -51,6 +61,7 @@ from store.aws.plans.transactions import (
     contended,
     transact,
 )
+from store.aws.plans.unpacking import unpack
 from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import codec, paging, rules
@@ -78,13 +89,17 @@ def drafts(
     what: str,
     encoded: list[tuple[str, bytes]] | None = None,
 ) -> list[Item]:
-    """Message items without their sequence numbers (ids assigned once, so retries reuse them), bodies
-    inline; `payloads.stage` then moves out what does not fit."""
+    """Message items without their sequence numbers (ids assigned once, so retries reuse them; small ones
+    marked with the pack they go in, `packs.assign_ids`), bodies inline; `payloads.stage` then moves out what
+    does not fit."""
     if encoded is None:
         encoded = encode_all(ctx, [m.body() for m in messages], what)
-    return [
-        message_item(session_id, 0, m, m.id or ctx.new_id(), now, e) for m, e in zip(messages, encoded, strict=True)
-    ]
+    ids, packs = assign_ids([m.id or None for m in messages], [len(e[1]) for e in encoded], ctx.new_id)
+    out = []
+    for m, e, mid, pack in zip(messages, encoded, ids, packs, strict=True):
+        item = message_item(session_id, 0, m, mid, now, e)
+        out.append(item if pack is None else {**item, PACK_MARK: s(pack)})
+    return out
 
 
 def write_messages(
@@ -99,8 +114,8 @@ def write_messages(
 ) -> Plan[tuple[Position, dict[str, Any]]]:
     """`write_session` for a write that appends the message drafts `items`: conditional on `expected_seq`,
     and recognising its own resent write by the first message being stored where it put it."""
-    landed: Callable[[Position], Plan[bool]] = lambda pos: first_message_is(  # noqa: E731
-        ctx, pos.messages_of(session_id), pos.last_seq + 1, items[0]
+    landed: Callable[[Position], Plan[bool]] = lambda pos: first_item_is(  # noqa: E731
+        ctx, stored(items, pos.last_seq + 1, pos.messages_of(session_id))[0]
     )
     result: tuple[Position, dict[str, Any]] = yield from write_session(
         ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed, expected=expected, queued=True
@@ -109,9 +124,9 @@ def write_messages(
 
 
 def message_puts(ctx: Context, items: list[Item], first_seq: int, part: str) -> list[dict[str, Any]]:
-    """Transaction Puts of message drafts into partition `part`, numbered from `first_seq`, each refusing
-    to overwrite."""
-    return [put_new(ctx, {**item, keys.SID: s(part), keys.SEQ: n(first_seq + i)}) for i, item in enumerate(items)]
+    """Transaction Puts of message drafts into partition `part`, numbered from `first_seq` (small ones packed,
+    `packs.stored`), each refusing to overwrite."""
+    return [put_new(ctx, item) for item in stored(items, first_seq, part)]
 
 
 def records(items: list[Item], first_seq: int) -> list[MessageRecord]:
@@ -170,11 +185,11 @@ def append_messages(ctx: Context, request: AppendMessages) -> Plan[list[MessageR
     return records(inline, pos.last_seq + 1)
 
 
-def first_message_is(ctx: Context, part: str, seq: int, draft: Item) -> Plan[bool]:
-    """True when the message stored at `seq` of partition `part` is `draft` (ids are assigned before the
-    first attempt)."""
-    item = yield from get_item(ctx.messages_table, keys.message_key(part, seq), projection=[keys.MID])
-    return item is not None and item.get(keys.MID) == draft[keys.MID]
+def first_item_is(ctx: Context, written: Item) -> Plan[bool]:
+    """True when the item stored at `written`'s key is `written` (ids are assigned before the first attempt)."""
+    key = {k: written[k] for k in (keys.SID, keys.SEQ)}
+    item = yield from get_item(ctx.messages_table, key, projection=[keys.MID])
+    return item is not None and item.get(keys.MID) == written[keys.MID]
 
 
 def idempotency_put(
@@ -272,12 +287,18 @@ def message_update(ctx: Context, part: str, seq: int, changes: dict[str, Any], c
 
 
 def found_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[tuple[Head, Item]]:
-    """The session's head and its message `message_id` as stored (MessageNotFound when it has none)."""
-    head = yield from read_head(ctx, session_id, owner)
-    item = yield from find(ctx, head.part, message_id)
-    if item is None:
-        raise MessageNotFound(session_id, message_id)
-    return head, item
+    """The session's head and its message `message_id` as stored in an item of its own (MessageNotFound when it
+    has none): a message in a pack is unpacked first (`unpacking.unpack`)."""
+    attempt = 0
+    while True:
+        head = yield from read_head(ctx, session_id, owner)
+        item = yield from find_stored(ctx, head.part, message_id)
+        if item is None:
+            raise MessageNotFound(session_id, message_id)
+        if not is_pack(item):
+            return head, item
+        yield from unpack(ctx, session_id, owner, head.part_attr, item)
+        attempt = yield from again(ctx, attempt, "unpacking a message")
 
 
 def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
@@ -393,7 +414,12 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             raise EmptyTranscript
         rules.check_unpinned("pop_message", pos.last_seq, pos.pinned)
         part = pos.messages_of(session_id)
-        stored = yield from read_at(ctx, part, pos.last_seq)
+        stored = yield from stored_at(ctx, part, pos.last_seq)
+        if is_pack(stored):  # the last message shares its item: it gets one of its own first
+            yield from unpack(ctx, session_id, owner, pos.part, stored or {})
+            stored = yield from stored_at(ctx, part, pos.last_seq)
+            if is_pack(stored):
+                raise Conflict("pop_message: the message moved during the call; retry")
         item = yield from resolve_one(ctx, stored)
         tail.seq, tail.stored = pos.last_seq, stored
         tail.record = None if item is None else record_from_item(item)

@@ -39,20 +39,23 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     candidates += [Candidate(h.session, h.session.last_seq, True, sessions_cursor(owner, h.session)) for h in heads]
     where.update((h.session.id, h) for h in heads)
     readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
-    ranges = [
-        (r, Span(where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1).query(ctx))
+    spans = [
+        (r, Span(where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1))
         for r in readings
         if r.hi >= r.lo and where[r.session.id].seed is None
     ]
-    responses = yield Parallel(tuple(Call("query", params) for _, params in ranges))
+    ranges = [(reading, span.reader(), span.query(ctx)) for reading, span in spans]
+    responses = yield Parallel(tuple(Call("query", params) for _, _, params in ranges))
     hits: list[Ranked] = []
     by_session: dict[str, list[Item]] = {}
-    for (reading, params), resp in zip(ranges, responses, strict=True):
-        items: list[Item] = list(resp.get("Items", []))
+    for (reading, read, params), resp in zip(ranges, responses, strict=True):
+        items: list[Item] = [m for i in resp.get("Items", []) for m in read(i)]
         wanted_items = reading.hi - reading.lo + 1
         if resp.get("LastEvaluatedKey") and len(items) < wanted_items:  # a page of 1 MB did not hold them
             more = yield from query(
-                {**params, "ExclusiveStartKey": resp["LastEvaluatedKey"]}, limit=wanted_items - len(items)
+                {**params, "ExclusiveStartKey": resp["LastEvaluatedKey"]},
+                limit=wanted_items - len(items),
+                expand=read,
             )
             items += more
         by_session[reading.session.id] = items
