@@ -75,10 +75,11 @@ def strands_agent(manager: Any, *, windowed: bool = True) -> Any:
 
 
 def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
-    """A Strands agent asking its model, which calls `weather` and answers from its result (usage reported)."""
+    """A Strands agent asking its model, which calls `weather` and answers from its result (usage reported):
+    `batched`, at the adapter's default (the turn written when the invocation ends), else a write a message."""
     from store.integrations.strands import session_manager
 
-    extra = {"flush_every": 16} if batched else {}
+    extra = {} if batched else {"durability": "message"}
     agent = strands_agent(session_manager(name, store, owner=owner, **extra))
     return lambda: agent(f"What is the weather in {CITY}?")
 

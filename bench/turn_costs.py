@@ -81,8 +81,8 @@ def _cost(adapter: str, mode: str, tally: Tally) -> TurnCost:
 def measure(url: str) -> list[TurnCost]:
     """One metered store per adapter and mode on the moto server at `url`."""
     plans: list[tuple[str, str, Callable[[SessionStore], Callable[[], Any]]]] = [
-        ("Strands", "per message", lambda s: strands_turn(s, batched=False)),
-        ("Strands", "flush_every=16", lambda s: strands_turn(s, batched=True)),
+        ("Strands", "per turn (default)", lambda s: strands_turn(s, batched=True)),
+        ("Strands", 'durability="message"', lambda s: strands_turn(s, batched=False)),
         ("OpenAI Agents", "per call", openai_turn),
         ("ADK", "per event", lambda s: adk_turn(s, batched=False)),
         ("ADK", "flush_every=16", lambda s: adk_turn(s, batched=True)),
@@ -167,9 +167,13 @@ def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callabl
         BillingMode="PAY_PER_REQUEST",
     )
 
-    def per_message(session: Any) -> Callable[[str], Any]:
+    def per_turn(session: Any) -> Callable[[str], Any]:
         store = ours(session)
         return lambda sid: session_manager(sid, store, owner="bench")
+
+    def per_message(session: Any) -> Callable[[str], Any]:
+        store = ours(session)
+        return lambda sid: session_manager(sid, store, owner="bench", durability="message")
 
     def snapshot(session: Any) -> Callable[[str], Any]:
         storage = SessionStoreStorage(ours(session), owner="bench")
@@ -180,7 +184,8 @@ def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callabl
         return lambda sid: SnapshotSessionManager(sid, storage=storage)
 
     return {
-        "ours, session_manager() (per message)": per_message,
+        "ours, session_manager() (default: per turn)": per_turn,
+        'ours, session_manager(durability="message")': per_message,
         "ours, SnapshotSessionManager over SessionStoreStorage": snapshot,
         "strands-dynamodb-storage 0.2.0, SnapshotSessionManager": peer,
     }

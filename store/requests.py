@@ -247,11 +247,13 @@ class SaveFull(InSession[StateSnapshot]):
 @dataclass(frozen=True, kw_only=True)
 class LoadFull(InSession[FullSession]):
     """The messages of the window (`store/core/windows.py`): from the latest compaction when
-    `since_compaction`, the last `last` when given, widened so that no tool exchange is cut."""
+    `since_compaction`, the last `last` when given, after the sequence number the state holds at
+    `after_seq_at` when it holds one, widened so that no tool exchange is cut."""
 
     operation = "load_full"
     since_compaction: bool = False
     last: int | None = None
+    after_seq_at: str | None = None  # a dotted path into the state: only the messages after the seq it holds
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -61,11 +61,13 @@ def load_full(
     session_id: str,
     since_compaction: Annotated[bool, Query()] = False,
     last: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+    after_seq_at: Annotated[str | None, Query(max_length=600)] = None,
 ) -> ViewedFull:
     """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
-    so that every tool result has its call."""
+    so that every tool result has its call; `after_seq_at`: a dotted path into the state holding the sequence
+    number after which messages are read (a framework's own window)."""
     me = caller(router.current_event)
-    full = me.store.load_full(session_id, since_compaction=since_compaction, last=last)
+    full = me.store.load_full(session_id, since_compaction=since_compaction, last=last, after_seq_at=after_seq_at)
     return ViewedFull(session=full.session, messages=[viewed(m) for m in full.messages], state=full.state)
 
 

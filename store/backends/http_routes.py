@@ -243,7 +243,7 @@ def save_full(http: HttpBackend, r: rq.SaveFull) -> StateSnapshot:
 
 
 def load_full(http: HttpBackend, r: rq.LoadFull) -> FullSession:
-    query = _query(since_compaction=r.since_compaction, last=r.last)
+    query = _query(since_compaction=r.since_compaction, last=r.last, after_seq_at=r.after_seq_at)
     full = http.call(r, "GET", _in(r, "full"), query=query)
     return FullSession(
         session=Session.model_validate(full["session"]),

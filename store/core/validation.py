@@ -18,6 +18,7 @@ from store.core import rules
 from store.core.codec import canonical, check_json, dumps
 from store.core.paging import MAX_SEQ
 from store.core.timeutil import to_duration
+from store.core.windows import STATE_FIELD, STATE_PATH_MAX
 from store.errors import InvalidInput
 from store.models import Message, TokenUsage
 from store.settings import Settings
@@ -101,6 +102,18 @@ def metadata_filter(value: Any) -> dict[str, str]:
 def matches_metadata(stored: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:
     """True when every filter key is present in `stored` with a canonically equal value."""
     return all(k in stored and canonical(stored[k]) == v for k, v in wanted.items())
+
+
+def state_path(value: Any, what: str) -> str | None:
+    """A dotted path of at most 8 fields ([A-Za-z0-9_-], 1 to 64 characters each) into a state, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a dotted path of field names")
+    fields = value.split(".")
+    if len(fields) > STATE_PATH_MAX or not all(STATE_FIELD.match(f) for f in fields):
+        raise InvalidInput(f"{what} must be at most {STATE_PATH_MAX} field names ([A-Za-z0-9_-]) joined by dots")
+    return value
 
 
 def limit(value: Any, what: str = "limit", *, allow_none: bool = False, maximum: int = MAX_LIMIT) -> int | None:

@@ -11,6 +11,7 @@ returned is still a contiguous tail of the transcript in which every result has 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +27,24 @@ def window_start(last_seq: int, compaction_seq: int | None, since_compaction: bo
     if last is not None:
         lo = max(lo, last_seq - last + 1)
     return max(lo, 1)
+
+
+STATE_PATH_MAX = 8  # fields in an `after_seq_at` path
+STATE_FIELD = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def state_position(state: Any, path: str | None) -> int | None:
+    """The sequence number the state holds at the dotted `path` (a framework's own window: Strands keeps how many
+    messages its conversation manager removed), or None when there is no path, no state or no non-negative
+    integer there."""
+    if path is None:
+        return None
+    value = state
+    for field in path.split("."):
+        if not isinstance(value, dict) or field not in value:
+            return None
+        value = value[field]
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

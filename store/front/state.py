@@ -70,6 +70,7 @@ class State(Domain):
         *,
         since_compaction: bool = False,
         last: int | None = None,
+        after_seq_at: str | None = None,
         owner: str | None = None,
     ) -> FullSession:
         """The session, its messages and its state as of one instant. The live context only: from the
@@ -81,6 +82,7 @@ class State(Domain):
                 owner=v.optional_owner(owner),
                 since_compaction=bool(since_compaction),
                 last=v.limit(last, "last", allow_none=True, maximum=LOAD_LAST_MAX),
+                after_seq_at=v.state_path(after_seq_at, "after_seq_at"),
             )
         )
 

@@ -54,13 +54,16 @@ from store.errors import Conflict, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS
 from store.integrations.strands_ids import FRAMEWORK, agent_store_id, session_store_id, store_id
 from store.integrations.strands_storage import SessionStoreStorage  # the unified Storage contract
-from store.models import MessageRecord
+from store.models import FullSession, MessageRecord
 from store.session_store import SessionStore
 
 DEFAULT_AGENT = "default"  # Strands' agent id when an Agent is given none
 LAYOUT = "strands_layout"
 CONVERSATION_HERE = "conversation"  # the default agent's transcript is the Strands session's own store session
 LAYOUTS_KNOWN = 4096
+OPENED_KNOWN = 256  # sessions read whole by read_session, kept for the agent's restore that follows
+# where a Strands agent's record keeps how many messages its conversation manager removed (its window's start)
+WINDOW_PATH = "agent.conversation_manager_state.removed_message_count"
 PARENT = "strands_parent"  # on another agent's session: the Strands session it belongs to, as the user named it
 
 if TYPE_CHECKING:
@@ -80,6 +83,9 @@ class StrandsSessionRepository(SessionRepository):
         self.owner = owner
         self.retention = retention
         self._layouts: Lru[bool] = Lru(LAYOUTS_KNOWN)  # per Strands session: its default agent's messages in it
+        # per store session: what read_session read of it (head, state, the window's messages), used once by
+        # the restore that follows (read_agent, list_messages) and dropped by any write
+        self._opened: Lru[FullSession] = Lru(OPENED_KNOWN)
 
     def agent_sid(self, session_id: str, agent_id: str) -> str:
         """The store session holding an agent's record and transcript: for the session's default agent, the
@@ -116,11 +122,28 @@ class StrandsSessionRepository(SessionRepository):
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Session | None:
-        """The Strands session as it was created (its times as given), or None."""
-        found = self._call(self.store.get_session, session_store_id(self.owner, session_id), owner=self.owner)
-        if found is None or found.metadata.get("framework") != FRAMEWORK:
+        """The Strands session as it was created (its times as given), or None. The session is read whole as of
+        one instant (`load_full`: its head and state in one request, then its default agent's messages from its
+        conversation manager's window in one Query), so that the restore Strands makes next (`read_agent`,
+        `list_messages`) costs no more requests: resuming an agent is 2 requests."""
+        sid = session_store_id(self.owner, session_id)
+        full: FullSession | None
+        try:
+            full = self.store.load_full(sid, after_seq_at=WINDOW_PATH, owner=self.owner)
+        except SessionNotFound:
             return None
-        self._layouts.put(session_id, found.metadata.get(LAYOUT) == CONVERSATION_HERE)
+        except Conflict:  # a transcript still being copied in (a fork's): the head alone
+            found = self._call(self.store.get_session, sid, owner=self.owner)
+            full = None if found is None else FullSession(session=found, messages=[])
+        except StoreError as exc:
+            raise SessionException(str(exc)) from exc
+        if full is None or full.session.metadata.get("framework") != FRAMEWORK:
+            return None
+        found = full.session
+        here = found.metadata.get(LAYOUT) == CONVERSATION_HERE
+        self._layouts.put(session_id, here)
+        if here and full.state is not None:
+            self._opened.put(sid, full)
         times = found.metadata.get("strands_times") or {}
         return Session(
             session_id=session_id,
@@ -133,6 +156,7 @@ class StrandsSessionRepository(SessionRepository):
         """Delete the session, its agents' transcripts and its multi-agent state; SessionException if it
         does not exist (as Strands' file and S3 managers do), after reclaiming any agent sessions left."""
         main = session_store_id(self.owner, session_id)
+        self._opened.drop(main)
         existed = self._call(self.store.get_session, main, owner=self.owner) is not None
         cursor = None
         while True:
@@ -168,7 +192,9 @@ class StrandsSessionRepository(SessionRepository):
 
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> SessionAgent | None:
         """The agent's record, or None."""
-        state = self._state(self.agent_sid(session_id, agent_id))
+        child = self.agent_sid(session_id, agent_id)
+        opened = self._opened.get(child)
+        state = opened.state.state if opened is not None and opened.state is not None else self._state(child)
         return None if state is None or "agent" not in state else SessionAgent.from_dict(state["agent"])
 
     def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
@@ -189,6 +215,7 @@ class StrandsSessionRepository(SessionRepository):
         everything Strands gave besides its role and content (its `tracking_id`, times, a redaction)."""
         index = session_message.message_id
         child = self.agent_sid(session_id, agent_id)
+        self._opened.drop(child)
         self._call(
             self.store.append_messages,
             child,
@@ -219,8 +246,15 @@ class StrandsSessionRepository(SessionRepository):
     def list_messages(
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
     ) -> list[SessionMessage]:
-        """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state)."""
+        """Messages `offset` .. `offset + limit - 1` in order (one Query, plus the agent's state; none when
+        read_session has just read them)."""
         child = self.agent_sid(session_id, agent_id)
+        opened = self._opened.get(child)
+        self._opened.drop(child)  # used once: later reads see later writes
+        if opened is not None and opened.state is not None and _covers(opened, offset):
+            updated = opened.state.state.get("updated", {})
+            kept = [r for r in opened.messages if r.seq > offset]
+            return [self._message(r, updated) for r in (kept if limit is None else kept[:limit])]
         page = self._read(None, self.store.list_messages, child, after_seq=offset, limit=limit, owner=self.owner)
         if page is None:
             return []
@@ -277,6 +311,7 @@ class StrandsSessionRepository(SessionRepository):
 
     def _change_state(self, sid: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Read, change and save the session's state, again from the top when another writer saved first."""
+        self._opened.drop(sid)
         for _ in range(CHANGE_ATTEMPTS):
             snapshot = self._call(self.store.load_state, sid, owner=self.owner)
             version = 0 if snapshot is None else snapshot.version
@@ -318,6 +353,12 @@ class StrandsSessionRepository(SessionRepository):
         self._call(self.store.save_records, main, kind, [encode_bytes_values(state)], owner=self.owner)
 
 
+def _covers(opened: FullSession, offset: int) -> bool:
+    """True when a session read whole holds every message after index `offset` (message i is at seq i + 1)."""
+    start = opened.messages[0].seq if opened.messages else opened.session.last_seq + 1
+    return start <= offset + 1
+
+
 def stored_message(session_message: SessionMessage) -> dict[str, Any]:
     """The store message of a Strands message: its role and content, and in metadata everything else
     Strands gave (its `tracking_id` and other keys, its times); a redaction is kept in the state."""
@@ -335,22 +376,41 @@ def with_updates(state: dict[str, Any], messages: list[SessionMessage]) -> dict[
     return {**state, "updated": updated}
 
 
+TURN = "turn"  # durability: a turn written when the agent's invocation ends (Strands' SnapshotSessionManager's)
+MESSAGE = "message"  # durability: each message written as Strands makes it (Strands' file and S3 managers')
+DEFAULT_FLUSH_EVERY = 16  # in turn durability, the most messages held before they are written anyway
+
+
 def session_manager(
-    session_id: str, store: SessionStore, *, owner: str = "strands", flush_every: int | None = None, **kwargs: Any
+    session_id: str,
+    store: SessionStore,
+    *,
+    owner: str = "strands",
+    durability: str = TURN,
+    flush_every: int | None = None,
+    **kwargs: Any,
 ) -> Any:
-    """A Strands `RepositorySessionManager` for `session_id` on this store: the one line an agent needs,
+    """A Strands session manager for `session_id` on this store: the one line an agent needs,
     `Agent(session_manager=session_manager("chat-42", store, owner=user_id))`.
 
-    With `flush_every=N`, a turn is written in one transaction: messages and agent updates are held and
-    written together when the agent's invocation ends, or sooner once N messages are held (see
-    `store.integrations.strands_batching`)."""
+    `durability="turn"` (the default, as Strands' `SnapshotSessionManager` saves by default): the turn's messages
+    and the agent's record are held and written in one transaction when the agent's invocation ends, or sooner
+    once `flush_every` (16) messages are held (`store.integrations.strands_batching`); a process that dies
+    mid-turn loses that turn, as Strands' snapshot manager would. `durability="message"`: each message and each
+    agent change is written as Strands makes it (as Strands' file and S3 managers do; several times the
+    requests). Either way a new agent on the session resumes in 2 requests (`read_session`)."""
     retention = kwargs.pop("retention", None)
-    if flush_every is None:
+    if durability not in (TURN, MESSAGE):
+        raise ValueError(f"durability must be {TURN!r} or {MESSAGE!r}")
+    if durability == MESSAGE:
+        if flush_every is not None:
+            raise ValueError("flush_every holds messages back: it has no meaning with durability='message'")
         repository = StrandsSessionRepository(store, owner=owner, retention=retention)
         return RepositorySessionManager(session_id=session_id, session_repository=repository, **kwargs)
     from store.integrations.strands_batching import BatchedStrandsSessionRepository, FlushingSessionManager
 
-    batched = BatchedStrandsSessionRepository(store, owner=owner, retention=retention, flush_every=flush_every)
+    every = DEFAULT_FLUSH_EVERY if flush_every is None else flush_every
+    batched = BatchedStrandsSessionRepository(store, owner=owner, retention=retention, flush_every=every)
     return FlushingSessionManager(session_id=session_id, session_repository=batched, **kwargs)
 
 

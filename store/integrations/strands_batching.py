@@ -125,6 +125,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
 
     def _flush(self, child: str) -> None:
         held = self._held[child]
+        self._opened.drop(child)
         known, version = self._current(child)
         state = dict(known)
         if held.agent is not None:
@@ -152,7 +153,11 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
             self._next[child] = held.next_index
 
     def _current(self, child: str) -> tuple[dict[str, Any], int]:
-        """The agent session's (state, version): as last read or written here, else read once."""
+        """The agent session's (state, version): as last read or written here (read_session's read counts),
+        else read once."""
+        opened = self._opened.get(child)
+        if child not in self._known and opened is not None and opened.state is not None:
+            self._known[child] = (dict(opened.state.state), opened.state.version)
         if child not in self._known:
             snapshot = self._read(None, self.store.load_state, child, owner=self.owner)
             self._known[child] = ({}, 0) if snapshot is None else (dict(snapshot.state), snapshot.version)

@@ -6,7 +6,7 @@ from typing import Any
 
 from store.core import codec, rules
 from store.core.slots import INTERRUPT_SLOT, records_slot
-from store.core.windows import Widening, window_start
+from store.core.windows import Widening, state_position, window_start
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import FullSession, StateSnapshot
 from store.requests import (
@@ -75,6 +75,8 @@ class MemoryState(MemoryCore):
             entry = self._need(request.session_id, request.owner)
             session = entry.session
             lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
+            after = state_position(entry.state.state if entry.state else None, request.after_seq_at)
+            lo = lo if after is None else max(lo, after + 1)
             window = Widening(entry.messages[lo - 1 :])
             window.take(entry.messages[i] for i in range(lo - 2, -1, -1))  # older, newest first, no copy
             return FullSession(

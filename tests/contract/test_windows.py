@@ -132,3 +132,24 @@ def test_a_result_with_no_call_anywhere_does_not_widen_the_window(store: Session
     store.append_messages(session_id, openai_chat("real"))  # 23..26: a call, its two results, the answer
     assert [m.seq for m in store.load_full(session_id, last=3).messages] == list(range(23, 27))
     assert [m.seq for m in store.load_full(session_id, last=6).messages] == list(range(21, 27))
+
+
+def test_a_window_the_state_names_starts_after_its_sequence_number(harness: Harness) -> None:
+    store = harness.store
+    sid = store.create_session("alice").id
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i + 1}"} for i in range(12)]
+    store.save_full(sid, messages, {"agent": {"window": {"removed": 7}, "other": "x"}})
+    path = "agent.window.removed"
+    full = store.load_full(sid, after_seq_at=path)
+    assert [m.seq for m in full.messages] == [8, 9, 10, 11, 12] and full.state is not None
+    assert full.state.state["agent"]["window"]["removed"] == 7
+    assert [m.seq for m in store.load_full(sid, after_seq_at=path, last=3).messages] == [10, 11, 12]
+    for ignored in ("agent.window", "agent.other", "agent.missing.removed", "nothing"):  # no integer there
+        assert [m.seq for m in store.load_full(sid, after_seq_at=ignored).messages] == list(range(1, 13)), ignored
+    store.save_state(sid, {"agent": {"window": {"removed": 12}}})
+    assert store.load_full(sid, after_seq_at=path).messages == []
+    store.save_state(sid, {"agent": {"window": {"removed": True}}})  # a boolean is not a position
+    assert len(store.load_full(sid, after_seq_at=path).messages) == 12
+    for bad in ("", "a..b", "a.b c", ".".join(["f"] * 9), "x" * 65, 3):
+        with pytest.raises(InvalidInput):
+            store.load_full(sid, after_seq_at=bad)  # type: ignore[arg-type]

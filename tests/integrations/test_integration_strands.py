@@ -335,6 +335,79 @@ def test_a_batched_turn_is_one_transaction_and_resumes(dyn: Harness) -> None:
     assert [m.get("tracking_id") for m in resumed.messages] == [m.get("tracking_id") for m in agent.messages]
 
 
+@pytest.mark.parametrize("durability", ["turn", "message"])
+def test_the_default_writes_a_turn_at_once_and_any_agent_resumes_in_two_requests(dyn: Harness, durability: str) -> None:
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    assert dyn.requests is not None
+    extra = {} if durability == "turn" else {"durability": durability}
+    window = SlidingWindowConversationManager(window_size=4)
+    agent = Agent(
+        model=ScriptedModel([f"answer {i}" for i in range(5)]),
+        session_manager=session_manager("r-1", dyn.store, owner="ada", **extra),
+        conversation_manager=window,
+        callback_handler=None,
+    )
+    for i in range(4):
+        agent(f"question {i}")
+    dyn.requests.clear()
+    agent("question 4")
+    if durability == "turn":  # the default: the turn's two messages and the agent's record in one transaction
+        assert dyn.requests.names == ["TransactWriteItems"]
+    else:
+        assert dyn.requests.count("TransactWriteItems") >= 3
+    removed = window.removed_message_count
+    assert removed >= 6  # the window has trimmed: a resume starts after what it removed
+    dyn.requests.clear()
+    resumed = Agent(
+        model=ScriptedModel([]),
+        session_manager=session_manager("r-1", dyn.twin(), owner="ada", **extra),
+        conversation_manager=SlidingWindowConversationManager(window_size=4),
+        callback_handler=None,
+    )
+    # the head and state in one request, the window's messages in one Query
+    assert dyn.requests.names == ["TransactGetItems", "Query"]
+    assert texts(resumed.messages) == texts(agent.messages)
+    full = dyn.store.list_messages(scoped_id("ada", "r-1"), owner="ada").items
+    assert len(full) == 10 and [m.seq for m in full] == list(range(1, 11))  # nothing lost to the window
+
+
+def test_a_turn_that_raises_is_still_written_when_its_invocation_ends(dyn: Harness) -> None:
+    class Crash(Exception):
+        pass
+
+    class CrashingModel(ScriptedModel):
+        async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            raise Crash()
+            yield {}  # pragma: no cover  (an async generator)
+
+    agent = Agent(
+        model=ScriptedModel(["first answer"]),
+        session_manager=session_manager("crash-1", dyn.store, owner="ada"),
+        callback_handler=None,
+    )
+    agent("first question")
+    reader = dyn.twin()
+    assert len(reader.list_messages(scoped_id("ada", "crash-1"), owner="ada").items) == 2
+    crashing = Agent(
+        model=CrashingModel([]),
+        session_manager=session_manager("crash-1", dyn.store, owner="ada"),
+        callback_handler=None,
+    )
+    with pytest.raises(Crash):
+        crashing("second question")
+    resumed = Agent(
+        model=ScriptedModel([]), session_manager=session_manager("crash-1", reader, owner="ada"), callback_handler=None
+    )
+    # a turn that raised still ends its invocation in Strands: what it made (the question) is written then, as
+    # Strands' snapshot manager saves it; only a process that dies mid-turn loses the turn (held in memory)
+    assert texts(resumed.messages) == [
+        ("user", "first question"),
+        ("assistant", "first answer"),
+        ("user", "second question"),
+    ]
+
+
 def test_held_messages_are_read_back_flushed_every_n_and_lost_only_if_never_flushed(harness: Harness) -> None:
     from store.integrations.strands_batching import BatchedStrandsSessionRepository
 

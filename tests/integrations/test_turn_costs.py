@@ -24,7 +24,10 @@ def test_the_documented_turn_costs_are_what_a_turn_costs(moto_endpoint: str) -> 
         assert abs(float(row[4]) - cost.wcu) <= UNIT_NOISE and abs(float(row[5]) - cost.rcu) <= UNIT_NOISE, cost
     by_mode = {(c.adapter, c.mode): c for c in measured}
     # the batching modes write a turn in one transaction, cheaper than one per message or event
-    for adapter, plain in (("Strands", "per message"), ("ADK", "per event")):
-        batched = by_mode[adapter, "flush_every=16"]
+    for (adapter, plain), turn in (
+        (("Strands", 'durability="message"'), "per turn (default)"),
+        (("ADK", "per event"), "flush_every=16"),
+    ):
+        batched = by_mode[adapter, turn]
         assert "TransactWriteItems" in batched.calls.split(" + ")  # one, not "2 TransactWriteItems"
         assert batched.wcu < by_mode[adapter, plain].wcu
