@@ -79,7 +79,7 @@ def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", own
     `batched`, at the adapter's default (the turn written when the invocation ends), else a write a message."""
     from store.integrations.strands import session_manager
 
-    extra = {} if batched else {"durability": "message"}
+    extra: dict[str, Any] = {} if batched else {"durability": "message"}
     agent = strands_agent(session_manager(name, store, owner=owner, **extra))
     return lambda: agent(f"What is the weather in {CITY}?")
 

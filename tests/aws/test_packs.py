@@ -45,7 +45,7 @@ def test_a_turn_is_one_transaction_of_three_items(dyn: Harness, dynamodb_client:
         "provide-client-params.dynamodb.TransactWriteItems", lambda params, **_: calls.append(params)
     )
     try:
-        turn = [
+        turn: list[dict[str, Any]] = [
             {"role": "user", "content": "What is the weather in Lisbon?"},
             {"role": "assistant", "content": [{"type": "tool_use", "name": "weather", "input": {"city": "Lisbon"}}]},
             {"role": "tool", "content": "sunny, 21C"},
@@ -57,7 +57,7 @@ def test_a_turn_is_one_transaction_of_three_items(dyn: Harness, dynamodb_client:
     (written,) = calls
     tables = [next(iter(a.values()))["TableName"] for a in written["TransactItems"]]
     assert len(written["TransactItems"]) == 3  # the head, the state and one item for the four messages
-    assert tables.count(dyn.tables.messages) == 1  # type: ignore[union-attr]
+    assert dyn.tables is not None and tables.count(dyn.tables.messages) == 1
     assert [m.content for m in store.list_messages(sid, after_seq=1).items] == [t["content"] for t in turn]
 
 

@@ -18,8 +18,9 @@ from tests.conftest import Harness
 
 def incompressible(size: int) -> str:
     """`size` characters that zlib cannot shrink much (hex of a hash chain)."""
-    out, block = [], b"seed"
-    while sum(map(len, out)) < size:
+    out: list[str] = []
+    block = b"seed"
+    while sum(len(o) for o in out) < size:
         block = hashlib.sha256(block).digest()
         out.append(block.hex())
     return "".join(out)[:size]

@@ -340,7 +340,7 @@ def test_the_default_writes_a_turn_at_once_and_any_agent_resumes_in_two_requests
     from strands.agent.conversation_manager import SlidingWindowConversationManager
 
     assert dyn.requests is not None
-    extra = {} if durability == "turn" else {"durability": durability}
+    extra: dict[str, Any] = {} if durability == "turn" else {"durability": durability}
     window = SlidingWindowConversationManager(window_size=4)
     agent = Agent(
         model=ScriptedModel([f"answer {i}" for i in range(5)]),
