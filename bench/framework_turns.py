@@ -188,13 +188,24 @@ def langgraph_turn(
     owner: str = "bench",
 ) -> Callable[[], Any]:
     """A LangGraph graph with a model node that calls `weather` through a ToolNode (usage_metadata reported)."""
-    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+    from langchain_core.messages import HumanMessage
+
+    from store.integrations.langgraph import SessionStoreSaver
+
+    graph = langgraph_graph(SessionStoreSaver(store, owner=owner))
+    config: Any = {"configurable": {"thread_id": name}}
+    question = {"messages": [HumanMessage(f"What is the weather in {CITY}?")]}
+    return lambda: graph.invoke(question, config, durability=durability)
+
+
+def langgraph_graph(saver: Any) -> Any:
+    """The graph of `langgraph_turn` on any checkpointer: a model node that calls `weather` through a
+    ToolNode, then answers from its result."""
+    from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
     from langchain_core.tools import tool
     from langgraph.graph import START, StateGraph
     from langgraph.graph.message import add_messages
     from langgraph.prebuilt import ToolNode, tools_condition
-
-    from store.integrations.langgraph import SessionStoreSaver
 
     State = TypedDict("State", {"messages": Annotated[list[AnyMessage], add_messages]})  # noqa: UP013
 
@@ -216,10 +227,7 @@ def langgraph_turn(
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "model")
-    graph = builder.compile(checkpointer=SessionStoreSaver(store, owner=owner))
-    config: Any = {"configurable": {"thread_id": name}}
-    question = {"messages": [HumanMessage(f"What is the weather in {CITY}?")]}
-    return lambda: graph.invoke(question, config, durability=durability)
+    return builder.compile(checkpointer=saver)
 
 
 # ---------------------------------------------------------------- LangChain

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.framework_turns import adk_turn, langchain_turn, langgraph_turn, openai_turn, strands_turn
 from bench.meter import Tally, metered
-from infra.local.aws import create_tables, local_client, moto_server_process
+from infra.local.aws import REGION, create_tables, local_client, moto_server_process
 from store import SessionStore
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
@@ -217,6 +217,116 @@ def strands_pairs(url: str) -> list[PairCost]:
     return out
 
 
+LANGGRAPH_TURNS = (2, 200)  # about 10 and 1,000 checkpoints at LangGraph's default durability (5 a turn)
+
+
+@dataclass
+class Checkpointer:
+    """A LangGraph checkpointer under test, and what a turn runs inside (a deferred saver's flush)."""
+
+    saver: Any
+    around: Callable[[], Any] = nullcontext
+    stored: Callable[[Any], int] = lambda config: 0  # checkpoints the thread holds
+
+
+def langgraph_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Checkpointer]]:
+    """Each LangGraph checkpointer under test: (a metered boto3 session) -> a new checkpointer."""
+    from botocore.config import Config
+    from langgraph_checkpoint_aws import DynamoDBSaver
+    from langgraph_checkpoint_aws.checkpoint.deferred_saver import DeferredCheckpointSaver
+
+    from store.integrations.langgraph import SessionStoreSaver
+    from store.session_store import s3_config
+
+    s3 = s3_config(path_style=True)
+    tables = create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
+    peer_table = f"{prefix}-checkpoints"  # as langgraph-checkpoint-aws documents it: PK and SK, strings
+    local_client(endpoint_url=url).create_table(
+        TableName=peer_table,
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("PK", "SK")],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+    def counted(saver: Any) -> Callable[[Any], int]:
+        return lambda config: sum(1 for _ in saver.list(config))
+
+    def ours(session: Any) -> Checkpointer:
+        store = SessionStore(
+            tables.sessions,
+            tables.messages,
+            bucket=tables.bucket,
+            client=session.client("dynamodb", endpoint_url=url),
+            s3_client=session.client("s3", endpoint_url=url, config=s3),
+        )
+        saver = SessionStoreSaver(store, owner="bench")
+        return Checkpointer(saver, stored=counted(saver))
+
+    def theirs(session: Any) -> Any:
+        return DynamoDBSaver(
+            table_name=peer_table,
+            session=session,
+            region_name=REGION,
+            endpoint_url=url,
+            boto_config=Config(s3={"addressing_style": "path"}),
+            s3_offload_config={"bucket_name": tables.bucket or "", "endpoint_url": url},
+        )
+
+    def dynamodb_saver(session: Any) -> Checkpointer:
+        saver = theirs(session)
+        return Checkpointer(saver, stored=counted(saver))
+
+    def deferred(session: Any) -> Checkpointer:
+        saver = DeferredCheckpointSaver(theirs(session))
+        return Checkpointer(saver, around=saver.flush_on_exit, stored=counted(saver.saver))
+
+    return {
+        "ours, SessionStoreSaver": ours,
+        "langgraph-checkpoint-aws DynamoDBSaver": dynamodb_saver,
+        "langgraph-checkpoint-aws DeferredCheckpointSaver(DynamoDBSaver), flush_on_exit": deferred,
+    }
+
+
+def langgraph_pairs(url: str) -> list[PairCost]:
+    """LangGraph at its defaults (`invoke`'s durability, "async") beside langgraph-checkpoint-aws: the last of
+    `turns` turns of the scripted tool-calling graph, and a resume (a new checkpointer's `get_state`)."""
+    from langchain_core.messages import HumanMessage
+
+    from bench.framework_turns import CITY, langgraph_graph
+
+    out = []
+    for turns in LANGGRAPH_TURNS:
+        backends = langgraph_backends(url, f"lg-pairs-{turns}")
+        for name, make in backends.items():
+            session, meter = metered(url)
+            checkpointer = make(session)
+            graph = langgraph_graph(checkpointer.saver)
+            config: Any = {"configurable": {"thread_id": f"thread-{turns}"}}
+
+            def turn(graph: Any = graph, checkpointer: Checkpointer = checkpointer, config: Any = config) -> Any:
+                with checkpointer.around():  # a new message each turn (one reused keeps its id: it would replace)
+                    return graph.invoke({"messages": [HumanMessage(f"What is the weather in {CITY}?")]}, config)
+
+            for _ in range(turns - 1):
+                turn()
+            with meter.measure() as measured:
+                turn()
+            fresh = make(session)
+            with meter.measure() as resume:
+                state = langgraph_graph(fresh.saver).get_state(config)
+            resumed = len(state.values["messages"])
+            if name.startswith("ours") and resumed != 4 * turns:
+                raise RuntimeError(f"{name}: resumed {resumed} messages after {turns} turns")
+            stored = checkpointer.stored(config)
+            note = f"none; {stored} checkpoints stored, {resumed} messages resumed (of {4 * turns})"
+            out.append(PairCost("LangGraph", name, turns, note, measured, resume))
+            print(out[-1].row(), flush=True)
+    return out
+
+
+PAIRS: dict[str, Callable[[str], list[PairCost]]] = {"strands": strands_pairs, "langgraph": langgraph_pairs}
+
+
 @contextmanager
 def server() -> Iterator[str]:
     with moto_server_process() as url:
@@ -227,11 +337,17 @@ def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", action="store_true", help="each framework beside its AWS backend (issue 38)")
+    parser.add_argument(
+        "--pairs",
+        nargs="*",
+        choices=sorted(PAIRS),
+        help="each framework beside its AWS backend (issue 38); name frameworks to run only those",
+    )
     args = parser.parse_args()
     with server() as url:
-        if args.pairs:
-            print("\n".join([PAIR_HEADER, *(c.row() for c in strands_pairs(url))]))
+        if args.pairs is not None:
+            pairs = [cost for name in (args.pairs or PAIRS) for cost in PAIRS[name](url)]
+            print("\n".join([PAIR_HEADER, *(c.row() for c in pairs)]))
         else:
             print(table(measure(url)))
 
