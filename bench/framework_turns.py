@@ -89,10 +89,17 @@ def strands_turn(store: SessionStore, *, batched: bool, name: str = "turns", own
 
 def openai_turn(store: SessionStore, *, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
     """An OpenAI Agents SDK Runner turn: a function call to `weather`, then the answer (usage reported)."""
+    from store.integrations.openai_agents import OpenAIAgentsSession
+
+    session: Any = OpenAIAgentsSession(name, store, owner=owner)
+    run = openai_runner()
+    return lambda: run(session)
+
+
+def openai_runner() -> Callable[[Any], Any]:
+    """`openai_turn`'s turn on any SDK session: (session) -> the run's result."""
     from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-
-    from store.integrations.openai_agents import OpenAIAgentsSession
 
     set_tracing_disabled(True)
 
@@ -121,8 +128,7 @@ def openai_turn(store: SessionStore, *, name: str = "turns", owner: str = "bench
         return "sunny"
 
     agent = Agent(name="assistant", model=ToolModel(), tools=[weather])
-    session: Any = OpenAIAgentsSession(name, store, owner=owner)
-    return lambda: asyncio.run(Runner.run(agent, f"What is the weather in {CITY}?", session=session))
+    return lambda session: asyncio.run(Runner.run(agent, f"What is the weather in {CITY}?", session=session))
 
 
 # ---------------------------------------------------------------- Google ADK
@@ -133,6 +139,14 @@ def adk_turn(
 ) -> Callable[[], Any]:
     """An ADK Runner turn: a function call to `weather`, then the answer (usage_metadata reported); in a new
     session of that name unless `create` is False (a session that exists: another turn, or a fork)."""
+    from store.integrations.adk import StoreSessionService
+
+    service = StoreSessionService(store, flush_every=16) if batched else StoreSessionService(store)
+    return adk_runner_turn(service, name=name, owner=owner, create=create)
+
+
+def adk_runner_turn(service: Any, *, name: str, owner: str, create: bool = True) -> Callable[[], Any]:
+    """`adk_turn`'s turn on any ADK session service."""
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_request import LlmRequest
@@ -140,8 +154,6 @@ def adk_turn(
     from google.adk.runners import Runner
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
-
-    from store.integrations.adk import StoreSessionService
 
     class ToolLlm(BaseLlm):
         async def generate_content_async(
@@ -163,7 +175,6 @@ def adk_turn(
         return "sunny"
 
     agent = LlmAgent(name="assistant", model=ToolLlm(model="scripted"), tools=[weather])
-    service = StoreSessionService(store, flush_every=16) if batched else StoreSessionService(store)
     runner = Runner(app_name="bench", agent=agent, session_service=service)
 
     if create:

@@ -324,7 +324,170 @@ def langgraph_pairs(url: str) -> list[PairCost]:
     return out
 
 
-PAIRS: dict[str, Callable[[str], list[PairCost]]] = {"strands": strands_pairs, "langgraph": langgraph_pairs}
+SESSION_TURNS = (10, 100)
+
+
+@dataclass
+class SessionBackend:
+    """A session backend under test: a turn on it, and a resume (what a new process reads first)."""
+
+    turn: Callable[[], Any]
+    resume: Callable[[], Any]
+    meter: Any = None  # the Meter its requests go through, when not the session's it was made with
+
+
+def _store_on(url: str, session: Any, tables: Any) -> SessionStore:
+    from store.session_store import s3_config
+
+    return SessionStore(
+        tables.sessions,
+        tables.messages,
+        bucket=tables.bucket,
+        client=session.client("dynamodb", endpoint_url=url),
+        s3_client=session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
+    )
+
+
+def _our_tables(url: str, prefix: str) -> Any:
+    from store.session_store import s3_config
+
+    s3 = s3_config(path_style=True)
+    return create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
+
+
+def _session_pairs(
+    url: str, framework: str, backends: Callable[[str, int], dict[str, Callable[[Any, str], SessionBackend]]]
+) -> list[PairCost]:
+    """Each backend's last of `turns` turns and a resume, for SESSION_TURNS; `backends(prefix, turns)` names each
+    backend's factory (metered boto3 session, session id) -> SessionBackend."""
+    out = []
+    for turns in SESSION_TURNS:
+        for n, (name, make) in enumerate(backends(f"{framework.lower().replace(' ', '')}-{turns}", turns).items()):
+            session, meter = metered(url)
+            backend = make(session, f"s{n}-{turns}")
+            meter = backend.meter or meter
+            for _ in range(turns - 1):
+                backend.turn()
+            with meter.measure() as turn:
+                backend.turn()
+            with meter.measure() as resume:
+                backend.resume()
+            out.append(PairCost(framework, name, turns, "none (the framework keeps none)", turn, resume))
+            print(out[-1].row(), flush=True)
+    return out
+
+
+class _Awaitable:
+    """A boto3 client's calls as coroutines: what openai-agents-session takes (an aiobotocore client), with the
+    same requests, on the metered boto3 session."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return method(*args, **kwargs)
+
+        return call
+
+
+def openai_pairs(url: str) -> list[PairCost]:
+    """The OpenAI Agents SDK's Runner with a session, beside openai-agents-session's DynamoDBSession; a resume is
+    a new session object's `get_items()` (what the Runner reads first)."""
+    import asyncio
+
+    from openai_agents_session import DynamoDBSession
+
+    from bench.framework_turns import openai_runner
+    from store.integrations.openai_agents import OpenAIAgentsSession
+
+    run = openai_runner()
+
+    def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
+        tables = _our_tables(url, prefix)
+        peer_table = f"{prefix}-agent-sessions"  # as its README creates it: session_id, a string
+        local_client(endpoint_url=url).create_table(
+            TableName=peer_table,
+            KeySchema=[{"AttributeName": "session_id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "session_id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+
+        def on(make: Callable[[], Any]) -> SessionBackend:
+            first = make()
+            return SessionBackend(lambda: run(first), lambda: asyncio.run(make().get_items()))
+
+        def ours(session: Any, sid: str) -> SessionBackend:
+            store = _store_on(url, session, tables)
+            return on(lambda: OpenAIAgentsSession(sid, store, owner="bench"))
+
+        def theirs(session: Any, sid: str) -> SessionBackend:
+            client: Any = _Awaitable(session.client("dynamodb", endpoint_url=url))
+            return on(lambda: DynamoDBSession(sid, client, peer_table))
+
+        return {"ours, OpenAIAgentsSession": ours, "openai-agents-session 0.1.0, DynamoDBSession": theirs}
+
+    return _session_pairs(url, "OpenAI Agents", backends)
+
+
+def adk_pairs(url: str) -> list[PairCost]:
+    """ADK's Runner beside adk-dynamodb-session's DynamoDBSessionService (PynamoDB: its table is named by
+    ADK_DYNAMODB_SESSION_TABLE_NAME when it is imported); a resume is a new service's `get_session`."""
+    import asyncio
+    import os
+
+    import pynamodb.connection.base
+
+    from bench.framework_turns import adk_runner_turn
+    from store.integrations.adk import StoreSessionService
+
+    os.environ["ADK_DYNAMODB_SESSION_TABLE_NAME"] = "adk-pairs-sessions"
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    from adk_dynamodb_session import ADKEntityModel, DynamoDBSessionService
+
+    ADKEntityModel.Meta.host = url
+    ADKEntityModel.Meta.region = REGION
+    # PynamoDB makes its clients from botocore's default session: its requests go through a metered one
+    peer_session, peer_meter = metered(url)
+    setattr(pynamodb.connection.base, "get_session", lambda: peer_session._session)  # noqa: B010
+    if not ADKEntityModel.exists():
+        DynamoDBSessionService().create_table_if_not_exists(
+            billing_mode="PAY_PER_REQUEST", ignore_update_ttl_errors=True
+        )
+
+    def on(make: Callable[[], Any], sid: str, meter: Any = None) -> SessionBackend:
+        turn = adk_runner_turn(make(), name=sid, owner="bench")
+        ids = {"app_name": "bench", "user_id": "bench", "session_id": sid}
+        return SessionBackend(turn, lambda: asyncio.run(make().get_session(**ids)), meter)
+
+    def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
+        tables = _our_tables(url, prefix)
+
+        def ours(session: Any, sid: str, **options: Any) -> SessionBackend:
+            store = _store_on(url, session, tables)
+            return on(lambda: StoreSessionService(store, **options), sid)
+
+        def theirs(session: Any, sid: str) -> SessionBackend:  # its requests are counted on peer_session's meter
+            return on(DynamoDBSessionService, sid, peer_meter)
+
+        return {
+            "ours, StoreSessionService (per event)": ours,
+            "ours, StoreSessionService(flush_every=16)": lambda s, sid: ours(s, sid, flush_every=16),
+            "adk-dynamodb-session 0.0.5, DynamoDBSessionService": theirs,
+        }
+
+    return _session_pairs(url, "ADK", backends)
+
+
+PAIRS: dict[str, Callable[[str], list[PairCost]]] = {
+    "strands": strands_pairs,
+    "langgraph": langgraph_pairs,
+    "adk": adk_pairs,
+    "openai": openai_pairs,
+}
 
 
 @contextmanager
