@@ -141,7 +141,7 @@ def adk_turn(
     session of that name unless `create` is False (a session that exists: another turn, or a fork)."""
     from store.integrations.adk import StoreSessionService
 
-    service = StoreSessionService(store, flush_every=16) if batched else StoreSessionService(store)
+    service = StoreSessionService(store) if batched else StoreSessionService(store, durability="event")
     return adk_runner_turn(service, name=name, owner=owner, create=create)
 
 

@@ -84,8 +84,8 @@ def measure(url: str) -> list[TurnCost]:
         ("Strands", "per turn (default)", lambda s: strands_turn(s, batched=True)),
         ("Strands", 'durability="message"', lambda s: strands_turn(s, batched=False)),
         ("OpenAI Agents", "per call", openai_turn),
-        ("ADK", "per event", lambda s: adk_turn(s, batched=False)),
-        ("ADK", "flush_every=16", lambda s: adk_turn(s, batched=True)),
+        ("ADK", "per turn (default)", lambda s: adk_turn(s, batched=True)),
+        ("ADK", 'durability="event"', lambda s: adk_turn(s, batched=False)),
         ("LangGraph", "per super-step", langgraph_turn),
         ("LangGraph", 'durability="exit"', lambda s: langgraph_turn(s, durability="exit")),
         ("LangChain", "per call", langchain_turn),
@@ -474,8 +474,8 @@ def adk_pairs(url: str) -> list[PairCost]:
             return on(DynamoDBSessionService, sid, peer_meter)
 
         return {
-            "ours, StoreSessionService (per event)": ours,
-            "ours, StoreSessionService(flush_every=16)": lambda s, sid: ours(s, sid, flush_every=16),
+            "ours, StoreSessionService() (default: per turn)": ours,
+            'ours, StoreSessionService(durability="event")': lambda s, sid: ours(s, sid, durability="event"),
             "adk-dynamodb-session 0.0.5, DynamoDBSessionService": theirs,
         }
 

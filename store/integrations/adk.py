@@ -59,7 +59,7 @@ from store.core.validation import new_id
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, as_async, ensure_session, or_missing
 from store.models import ArtifactVersion as StoredVersion
-from store.models import MessageRecord
+from store.models import FullSession, MessageRecord
 from store.session_store import SAVE_FULL_MAX
 
 FRAMEWORK = "adk"
@@ -72,6 +72,9 @@ TOMBSTONE_TYPE = "application/octet-stream"  # with no bytes: ADK's rewind marke
 # Kept in a session's stored state beside ADK's keys: the last event's id and timestamp. ADK never
 # persists `temp:` keys, so no key of an application's can be this one; it is stripped on every read.
 LAST_EVENT = "temp:adk.last_event"
+TURN = "turn"  # durability: a turn's events written together when its final response is appended
+EVENT = "event"  # durability: each event written as it is appended
+DEFAULT_FLUSH_EVERY = 16  # in turn durability, the most events held before they are written anyway
 
 
 def _digest(*parts: str) -> str:
@@ -105,6 +108,13 @@ class _Names:
         self.store = store
         self._store = as_async(store)  # typed calls, on either store
         self._known: Lru[str] = Lru(KNOWN_PLACES)
+
+    def known(self, key: str) -> str | None:
+        """Where the session of `key` (app, user and session ids joined by NUL) was found, if it was."""
+        return self._known.get(key)
+
+    def remember(self, key: str, place: str) -> None:
+        self._known.put(key, place)
 
     async def sid(self, app_name: str, user_id: str, session_id: str) -> str:
         key = "\x00".join((app_name, user_id, session_id))
@@ -155,13 +165,17 @@ def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[
     return app, user, session
 
 
-def _session_state(head: Any, snapshot: Any) -> tuple[dict[str, Any], float]:
-    """(ADK session state, last update time) of a stored session: the time of its last event (its
-    creation's when it has none), as ADK's own services report it."""
+def _session_state(head: Any, snapshot: Any, last_event: Event | None = None) -> tuple[dict[str, Any], float]:
+    """(ADK session state, last update time) of a stored session: the time of its last event, as ADK's own
+    services report it: `last_event`'s when it was read, else the one the state recorded when no event came
+    after it (a turn that changes no state is written without it), else the session's last write's."""
     state = {} if snapshot is None else dict(snapshot.state)
     last = state.pop(LAST_EVENT, None)
+    if last_event is not None:
+        return state, last_event.timestamp
     when = last.get("timestamp") if isinstance(last, dict) else None
-    return state, float(when) if isinstance(when, int | float) else head.updated_at.timestamp()
+    current = snapshot is not None and snapshot.seq >= head.last_seq
+    return state, float(when) if isinstance(when, int | float) and current else head.updated_at.timestamp()
 
 
 def _json(value: dict[str, Any]) -> dict[str, Any]:
@@ -219,6 +233,15 @@ class _Turn:
     def size(self) -> int:
         return len(self.messages)
 
+    def then(self, later: _Turn) -> _Turn:
+        """This turn's events followed by `later`'s, their state changes applied in that order."""
+        self.messages += later.messages
+        self.app.update(later.app)
+        self.user.update(later.user)
+        self.session.update(later.session)
+        self.last = later.last or self.last
+        return self
+
     def add(self, event: Event) -> _Turn:
         """Add an event (already without `temp:` keys); a re-delivery of the latest one adds nothing."""
         if event.id and self.last.get("id") == event.id:
@@ -237,13 +260,23 @@ class _Turn:
 class StoreSessionService(BaseSessionService):
     """ADK sessions, events and state in this store."""
 
-    def __init__(self, store: AnyStore, *, retention: Any = None, flush_every: int | None = None) -> None:
+    def __init__(
+        self, store: AnyStore, *, retention: Any = None, durability: str = TURN, flush_every: int | None = None
+    ) -> None:
         """Sessions (not the app's and users' shared state) expire after `retention` idle, if given.
 
-        `flush_every=N` (1 to 97) writes a turn's events in one transaction instead of one per event: they
-        are held until the turn's final response, N of them, or `flush()`. What it trades: held events are
-        lost if the process dies first (as if the turn had not happened), and other readers see a turn once
-        it is written; reads through this service flush the session's held events first."""
+        `durability="turn"` (the default): a turn's events are written in one transaction, held until the
+        turn's final response, `flush_every` (16) of them, or `flush()`. What it trades: held events are lost
+        if the process dies first (as if the turn had not happened; ADK's default InMemorySessionService
+        loses every turn), and other readers see a turn once it is written; reads through this service flush
+        the session's held events first. `durability="event"`: each event is written as it is appended (as
+        ADK's database service does), several times the requests and write units."""
+        if durability not in (TURN, EVENT):
+            raise InputValidationError(f"durability must be {TURN!r} or {EVENT!r}")
+        if durability == EVENT and flush_every is not None:
+            raise InputValidationError("flush_every holds events back: it has no meaning with durability='event'")
+        if durability == TURN and flush_every is None:
+            flush_every = DEFAULT_FLUSH_EVERY
         if flush_every is not None and (
             isinstance(flush_every, bool) or not isinstance(flush_every, int) or not 1 <= flush_every <= SAVE_FULL_MAX
         ):
@@ -294,19 +327,26 @@ class StoreSessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
-        sid = await self._names.sid(app_name, user_id, session_id.strip())
-        await self._flush(sid)  # this service's own held events are read back
-        try:
-            head, snapshot = await asyncio.gather(
-                self._store.get_session(sid, owner=user_id),
-                self._store.load_state(sid, owner=user_id),
-            )
-        except SessionNotFound:
-            return None
-        if head is None:
-            return None
-        events = await self._events(sid, user_id, config)
-        state, updated = _session_state(head, snapshot)
+        session_id = session_id.strip()
+        full = await self._read_whole(app_name, user_id, session_id, config)
+        if full is not None:  # the session, its state and its events read as of one instant (2 requests)
+            head, snapshot = full.session, full.state
+            events = [self._event(r) for r in full.messages]
+        else:
+            sid = await self._names.sid(app_name, user_id, session_id)
+            await self._flush(sid)  # this service's own held events are read back
+            try:
+                found, snapshot = await asyncio.gather(
+                    self._store.get_session(sid, owner=user_id),
+                    self._store.load_state(sid, owner=user_id),
+                )
+            except SessionNotFound:
+                return None
+            if found is None:
+                return None
+            head = found
+            events = await self._events(sid, user_id, config)
+        state, updated = _session_state(head, snapshot, events[-1] if events else None)
         return Session(
             id=session_id.strip(),
             app_name=app_name,
@@ -315,6 +355,30 @@ class StoreSessionService(BaseSessionService):
             events=events,
             last_update_time=updated,
         )
+
+    async def _read_whole(
+        self, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
+    ) -> FullSession | None:
+        """The session read whole (`load_full`: head and state in one request, its events in one Query per
+        1 MB), when the config asks for every event or the latest N; None when it asks otherwise, or the
+        session is not where a session takes its own name (the caller then finds it as before)."""
+        if config is not None and (config.after_timestamp is not None or config.num_recent_events == 0):
+            return None
+        last = config.num_recent_events if config is not None else None
+        key = "\x00".join((app_name, user_id, session_id))
+        sid = self._names.known(key) or named_store_id(user_id, session_id)
+        if sid in self._held:
+            await self._flush(sid)  # this service's own held events are read back
+        try:
+            full = await self._store.load_full(sid, last=last, owner=user_id)
+        except (SessionNotFound, Conflict):  # none there, or its transcript is still being copied in
+            return None
+        if full.session.metadata.get("adk_app") != app_name or full.session.metadata.get("adk_session") != session_id:
+            return None
+        self._names.remember(key, sid)
+        if last is not None:  # exactly the latest N, as ADK's services return them (the window may widen)
+            full.messages = full.messages[-last:]
+        return full
 
     async def _claim(self, sid: str, user_id: str, session_id: str, metadata: dict[str, Any]) -> bool:
         """Create the ADK session's store session (True), or find an artifacts-only one to adopt (False:
@@ -408,10 +472,17 @@ class StoreSessionService(BaseSessionService):
             await self._flush(sid)
 
     async def _flush(self, sid: str) -> None:
-        held = self._held.get(sid)
-        if held is not None:
+        """Write the session's held events; taken from the hold first, so that two flushes at once (appends
+        on one service, concurrently) never write them twice; put back, before any held meanwhile, on failure."""
+        held = self._held.pop(sid, None)
+        if held is None:
+            return
+        try:
             await self._write(sid, held)
-            self._held.pop(sid, None)
+        except BaseException:
+            later = self._held.pop(sid, None)
+            self._held[sid] = held if later is None else held.then(later)
+            raise
 
     async def _write(self, sid: str, turn: _Turn) -> None:
         """Store a turn's events and its state changes, the events with the session's state in one
@@ -419,23 +490,28 @@ class StoreSessionService(BaseSessionService):
         owner = turn.user_id
         await self._apply_shared(turn.app_name, owner, turn.app, turn.user)
         for _ in range(CHANGE_ATTEMPTS):
-            try:
-                snapshot = await self._store.load_state(sid, owner=owner)
+            try:  # the head and state, and the latest event (a re-delivery of it is not stored again)
+                full = await self._store.load_full(sid, last=1, owner=owner)
             except SessionNotFound:
                 raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
-            state = {} if snapshot is None else dict(snapshot.state)
-            if turn.last["id"] and state.get(LAST_EVENT, {}).get("id") == turn.last["id"]:
+            state = {} if full.state is None else dict(full.state.state)
+            latest = full.messages[-1].content if full.messages else None
+            delivered = latest.get("id") if isinstance(latest, dict) else state.get(LAST_EVENT, {}).get("id")
+            if turn.last["id"] and delivered == turn.last["id"]:
                 return  # these very events were stored by an earlier delivery
-            seq = 0 if snapshot is None else snapshot.seq
+            seq = full.session.last_seq
             try:
-                await self._store.save_full(  # ADK rewinds by its events' deltas: no state copy kept
-                    sid,
-                    turn.messages,
-                    {**state, **turn.session, LAST_EVENT: turn.last},
-                    expected_seq=seq,
-                    owner=owner,
-                    keep_state=False,
-                )
+                if {**state, **turn.session} == state:  # no state change: the events alone (one write less)
+                    await self._store.append_messages(sid, turn.messages, expected_seq=seq, owner=owner)
+                else:
+                    await self._store.save_full(  # ADK rewinds by its events' deltas: no state copy kept
+                        sid,
+                        turn.messages,
+                        {**state, **turn.session, LAST_EVENT: turn.last},
+                        expected_seq=seq,
+                        owner=owner,
+                        keep_state=False,
+                    )
                 return
             except Conflict:
                 continue  # another event landed first: merge onto its state

@@ -520,6 +520,7 @@ def test_a_session_takes_the_name_the_user_chose_unless_another_app_has_it(harne
         found = await fresh.get_session(app_name="travel", user_id="ada", session_id="old")
         assert found is not None
         await fresh.append_event(found, Event(author="user", invocation_id="i1"))
+        await fresh.flush()  # a turn's events are written when it ends (its final response), or at a flush
         assert len(harness.store.list_messages(old, owner="ada").items) == 1
         assert harness.store.get_session(named_store_id("ada", "old")) is None
         await fresh.delete_session(app_name="travel", user_id="ada", session_id="old")
@@ -595,3 +596,42 @@ def test_adks_rewind_works_as_on_adks_own_services(harness: Harness) -> None:
     assert state["turns"] == 1, "the session's state as before the third turn"
     assert state["tier"] is None, "ADK undoes what no event set (the state given at create) too: so do we"
     assert "I am Bob" not in reference[6] and "I am Ada" in reference[6], "the model no longer sees the third turn"
+
+
+def test_a_turn_is_one_write_and_a_new_process_reads_the_session_in_four_requests(
+    dyn: Harness, dynamodb_client: Any
+) -> None:
+    """At the default durability a Runner turn is one transaction (the head and one item for its events when
+    the session's state did not change; the state too when it did), and a new service reads the session with
+    its state and events in 2 requests, plus the app: and user: states (1 each)."""
+    assert dyn.requests is not None
+    runner, _ = runner_on(dyn.store, ["first", "second"])
+    asyncio.run(runner.session_service.create_session(app_name=APP, user_id="u", session_id="t"))
+    written: list[int] = []
+    event = "provide-client-params.dynamodb.TransactWriteItems"
+    dynamodb_client.meta.events.register(event, lambda params, **_: written.append(len(params["TransactItems"])))
+    try:
+        for text in ("hello", "again"):
+            dyn.requests.clear()
+            message = types.Content(role="user", parts=[types.Part(text=text)])
+
+            async def turn(message: types.Content = message) -> None:
+                async for _ in runner.run_async(user_id="u", session_id="t", new_message=message):
+                    pass
+
+            asyncio.run(turn())
+            assert dyn.requests.count("TransactWriteItems") == 1
+    finally:
+        dynamodb_client.meta.events.unregister(event)
+    assert written == [2, 2]  # the head and the pack of the turn's two events: no state changed
+    dyn.requests.clear()
+    fresh = StoreSessionService(dyn.twin())
+    found = asyncio.run(fresh.get_session(app_name=APP, user_id="u", session_id="t"))
+    assert found is not None and [e.content.parts[0].text for e in found.events if e.content] == [
+        "hello",
+        "first",
+        "again",
+        "second",
+    ]
+    assert found.last_update_time == found.events[-1].timestamp
+    assert sorted(dyn.requests.names) == sorted(["TransactGetItems", "Query", "BatchGetItem", "BatchGetItem"])

@@ -47,9 +47,11 @@ def test_strands_repository_costs(dyn: Harness) -> None:
 
 
 def test_adk_append_event_costs(dyn: Harness) -> None:
-    service = StoreSessionService(dyn.store)
+    service = StoreSessionService(dyn.store, durability="event")
     session = asyncio.run(service.create_session(app_name="app", user_id="u", session_id="costs"))
+    asyncio.run(service.append_event(session, Event(author="user", invocation_id="i0")))
     dyn.requests.clear()
     event = Event(author="user", invocation_id="i", actions=EventActions(state_delta={"k": 1}))
     asyncio.run(service.append_event(session, event))
-    assert dyn.requests.names == ["BatchGetItem", "TransactWriteItems"]
+    # the head and state in one request, the latest event (a re-delivery is not stored twice), the write
+    assert dyn.requests.names == ["TransactGetItems", "Query", "TransactWriteItems"]

@@ -26,7 +26,7 @@ def test_the_documented_turn_costs_are_what_a_turn_costs(moto_endpoint: str) -> 
     # the batching modes write a turn in one transaction, cheaper than one per message or event
     for (adapter, plain), turn in (
         (("Strands", 'durability="message"'), "per turn (default)"),
-        (("ADK", "per event"), "flush_every=16"),
+        (("ADK", 'durability="event"'), "per turn (default)"),
     ):
         batched = by_mode[adapter, turn]
         assert "TransactWriteItems" in batched.calls.split(" + ")  # one, not "2 TransactWriteItems"
