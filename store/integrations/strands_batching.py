@@ -111,6 +111,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
     ) -> list[SessionMessage]:
         """Written messages from `offset`, then held ones, `limit` in all."""
+        self._current_from_opened(self.agent_sid(session_id, agent_id))  # before the read uses it up
         found = super().list_messages(session_id, agent_id, limit=limit, offset=offset)
         held = self._held.get(self.agent_sid(session_id, agent_id))
         if held is not None:
@@ -152,12 +153,16 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         if held.messages:
             self._next[child] = held.next_index
 
-    def _current(self, child: str) -> tuple[dict[str, Any], int]:
-        """The agent session's (state, version): as last read or written here (read_session's read counts),
-        else read once."""
+    def _current_from_opened(self, child: str) -> None:
+        """Know the agent session's (state, version) from what read_session read of it, when it did."""
         opened = self._opened.get(child)
         if child not in self._known and opened is not None and opened.state is not None:
             self._known[child] = (dict(opened.state.state), opened.state.version)
+
+    def _current(self, child: str) -> tuple[dict[str, Any], int]:
+        """The agent session's (state, version): as last read or written here (read_session's read counts),
+        else read once."""
+        self._current_from_opened(child)
         if child not in self._known:
             snapshot = self._read(None, self.store.load_state, child, owner=self.owner)
             self._known[child] = ({}, 0) if snapshot is None else (dict(snapshot.state), snapshot.version)

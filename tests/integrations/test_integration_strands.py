@@ -370,6 +370,11 @@ def test_the_default_writes_a_turn_at_once_and_any_agent_resumes_in_two_requests
     assert texts(resumed.messages) == texts(agent.messages)
     full = dyn.store.list_messages(scoped_id("ada", "r-1"), owner="ada").items
     assert len(full) == 10 and [m.seq for m in full] == list(range(1, 11))  # nothing lost to the window
+    if durability == "turn":  # what the resume read serves the first turn's write too: no read before it
+        resumed.model = ScriptedModel(["answer 5"])
+        dyn.requests.clear()
+        resumed("question 5")
+        assert dyn.requests.names == ["TransactWriteItems"]
 
 
 def test_a_turn_that_raises_is_still_written_when_its_invocation_ends(dyn: Harness) -> None:
