@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import builtins
 import contextlib
 import copy
+import hashlib
 import re
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -24,6 +26,7 @@ from strands.storage.storage import _NAMESPACED
 from strands.types.exceptions import StorageError
 
 from store.async_session_store import AsyncSessionStore
+from store.core.lru import Lru
 from store.core.scoped_ids import scoped_id
 from store.errors import SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import AnyStore, as_async, at_home, or_missing
@@ -33,6 +36,11 @@ T = TypeVar("T")
 
 SESSIONS_NAMESPACE = "session/"
 SHARED_KEYS = "strands-storage"
+# keys Strands overwrites on every invocation (SnapshotSessionManager's latest snapshot of an agent or an
+# orchestrator): kept as a record of the session (1 transaction a write), listed through an empty artifact
+HOT_SUFFIX = "snapshot_latest.json"
+IN_RECORDS = "application/vnd.agent-store.in-records"  # the content type of a hot key's listing artifact
+HOT_KNOWN = 4096
 
 
 class SessionStoreStorage:
@@ -44,7 +52,12 @@ class SessionStoreStorage:
     key is an artifact of the owner's `strands-storage` session. So every write is a new artifact version
     (bytes in S3, streamed), a session's keys go with it when it is deleted or its `retention` runs out,
     and a session whose last key is deleted is deleted too. Keys follow Strands' own rules (no `..`, no
-    backslash, runs of `/` collapsed) and the store's artifact names (at most 512 bytes)."""
+    backslash, runs of `/` collapsed) and the store's artifact names (at most 512 bytes).
+
+    The key Strands overwrites on every invocation, an agent's or orchestrator's `snapshot_latest.json`, is
+    kept instead as a record of the session (`save_records`: 1 transaction, its body compressed, in S3 only
+    past an item's size), with an empty artifact of that name so that `list` finds it: writing the latest
+    snapshot is 1 request (2 the first time a process writes that key) and reading it 1."""
 
     def __init__(
         self,
@@ -63,6 +76,7 @@ class SessionStoreStorage:
         self.retention = retention
         self.loop = loop
         self._prefix = ""  # a namespace's keys are relative to it (`namespace`)
+        self._listed: Lru[bool] = Lru(HOT_KNOWN)  # hot keys whose listing artifact is known to exist
 
     def namespace(self, prefix: str) -> SessionStoreStorage:
         """A view of this storage scoped to `prefix`, as Strands' own storages give: its keys are relative to
@@ -93,37 +107,73 @@ class SessionStoreStorage:
     async def write(self, key: str, data: bytes) -> None:
         sid, name, strands_session = self._place(key)
         try:
-            try:
-                await self._home(self._store.put_artifact(sid, name, bytes(data), owner=self.owner))
-            except SessionNotFound:
-                meta = {"framework": FRAMEWORK, "strands_storage": strands_session or SHARED_KEYS}
-                with contextlib.suppress(SessionExists):
-                    await self._home(
-                        self._store.create_session(
-                            self.owner,
-                            session_id=sid,
-                            title=(strands_session or SHARED_KEYS)[:200],
-                            metadata=meta,
-                            retention=self.retention,
-                        )
-                    )
-                await self._home(self._store.put_artifact(sid, name, bytes(data), owner=self.owner))
+            if _hot(name):
+                await self._write_hot(sid, name, strands_session, bytes(data))
+            else:
+                await self._put(sid, name, strands_session, bytes(data), None)
         except StoreError as exc:
             raise StorageError(f"write of {key!r} failed: {exc}") from exc
+
+    async def _write_hot(self, sid: str, name: str, strands_session: str | None, data: bytes) -> None:
+        """Keep a hot key's bytes as the session's record (creating the session and the key's listing artifact
+        the first time: a record found means the artifact was made before it)."""
+        kind, place = _hot_kind(name), f"{sid}\x00{name}"
+        for attempt in range(2):
+            if self._listed.get(place) is None:
+                found = await self._home(or_missing(None, self._store.load_records(sid, kind, owner=self.owner)))
+                if not found:
+                    await self._put(sid, name, strands_session, b"", IN_RECORDS)
+                self._listed.put(place, True)
+            try:
+                await self._home(self._store.save_records(sid, kind, [_as_record(data)], owner=self.owner))
+                return
+            except SessionNotFound:  # deleted since this process last wrote it: made again, as a new key is
+                self._listed.drop(place)
+                if attempt:
+                    raise
+
+    async def _put(
+        self, sid: str, name: str, strands_session: str | None, data: bytes, content_type: str | None
+    ) -> None:
+        """An artifact version of `name`, the store session made first when there is none."""
+        try:
+            await self._home(self._store.put_artifact(sid, name, data, content_type=content_type, owner=self.owner))
+        except SessionNotFound:
+            meta = {"framework": FRAMEWORK, "strands_storage": strands_session or SHARED_KEYS}
+            with contextlib.suppress(SessionExists):
+                await self._home(
+                    self._store.create_session(
+                        self.owner,
+                        session_id=sid,
+                        title=(strands_session or SHARED_KEYS)[:200],
+                        metadata=meta,
+                        retention=self.retention,
+                    )
+                )
+            await self._home(self._store.put_artifact(sid, name, data, content_type=content_type, owner=self.owner))
 
     async def read(self, key: str) -> bytes | None:
         sid, name, _ = self._place(key)
         try:
+            if _hot(name):  # its record; a key written before records kept it: its artifact
+                found = await self._home(
+                    or_missing(None, self._store.load_records(sid, _hot_kind(name), owner=self.owner))
+                )
+                if found:
+                    return _from_record(found[0])
             data: bytes | None = await self._home(
                 or_missing(None, self._store.get_artifact(sid, name, owner=self.owner))
             )
         except StoreError as exc:
             raise StorageError(f"read of {key!r} failed: {exc}") from exc
-        return data
+        return None if _hot(name) and data == b"" else data  # a listing artifact whose record is not written
 
     async def delete(self, key: str) -> None:
         sid, name, _ = self._place(key)
         try:
+            if _hot(name):
+                self._listed.drop(f"{sid}\x00{name}")
+                await self._home(or_missing(None, self._store.save_records(sid, _hot_kind(name), [], owner=self.owner)))
             await self._home(or_missing(None, self._store.delete_artifact(sid, name, owner=self.owner)))
             left = await self._home(or_missing(None, self._store.list_artifacts(sid, owner=self.owner)))
             if left == []:
@@ -166,6 +216,32 @@ class SessionStoreStorage:
         """Strands' default keyword search over the keys."""
         results: builtins.list[Any] = await KeywordSearchStrategy().search(self, query)
         return results
+
+
+def _hot(name: str) -> bool:
+    """True for a key Strands overwrites on every invocation (kept as a record)."""
+    return name == HOT_SUFFIX or name.endswith("/" + HOT_SUFFIX)
+
+
+def _hot_kind(name: str) -> str:
+    """The record kind holding a hot key's bytes (names are user text: a digest)."""
+    return "strands.latest." + hashlib.sha256(name.encode()).hexdigest()[:40]
+
+
+def _as_record(data: bytes) -> dict[str, str]:
+    """Bytes as a record: UTF-8 text as it is (the store's codec compresses it), anything else base64."""
+    try:
+        return {"t": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"b": base64.b64encode(data).decode("ascii")}
+
+
+def _from_record(record: Any) -> bytes | None:
+    if not isinstance(record, dict):
+        return None
+    if "t" in record:
+        return str(record["t"]).encode("utf-8")
+    return base64.b64decode(str(record.get("b", "")))
 
 
 def _normalized(key: str, *, allow_empty: bool) -> str:

@@ -528,3 +528,38 @@ def test_the_default_agent_is_the_session_the_user_named_and_older_layouts_still
     assert texts(model.seen[0])[0] == ("user", "earlier")
     assert [m.role for m in store.list_messages(child, owner="ada").items] == ["user", "assistant"] * 2
     assert store.list_messages(old, owner="ada").items == []
+
+
+def test_the_latest_snapshot_is_one_write_and_one_read(dyn: Harness) -> None:
+    """Strands' SnapshotSessionManager overwrites `snapshot_latest.json` on every invocation: SessionStoreStorage
+    keeps it as a record of the session (1 transaction a write; 2 requests more the first time a process writes
+    that key) and reads it in 1 request; its artifact of that name, empty, is what `list` finds."""
+    import asyncio
+
+    from strands.session import SnapshotSessionManager
+
+    assert dyn.requests is not None
+    storage = SessionStoreStorage(dyn.store, owner="ada")
+    manager = SnapshotSessionManager("snap-1", storage=storage)
+    agent = Agent(
+        model=ScriptedModel([f"answer {i}" for i in range(4)]), session_manager=manager, callback_handler=None
+    )
+    agent("first")
+    dyn.requests.clear()
+    agent("second")
+    assert dyn.requests.names == ["TransactWriteItems"]
+    dyn.requests.clear()
+    resumed = Agent(
+        model=ScriptedModel([]),
+        session_manager=SnapshotSessionManager("snap-1", storage=SessionStoreStorage(dyn.twin(), owner="ada")),
+        callback_handler=None,
+    )
+    assert dyn.requests.names == ["BatchGetItem"]
+    assert texts(resumed.messages) == texts(agent.messages) and len(resumed.messages) == 4
+    key = "session/snap-1/scopes/agent/default/snapshots/snapshot_latest.json"
+    assert asyncio.run(storage.list("session/snap-1/")) == [key]
+    sid = session_store_id("ada", "snap-1")
+    (listed,) = dyn.store.list_artifacts(sid, owner="ada")
+    assert listed.size == 0 and asyncio.run(storage.read(key)) == asyncio.run(storage.read(key)) != b""
+    asyncio.run(storage.delete(key))
+    assert asyncio.run(storage.read(key)) is None and dyn.store.get_session(sid, owner="ada") is None
