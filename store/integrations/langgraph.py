@@ -340,9 +340,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     ) -> Flow[list[MessageRecord]]:
         """The thread's log in the order asked (empty when there is no log): every record, or the first
         pages until `enough(records so far)` holds; pages start at `first_page` and grow to PAGE (a reader
-        that wants the latest checkpoint reads a few messages, not the whole history)."""
+        that wants the latest checkpoint reads a few messages, not the whole history).
+
+        A new reader of a thread, newest first (a resume), does not read the thread's state for its log's
+        generation first: it reads generation 0's log, where a thread never rewritten keeps it, and a seal
+        there (the newest message of a rewritten log) sends it to the thread's state: 2 requests, not 3."""
         for attempt in range(2):
-            generation = yield from self._generation(thread_id, refresh=attempt > 0, log_missing=attempt > 0)
+            guess = attempt == 0 and newest_first and roles is not None and thread_id not in self._generations
+            if guess:
+                generation: int | None = 0
+                roles = [*(roles or []), SEAL]
+            else:
+                roles = [r for r in roles if r != SEAL] if roles is not None else None
+                generation = yield from self._generation(thread_id, refresh=attempt > 0, log_missing=attempt > 0)
             if generation is None:
                 return []
             sid = self.log_session_id(thread_id, generation)
@@ -361,7 +371,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                         cursor=cursor,
                         owner=self.owner,
                     )
-                    records += page.items
+                    if guess and not records and page.items and page.items[0].role == SEAL:
+                        break  # generation 0 was rewritten: the thread's state names the current one
+                    records += [r for r in page.items if r.role != SEAL]
                     cursor = page.next_cursor
                     if cursor is None or (enough is not None and enough(records)):
                         return records

@@ -327,3 +327,44 @@ def test_copy_thread_forks_the_thread_with_its_conversation(backend: Backend) ->
     graph.invoke(Command(resume="no"), copy)
     assert graph.get_state(copy).values["messages"][-1].content == "Done: the traveller declined"
     assert graph.get_state(source).values["messages"][-1].content == "Done: flight to LIS, seat 12A"
+
+
+@pytest.mark.parametrize("old_log", ["deleted", "sealed, not yet deleted"])
+def test_a_new_checkpointer_resumes_a_thread_in_two_requests_and_follows_a_rewrite(
+    dyn: Any, old_log: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process's `get_state` reads the latest checkpoint from generation 0's log without reading the
+    thread's state first (2 requests); once a prune has rewritten the log, the old generation's seal (or its
+    absence) sends the reader to the thread's state, and it reads the rewritten log."""
+
+    def graph_on(saver: Any) -> Any:
+        def step(state: dict[str, Any]) -> dict[str, Any]:
+            return {"messages": [AIMessage(content=f"reply {len(state['messages'])}")]}
+
+        builder: Any = StateGraph(TypedDict("S", {"messages": Annotated[list[AnyMessage], add_messages]}))  # type: ignore[operator]
+        builder.add_node("step", step)
+        builder.add_edge(START, "step")
+        builder.add_edge("step", END)
+        return builder.compile(checkpointer=saver)
+
+    config: Any = {"configurable": {"thread_id": "resume-2"}}
+    writer = SessionStoreSaver(dyn.store, owner="ada")
+    for i in range(3):
+        graph_on(writer).invoke({"messages": [HumanMessage(f"question {i}")]}, config)
+    dyn.requests.clear()
+    state = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert len(state.values["messages"]) == 6
+    assert dyn.requests.names == ["GetItem", "Query"]
+    if old_log != "deleted":  # a rewrite caught between its seal and its delete of the old log
+        first_log, delete = writer.log_session_id("resume-2", 0), dyn.store.delete_session
+        monkeypatch.setattr(
+            dyn.store, "delete_session", lambda sid, **kw: None if sid == first_log else delete(sid, **kw)
+        )
+    writer.prune(["resume-2"], strategy="keep_latest")
+    if old_log != "deleted":
+        assert dyn.store.last_messages(writer.log_session_id("resume-2", 0), 1, owner="ada")[0].role == "lg.seal"
+    later = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert [m.content for m in later.values["messages"]] == [m.content for m in state.values["messages"]]
+    graph_on(writer).invoke({"messages": [HumanMessage("question 3")]}, config)
+    latest = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert len(latest.values["messages"]) == 8
