@@ -28,6 +28,38 @@ from store import SessionStore
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
 
 
+def _peer_table(url: str, name: str, *keys: str) -> str:
+    """A table as a peer package documents it: string keys, the first the partition, the second (if any) the
+    sort key; on demand."""
+    schema = [{"AttributeName": k, "KeyType": kind} for k, kind in zip(keys, ("HASH", "RANGE"), strict=False)]
+    local_client(endpoint_url=url).create_table(
+        TableName=name,
+        KeySchema=schema,
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return name
+
+
+def _store_on(url: str, session: Any, tables: Any) -> SessionStore:
+    from store.session_store import s3_config
+
+    return SessionStore(
+        tables.sessions,
+        tables.messages,
+        bucket=tables.bucket,
+        client=session.client("dynamodb", endpoint_url=url),
+        s3_client=session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
+    )
+
+
+def _our_tables(url: str, prefix: str) -> Any:
+    from store.session_store import s3_config
+
+    s3 = s3_config(path_style=True)
+    return create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
+
+
 @dataclass(frozen=True)
 class TurnCost:
     """What one measured turn cost through one adapter."""
@@ -47,18 +79,9 @@ class MeteredStore:
     """A SessionStore on fresh tables whose every request is counted (one boto3 session, one Meter)."""
 
     def __init__(self, url: str, prefix: str) -> None:
-        from store.session_store import s3_config
-
         session, self.meter = metered(url)
-        tables = create_tables(self.meter.reader, prefix=prefix, s3=local_client("s3", url, s3_config(path_style=True)))
         self.url = url
-        self.store = SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            client=session.client("dynamodb", endpoint_url=url),
-            s3_client=session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
-        )
+        self.store = _store_on(url, session, _our_tables(url, prefix))
 
     def turn(self, adapter: str, mode: str, run: Callable[[], Any]) -> TurnCost:
         """Run an unmeasured first turn, then measure the second."""
@@ -145,27 +168,13 @@ def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callabl
     from strands_dynamodb_storage import DynamoDBStorage
 
     from store.integrations.strands import SessionStoreStorage, session_manager
-    from store.session_store import s3_config
 
-    s3 = s3_config(path_style=True)
-    tables = create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
+    tables = _our_tables(url, prefix)
 
     def ours(session: Any) -> SessionStore:
-        return SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            client=session.client("dynamodb", endpoint_url=url),
-            s3_client=session.client("s3", endpoint_url=url, config=s3),
-        )
+        return _store_on(url, session, tables)
 
-    peer_table = f"{prefix}-strands-storage"  # as the package's README provisions it: pk and sk, strings
-    local_client(endpoint_url=url).create_table(
-        TableName=peer_table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("pk", "sk")],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    peer_table = _peer_table(url, f"{prefix}-strands-storage", "pk", "sk")  # as its README provisions it
 
     def per_turn(session: Any) -> Callable[[str], Any]:
         store = ours(session)
@@ -236,30 +245,15 @@ def langgraph_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Check
     from langgraph_checkpoint_aws.checkpoint.deferred_saver import DeferredCheckpointSaver
 
     from store.integrations.langgraph import SessionStoreSaver
-    from store.session_store import s3_config
 
-    s3 = s3_config(path_style=True)
-    tables = create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
-    peer_table = f"{prefix}-checkpoints"  # as langgraph-checkpoint-aws documents it: PK and SK, strings
-    local_client(endpoint_url=url).create_table(
-        TableName=peer_table,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("PK", "SK")],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    tables = _our_tables(url, prefix)
+    peer_table = _peer_table(url, f"{prefix}-checkpoints", "PK", "SK")  # as langgraph-checkpoint-aws documents it
 
     def counted(saver: Any) -> Callable[[Any], int]:
         return lambda config: sum(1 for _ in saver.list(config))
 
     def ours(session: Any) -> Checkpointer:
-        store = SessionStore(
-            tables.sessions,
-            tables.messages,
-            bucket=tables.bucket,
-            client=session.client("dynamodb", endpoint_url=url),
-            s3_client=session.client("s3", endpoint_url=url, config=s3),
-        )
-        saver = SessionStoreSaver(store, owner="bench")
+        saver = SessionStoreSaver(_store_on(url, session, tables), owner="bench")
         return Checkpointer(saver, stored=counted(saver))
 
     def theirs(session: Any) -> Any:
@@ -336,25 +330,6 @@ class SessionBackend:
     meter: Any = None  # the Meter its requests go through, when not the session's it was made with
 
 
-def _store_on(url: str, session: Any, tables: Any) -> SessionStore:
-    from store.session_store import s3_config
-
-    return SessionStore(
-        tables.sessions,
-        tables.messages,
-        bucket=tables.bucket,
-        client=session.client("dynamodb", endpoint_url=url),
-        s3_client=session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
-    )
-
-
-def _our_tables(url: str, prefix: str) -> Any:
-    from store.session_store import s3_config
-
-    s3 = s3_config(path_style=True)
-    return create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
-
-
 def _session_pairs(
     url: str, framework: str, backends: Callable[[str, int], dict[str, Callable[[Any, str], SessionBackend]]]
 ) -> list[PairCost]:
@@ -407,13 +382,7 @@ def openai_pairs(url: str) -> list[PairCost]:
 
     def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
         tables = _our_tables(url, prefix)
-        peer_table = f"{prefix}-agent-sessions"  # as its README creates it: session_id, a string
-        local_client(endpoint_url=url).create_table(
-            TableName=peer_table,
-            KeySchema=[{"AttributeName": "session_id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "session_id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        peer_table = _peer_table(url, f"{prefix}-agent-sessions", "session_id")  # as its README creates it
 
         def on(make: Callable[[], Any]) -> SessionBackend:
             first = make()
