@@ -1,4 +1,5 @@
-"""Strands with a turn written in one transaction: `session_manager(..., flush_every=N)`.
+"""Strands with a turn written in one transaction: `session_manager(...)`'s default (`durability="turn"`,
+`flush_every=16`).
 
 Strands calls its repository once per message (`create_message`) and once per agent change
 (`update_agent`), so an ordinary turn (the user's message, a tool call, its result, the answer, a state
