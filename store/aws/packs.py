@@ -63,7 +63,7 @@ def assign_ids(
     return [mid if mid is not None else new_id() for mid in ids], packs
 
 
-def stored(drafts: Sequence[Item], first_seq: int, part: str) -> list[Item]:
+def stored_items(drafts: Sequence[Item], first_seq: int, part: str) -> list[Item]:
     """The items that store message drafts numbered from `first_seq` in partition `part`: consecutive drafts
     of one pack (inline bodies only) in one pack item, each other draft as its own item."""
     out: list[Item] = []

@@ -20,12 +20,17 @@ from store.models import Message, MessageRecord
 WIDEN_MAX = 200  # messages read beyond a window to find the calls of its tool results
 
 
-def window_start(last_seq: int, compaction_seq: int | None, since_compaction: bool, last: int | None) -> int:
+def window_start(
+    last_seq: int, compaction_seq: int | None, since_compaction: bool, last: int | None, after: int | None = None
+) -> int:
     """The first sequence number of a live-context window before widening: from the latest compaction
-    when asked (and there is one), and no earlier than the last `last` messages when given."""
+    when asked (and there is one), no earlier than the last `last` messages when given, and after `after`
+    (the sequence number a state names: `state_position`) when given."""
     lo = compaction_seq if since_compaction and compaction_seq is not None else 1
     if last is not None:
         lo = max(lo, last_seq - last + 1)
+    if after is not None:
+        lo = max(lo, after + 1)
     return max(lo, 1)
 
 

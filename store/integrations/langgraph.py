@@ -347,11 +347,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         there (the newest message of a rewritten log) sends it to the thread's state: 2 requests, not 3."""
         for attempt in range(2):
             guess = attempt == 0 and newest_first and roles is not None and thread_id not in self._generations
-            if guess:
-                generation: int | None = 0
-                roles = [*(roles or []), SEAL]
-            else:
-                roles = [r for r in roles if r != SEAL] if roles is not None else None
+            asked = [*roles, SEAL] if guess and roles is not None else roles  # a seal says the guess is stale
+            generation: int | None = 0
+            if not guess:
                 generation = yield from self._generation(thread_id, refresh=attempt > 0, log_missing=attempt > 0)
             if generation is None:
                 return []
@@ -366,7 +364,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                         sid,
                         limit=limit,
                         newest_first=newest_first,
-                        roles=roles,
+                        roles=asked,
                         after_seq=after_seq,
                         cursor=cursor,
                         owner=self.owner,

@@ -74,9 +74,8 @@ class MemoryState(MemoryCore):
         with self._lock:
             entry = self._need(request.session_id, request.owner)
             session = entry.session
-            lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
             after = state_position(entry.state.state if entry.state else None, request.after_seq_at)
-            lo = lo if after is None else max(lo, after + 1)
+            lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last, after)
             window = Widening(entry.messages[lo - 1 :])
             window.take(entry.messages[i] for i in range(lo - 2, -1, -1))  # older, newest first, no copy
             return FullSession(

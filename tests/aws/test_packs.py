@@ -9,7 +9,7 @@ from typing import Any
 from store.aws import keys
 from store.aws.attrs import Item, n, s
 from store.aws.items import encoded_attrs
-from store.aws.packs import PACK_MARK, assign_ids, expand, pack_item, pack_stem, stored
+from store.aws.packs import PACK_MARK, assign_ids, expand, pack_item, pack_stem, stored_items
 from store.aws.plans.partitions import Span
 from store.core import codec
 from store.core.paging import MAX_SEQ
@@ -82,7 +82,7 @@ def test_pack_groups_follow_size_count_and_ids() -> None:
 
 def test_stored_items_and_expand_round_trip() -> None:
     drafts = [draft("p.0", "a", "p"), draft("p.1", "b", "p"), draft("solo", "c", None), draft("q.0", "d", "q")]
-    items = stored(drafts, 5, "part")
+    items = stored_items(drafts, 5, "part")
     assert [(i.get("first", i["seq"])["N"], i["seq"]["N"]) for i in items] == [("5", "6"), ("7", "7"), ("8", "8")]
     assert all(PACK_MARK not in i for i in items)  # a run of one ("q") is an item of its own, unmarked
     messages = [m for i in items for m in expand(i)]

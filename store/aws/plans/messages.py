@@ -16,7 +16,7 @@ from store.aws import keys
 from store.aws.attrs import Expr, Item, action, n, s
 from store.aws.calls import AwsError, Plan
 from store.aws.items import Head, message_item, record_from_item, usage_attr
-from store.aws.packs import PACK_MARK, assign_ids, is_pack, stored
+from store.aws.packs import PACK_MARK, assign_ids, stored_items
 from store.aws.plans.base import (
     Context,
     Position,
@@ -61,7 +61,7 @@ from store.aws.plans.transactions import (
     contended,
     transact,
 )
-from store.aws.plans.unpacking import unpack
+from store.aws.plans.unpacking import own_item
 from store.aws.plans.writes import write_session
 from store.conversation.preview import preview_of
 from store.core import codec, paging, rules
@@ -115,7 +115,7 @@ def write_messages(
     """`write_session` for a write that appends the message drafts `items`: conditional on `expected_seq`,
     and recognising its own resent write by the first message being stored where it put it."""
     landed: Callable[[Position], Plan[bool]] = lambda pos: first_item_is(  # noqa: E731
-        ctx, stored(items, pos.last_seq + 1, pos.messages_of(session_id))[0]
+        ctx, stored_items(items, pos.last_seq + 1, pos.messages_of(session_id))[0]
     )
     result: tuple[Position, dict[str, Any]] = yield from write_session(
         ctx, session_id, owner, build, what=what, expect_seq=expected_seq, landed=landed, expected=expected, queued=True
@@ -125,8 +125,8 @@ def write_messages(
 
 def message_puts(ctx: Context, items: list[Item], first_seq: int, part: str) -> list[dict[str, Any]]:
     """Transaction Puts of message drafts into partition `part`, numbered from `first_seq` (small ones packed,
-    `packs.stored`), each refusing to overwrite."""
-    return [put_new(ctx, item) for item in stored(items, first_seq, part)]
+    `packs.stored_items`), each refusing to overwrite."""
+    return [put_new(ctx, item) for item in stored_items(items, first_seq, part)]
 
 
 def records(items: list[Item], first_seq: int) -> list[MessageRecord]:
@@ -289,16 +289,11 @@ def message_update(ctx: Context, part: str, seq: int, changes: dict[str, Any], c
 def found_message(ctx: Context, session_id: str, owner: str | None, message_id: str) -> Plan[tuple[Head, Item]]:
     """The session's head and its message `message_id` as stored in an item of its own (MessageNotFound when it
     has none): a message in a pack is unpacked first (`unpacking.unpack`)."""
-    attempt = 0
-    while True:
-        head = yield from read_head(ctx, session_id, owner)
-        item = yield from find_stored(ctx, head.part, message_id)
-        if item is None:
-            raise MessageNotFound(session_id, message_id)
-        if not is_pack(item):
-            return head, item
-        yield from unpack(ctx, session_id, owner, head.part_attr, item)
-        attempt = yield from again(ctx, attempt, "unpacking a message")
+    head = yield from read_head(ctx, session_id, owner)
+    item = yield from own_item(ctx, session_id, owner, head.part_attr, lambda: find_stored(ctx, head.part, message_id))
+    if item is None:
+        raise MessageNotFound(session_id, message_id)
+    return head, item
 
 
 def update_usage(ctx: Context, request: UpdateUsage) -> Plan[MessageRecord]:
@@ -414,12 +409,8 @@ def pop_message(ctx: Context, request: PopMessage) -> Plan[MessageRecord | None]
             raise EmptyTranscript
         rules.check_unpinned("pop_message", pos.last_seq, pos.pinned)
         part = pos.messages_of(session_id)
-        stored = yield from stored_at(ctx, part, pos.last_seq)
-        if is_pack(stored):  # the last message shares its item: it gets one of its own first
-            yield from unpack(ctx, session_id, owner, pos.part, stored or {})
-            stored = yield from stored_at(ctx, part, pos.last_seq)
-            if is_pack(stored):
-                raise Conflict("pop_message: the message moved during the call; retry")
+        # the last message in an item of its own (one that shares a pack is unpacked first)
+        stored = yield from own_item(ctx, session_id, owner, pos.part, lambda: stored_at(ctx, part, pos.last_seq))
         item = yield from resolve_one(ctx, stored)
         tail.seq, tail.stored = pos.last_seq, stored
         tail.record = None if item is None else record_from_item(item)

@@ -194,11 +194,11 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
     head = yield from live_head(ctx, session_id, head_found, owner)
     session = head.session
-    lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last)
+    after = None
     if request.after_seq_at is not None and state_found is not None:  # the state says where the window starts
         state_found = yield from resolve_one(ctx, state_found)
         after = state_position(body_value(state_found) if state_found else None, request.after_seq_at)
-        lo = lo if after is None else max(lo, after + 1)
+    lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last, after)
     items = yield from read_range(ctx, Span(head.part, lo, session.last_seq))
     state_items = [state_found] if state_found else []
     resolved = yield from resolve(ctx, [*state_items, *items])

@@ -10,6 +10,8 @@ the pack and in its own item: `Span.messages` reads each sequence number once ei
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from store.aws import keys
 from store.aws.attrs import Expr, Item, action
 from store.aws.calls import Plan
@@ -40,3 +42,18 @@ def unpack(ctx: Context, session_id: str, owner: str | None, part_attr: str | No
     if refused is None or not refused.failed.failed(HEAD):
         return  # done, or another caller did it first (the pack is no longer there)
     raise Conflict(f"session {session_id!r} changed while a message of it was being changed; retry") from refused.cause
+
+
+def own_item(
+    ctx: Context, session_id: str, owner: str | None, part_attr: str | None, locate: Callable[[], Plan[Item | None]]
+) -> Plan[Item | None]:
+    """The item `locate` finds (None when it finds none), in an item of its own: a pack it finds is unpacked and
+    looked for again; a Conflict (retryable) when it is still a pack then."""
+    item = yield from locate()
+    if not is_pack(item):
+        return item
+    yield from unpack(ctx, session_id, owner, part_attr, item or {})
+    item = yield from locate()
+    if is_pack(item):
+        raise Conflict(f"session {session_id!r}: a message moved while it was being changed; retry")
+    return item
