@@ -635,3 +635,14 @@ def test_a_turn_is_one_write_and_a_new_process_reads_the_session_in_four_request
     ]
     assert found.last_update_time == found.events[-1].timestamp
     assert sorted(dyn.requests.names) == sorted(["TransactGetItems", "Query", "BatchGetItem", "BatchGetItem"])
+
+
+def test_a_durability_the_service_does_not_know_is_refused(dyn: Harness) -> None:
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    for bad in ("per-event", "", None):
+        with pytest.raises(InputValidationError, match="durability"):
+            StoreSessionService(dyn.store, durability=bad)  # type: ignore[arg-type]
+    with pytest.raises(InputValidationError, match="flush_every"):
+        StoreSessionService(dyn.store, durability="event", flush_every=4)
+    assert dyn.requests.names == []

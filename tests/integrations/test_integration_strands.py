@@ -563,3 +563,14 @@ def test_the_latest_snapshot_is_one_write_and_one_read(dyn: Harness) -> None:
     assert listed.size == 0 and asyncio.run(storage.read(key)) == asyncio.run(storage.read(key)) != b""
     asyncio.run(storage.delete(key))
     assert asyncio.run(storage.read(key)) is None and dyn.store.get_session(sid, owner="ada") is None
+
+
+def test_a_durability_the_adapter_does_not_know_is_refused_before_anything_is_written(dyn: Harness) -> None:
+    assert dyn.requests is not None
+    dyn.requests.clear()
+    for bad in ("per-message", "", None, 1):
+        with pytest.raises(ValueError, match="durability"):
+            session_manager("d-1", dyn.store, owner="ada", durability=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="flush_every"):
+        session_manager("d-1", dyn.store, owner="ada", durability="message", flush_every=4)
+    assert dyn.requests.names == []
