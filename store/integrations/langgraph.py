@@ -12,9 +12,14 @@ How LangGraph's records map onto the store (owner: `owner`, or "langgraph"):
   thread's id); its state names the generation of the thread's log, `<thread>.g<n>`, another session;
 - the log's transcript holds, in order, one message per checkpoint (role `lg.c.<namespace digest>`: the
   checkpoint with its channel values and its metadata, serialized by LangGraph's serde) and one per
-  `put_writes` call (role `lg.w.<namespace digest>`), appended with an idempotency key (a resent put is
-  stored once) and `expected_seq` (so a rewrite of the log never loses a write, see below). A put never
-  rewrites an earlier checkpoint; bodies over the item limit go to S3 through the store's spill;
+  `put_writes` call (role `lg.w.<namespace digest>`), each appended with `expected_seq` (the log's position
+  is the guard: a rewrite of the log never loses a write, see below; a call this saver made already is not
+  appended again), so an append is one transaction of two items. A put never rewrites an earlier
+  checkpoint; bodies over the item limit go to S3 through the store's spill;
+- the thread's conversation (its own session) is a view of the root graph's `messages` channel, written
+  when the run answers (an AI message without tool calls), stops (an interrupt, an error), has VIEW_BATCH
+  messages since its last answer, or starts after a run that stopped short: a turn's messages in one
+  append. The checkpoints hold every message first, at each super-step;
 - a checkpoint's pending writes are the writes put for it before its first child checkpoint;
 - `prune`, `delete_for_runs` rewrite a log: the kept messages are copied to generation n+1, the old log
   is sealed with a last message (appended with `expected_seq`, so a writer that got in first is copied
@@ -41,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, ParamSpec, TypeVar, cast
 
-from langchain_core.messages import BaseMessage, message_to_dict
+from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -80,6 +85,8 @@ CONVERSATION_LOOKBACK = 100
 PAGE = 200
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 LOCK_STALE = timedelta(minutes=15)
+VIEW_BATCH = 16  # messages since the last answer that are written to the conversation view without waiting for it
+STOPS = frozenset({"__error__", "__interrupt__"})  # writes after which a run stops: its view is written then
 
 
 # ---------------------------------------------------------------- flows: the saver's logic, written once
@@ -174,7 +181,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._generations: dict[str, int] = {}  # thread -> generation of its log
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
-        self._conversation_tail: Lru[str] = Lru(4096)  # thread -> id of the last message its conversation holds
+        self._conversation_tail: Lru[tuple[str, int]] = Lru(4096)  # thread -> its conversation's last (id, seq)
+        self._unviewed: Lru[list[BaseMessage]] = Lru(4096)  # thread -> its latest messages not yet in its view
+        self._last_put: Lru[str] = Lru(4096)  # thread -> id of the latest root checkpoint this saver put
+        self._stopped_at: Lru[str] = Lru(4096)  # thread -> a checkpoint whose run stopped before it was put
+        self._appended: Lru[bool] = Lru(4096)  # (log session, key) of the records this saver appended
         self._locks: dict[str, threading.Lock] = {}
         self._async_locks: dict[tuple[int, str], asyncio.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -562,12 +573,15 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ writing
 
     def _append(self, thread_id: str, messages: list[dict[str, Any]], key: str | None) -> Flow[list[MessageRecord]]:
-        """Append to the thread's log as of the sequence number last seen there; when the log moved (another
-        writer's progress), learn where it is now (or, when it was sealed by a rewrite, move to the next
-        generation) and try again at once."""
+        """Append to the thread's log as of the sequence number last seen there (no idempotency claim: the
+        position is the guard, and what this saver already appended there under `key` is not appended
+        again); when the log moved (another writer's progress), learn where it is now (or, when it
+        was sealed by a rewrite, move to the next generation) and try again at once."""
         for _ in range(CHANGE_ATTEMPTS):
             generation = yield from self._ensure_thread(thread_id)
             sid = self.log_session_id(thread_id, generation)
+            if key is not None and self._appended.get(f"{sid}\x00{key}"):
+                return []  # put again (a re-sent call): stored once
             try:
                 if sid not in self._last_seq:  # learn where the log is from its last message: it may be a seal
                     tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
@@ -576,12 +590,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                         continue
                     self._last_seq[sid] = tail[-1].seq if tail else 0
                 records = yield from ask(
-                    CALLS.append_messages,
-                    sid,
-                    messages,
-                    expected_seq=self._last_seq[sid],
-                    idempotency_key=key,
-                    owner=self.owner,
+                    CALLS.append_messages, sid, messages, expected_seq=self._last_seq[sid], owner=self.owner
                 )
             except SessionNotFound:  # the log was rewritten and removed (the thread names its successor), or
                 self._last_seq.pop(sid, None)  # the thread is a fork the store made, whose log is to be made
@@ -595,6 +604,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     self._last_seq[sid] = tail[-1].seq if tail else 0
                 continue
             self._last_seq[sid] = max(self._last_seq.get(sid, 0), records[-1].seq)
+            if key is not None:
+                self._appended.put(f"{sid}\x00{key}", True)
             return list(records)
         raise Conflict(f"langgraph: the log of thread {thread_id!r} kept moving; nothing was written")
 
@@ -618,42 +629,54 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
         yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
         if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
-            yield from self._converse(thread_id, checkpoint)
+            messages = _channel_messages(checkpoint)
+            self._unviewed.put(thread_id, messages)
+            self._last_put.put(thread_id, checkpoint["id"])
+            stopped = self._stopped_at.get(thread_id) == checkpoint["id"]  # its run stopped (writes came first)
+            if stopped or _view_due(messages, str(stored_metadata.get("source", ""))):
+                self._stopped_at.drop(thread_id)
+                yield from self._converse(thread_id)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _converse(self, thread_id: str, checkpoint: Checkpoint) -> Flow[None]:
-        """Append the messages of the checkpoint's `messages` channel that the thread's conversation does not
-        hold yet to the thread's own session, as LangChain messages (`message_to_dict`, with the usage they
-        report), so the thread the user named reads as its conversation. New messages are those after the
-        last one the conversation holds; when that one is no longer in the channel (a time-travel fork, a
-        removed message), those the conversation's latest CONVERSATION_LOOKBACK do not hold."""
-        channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
-        if not isinstance(channel, list):
-            return
-        messages = [m for m in channel if isinstance(m, BaseMessage)]
+    def _converse(self, thread_id: str) -> Flow[None]:
+        """Append the messages of the latest root checkpoint's `messages` channel this saver put that the
+        thread's conversation does not hold yet to the thread's own session, as LangChain messages
+        (`message_to_dict`, with the usage they report), so the thread the user named reads as its
+        conversation. New messages are those after the last one the conversation holds; when that one is no
+        longer in the channel (a time-travel fork, a removed message), those the conversation's latest
+        CONVERSATION_LOOKBACK do not hold. The checkpoints hold every message first: this is a view of them."""
+        messages = self._unviewed.get(thread_id)
+        self._unviewed.drop(thread_id)
         if not messages:
             return
         sid = self.thread_session_id(thread_id)
-        last = self._conversation_tail.get(thread_id)
-        if last is None:
-            tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
-            last = _conversation_id(tail[-1]) if tail else ""
         ids = [m.id for m in messages]
-        if not last:
-            new = messages
-        elif last in ids:
-            new = messages[ids.index(last) + 1 :]
-        else:
-            held = yield from ask(CALLS.last_messages, sid, CONVERSATION_LOOKBACK, owner=self.owner)
-            known = {_conversation_id(r) for r in held}
-            new = [m for m in messages if m.id not in known]
-        if new:
+        for _ in range(CHANGE_ATTEMPTS):
+            known_tail = self._conversation_tail.get(thread_id)
+            if known_tail is None:
+                tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
+                known_tail = (_conversation_id(tail[-1]), tail[-1].seq) if tail else ("", 0)
+            last, seq = known_tail
+            if not last and not seq:
+                new = messages
+            elif last in ids:
+                new = messages[ids.index(last) + 1 :]
+            else:
+                held = yield from ask(CALLS.last_messages, sid, CONVERSATION_LOOKBACK, owner=self.owner)
+                known = {_conversation_id(r) for r in held}
+                new = [m for m in messages if m.id not in known]
             stored = [with_reported_usage({"role": m.type[:64], "content": message_to_dict(m)}) for m in new]
-            key = _digest("m", checkpoint["id"])
-            for start in range(0, len(stored), APPEND_MAX):
-                part = stored[start : start + APPEND_MAX]
-                yield from ask(CALLS.append_messages, sid, part, idempotency_key=f"{key}.{start}", owner=self.owner)
-        self._conversation_tail.put(thread_id, str(messages[-1].id or ""))
+            try:  # as of the conversation's end last seen: a write that got in first is read, then skipped
+                for start in range(0, len(stored), APPEND_MAX):
+                    part = stored[start : start + APPEND_MAX]
+                    written = yield from ask(CALLS.append_messages, sid, part, expected_seq=seq, owner=self.owner)
+                    seq = written[-1].seq
+            except Conflict:
+                self._conversation_tail.drop(thread_id)
+                continue
+            self._conversation_tail.put(thread_id, (str(messages[-1].id or ""), seq))
+            return
+        raise Conflict(f"langgraph: the conversation of thread {thread_id!r} kept moving")
 
     def _put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
@@ -667,6 +690,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         body = {"ns": ns, "cp": cid, "task": task_id, "path": task_path, "w": stored}
         key = _digest("w", ns, cid, task_id, repr(stored))
         yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key)
+        if not ns and any(channel in STOPS for channel, _ in writes):  # the run stops: its conversation is shown
+            if self._last_put.get(thread_id) == cid:
+                yield from self._converse(thread_id)
+            else:  # LangGraph's background saves may put the checkpoint the run stopped at after its writes
+                self._stopped_at.put(thread_id, cid)
 
     def _index_run(self, run_id: str, thread_id: str) -> Flow[None]:
         """Record that `run_id` has checkpoints in `thread_id` (once per pair), in the run's own session."""
@@ -700,6 +728,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             yield from ask(CALLS.delete_session, self.log_session_id(thread_id, n), owner=self.owner)
         yield from ask(CALLS.delete_session, self.thread_session_id(thread_id), owner=self.owner)
         self._generations.pop(thread_id, None)
+        self._unviewed.drop(thread_id)
+        self._conversation_tail.drop(thread_id)
 
     def _copy_thread(self, source: str, target: str) -> Flow[None]:
         """A new target thread is a fork of the source's: its log (every checkpoint and write, however many:
@@ -708,6 +738,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         generation = yield from self._generation(source, refresh=True)
         if generation is None:
             return
+        yield from self._converse(source)  # the conversation copied is the source's whole view
         existing = yield from self._generation(target, refresh=True)
         if existing is None and (yield from self._fork_thread(source, target, generation)):
             return
@@ -926,6 +957,21 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         """Versions that sort as strings and never collide across branches (as LangGraph's own savers)."""
         number = 0 if current is None else int(str(current).split(".")[0])
         return f"{number + 1:032}.{random.random():016}"  # nosec B311: a tie-breaker, not a secret
+
+
+def _channel_messages(checkpoint: Checkpoint) -> list[BaseMessage]:
+    """The messages of a checkpoint's `messages` channel (none when it has no such channel)."""
+    channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
+    return [m for m in channel if isinstance(m, BaseMessage)] if isinstance(channel, list) else []
+
+
+def _view_due(messages: list[BaseMessage], source: str) -> bool:
+    """Whether the conversation view is written at a checkpoint holding `messages`: at an answer (an AI
+    message without tool calls ends the channel), when VIEW_BATCH messages have come since the last answer,
+    and at a run's input when an earlier run stopped before its answer (a crash): not at every super-step."""
+    answered = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and not m.tool_calls]
+    waiting = len(messages) - (answered[-1] + 1 if answered else 0)
+    return waiting == 0 or waiting >= VIEW_BATCH or (source == "input" and waiting > 1)
 
 
 def _bridge_step(bridge: SyncBridge) -> Callable[[StoreCall], Any]:

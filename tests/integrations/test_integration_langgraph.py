@@ -368,3 +368,96 @@ def test_a_new_checkpointer_resumes_a_thread_in_two_requests_and_follows_a_rewri
     graph_on(writer).invoke({"messages": [HumanMessage("question 3")]}, config)
     latest = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
     assert len(latest.values["messages"]) == 8
+
+
+def _chat_graph(saver: SessionStoreSaver, *, fail: bool = False) -> Any:
+    """A scripted tool-calling agent (model, tools, model), a super-step each; `fail`: the tool raises."""
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        if fail:
+            raise RuntimeError("the weather service is down")
+        return "sunny"
+
+    def model(state: TravelState) -> dict[str, Any]:
+        last = state["messages"][-1]
+        if isinstance(last, ToolMessage):
+            return {"messages": [AIMessage(content=f"It is {last.content}.")]}
+        call = {"id": f"c{len(state['messages'])}", "name": "weather", "args": {"city": "Lisbon"}}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+    builder: StateGraph[Any] = StateGraph(TravelState)
+    builder.add_node("model", model)
+    builder.add_node("tools", ToolNode([weather], handle_tool_errors=False))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", lambda s: "tools" if s["messages"][-1].tool_calls else END)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=saver)
+
+
+def test_a_super_step_is_one_two_item_transaction_and_the_conversation_is_written_at_the_answer(
+    dyn: Any, dynamodb_client: Any
+) -> None:
+    """Each checkpoint and each task's writes is one append of two items (the log's head and the record: no
+    idempotency claim), and the turn's four messages reach the thread's conversation in one append, at the
+    answer; a new checkpointer resumes the whole conversation from the checkpoints."""
+    saver = SessionStoreSaver(dyn.store, owner="ada")
+    calls: list[str] = []
+
+    def counted(name: str) -> Callable[..., Any]:
+        method = getattr(saver, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in ("put", "put_writes"):
+        setattr(saver, name, counted(name))
+    graph = _chat_graph(saver)
+    config: Any = {"configurable": {"thread_id": "weather"}}
+    graph.invoke({"messages": [HumanMessage("Weather in Lisbon?")]}, config)
+    written: list[dict[str, Any]] = []
+    event = "provide-client-params.dynamodb.TransactWriteItems"
+    dynamodb_client.meta.events.register(event, record := lambda params, **_: written.append(params))
+    calls.clear()
+    try:
+        graph.invoke({"messages": [HumanMessage("And now?")]}, config)
+    finally:
+        dynamodb_client.meta.events.unregister(event, record)
+    transactions = [[next(iter(a.values())) for a in w["TransactItems"]] for w in written]
+    assert len(transactions) == len(calls) + 1 and calls.count("put") >= 4  # every put and put_writes, one view
+    assert all(len(items) == 2 for items in transactions), [len(items) for items in transactions]
+    thread = saver.thread_session_id("weather")
+    views = [t for t in transactions if any(a.get("Item", {}).get("sid", {}).get("S") == thread for a in t)]
+    assert len(views) == 1
+    conversation = dyn.store.list_messages(thread, owner="ada").items
+    assert [m.role for m in conversation] == ["human", "ai", "tool", "ai"] * 2
+    resumed = _chat_graph(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert [m.content for m in resumed.values["messages"]] == [c.content["data"]["content"] for c in conversation]
+
+
+def test_a_run_that_stops_shows_its_conversation_so_far(backend: Backend) -> None:
+    """An interrupt or an error ends a run before its answer: the thread's conversation holds what the run
+    said until then (the pending tool call), and the rest follows at the next answer."""
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    travel = travel_graph().compile(checkpointer=saver)
+    config: Any = {"configurable": {"thread_id": "trip"}}
+    travel.invoke({"messages": [HumanMessage("Book me a flight to Lisbon")]}, config)
+
+    def roles(thread: str) -> list[str]:
+        sid = saver.thread_session_id(thread)
+        return [m.role for m in backend.call(store, "list_messages", sid, owner="ada").items]
+
+    assert roles("trip") == ["human", "ai"]
+    travel.invoke(Command(resume="yes"), config)
+    assert roles("trip") == ["human", "ai", "tool", "ai"]
+    broken: Any = {"configurable": {"thread_id": "storm"}}
+    with pytest.raises(RuntimeError, match="weather service"):
+        _chat_graph(saver, fail=True).invoke({"messages": [HumanMessage("Weather?")]}, broken)
+    assert roles("storm") == ["human", "ai"]
+    done = _chat_graph(saver).invoke({"messages": [HumanMessage("Weather, again?")]}, broken)
+    assert roles("storm") == [m.type for m in done["messages"]]
