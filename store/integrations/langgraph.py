@@ -69,6 +69,16 @@ from store.core.scoped_ids import scoped_id
 from store.core.steps import Stepper
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
+from store.integrations.langgraph_messages import (
+    INLINE,
+    Known,
+    entries_of,
+    ids_digest,
+    line_of,
+    message_id,
+    rebuild,
+    runs,
+)
 from store.models import MessageRecord
 from store.session_store import APPEND_MAX, SessionStore
 
@@ -137,13 +147,6 @@ def checkpoint_role(ns: str) -> str:
     return f"lg.c.{_digest(ns, size=16)}"
 
 
-def _conversation_id(record: MessageRecord) -> str:
-    """The LangChain message id of a conversation message of a thread ("" when it has none)."""
-    content = record.content if isinstance(record.content, dict) else {}
-    data = content.get("data")
-    return str(data.get("id") or "") if isinstance(data, dict) else ""
-
-
 def writes_role(ns: str) -> str:
     return f"lg.w.{_digest(ns, size=16)}"
 
@@ -182,6 +185,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
         self._conversation_tail: Lru[tuple[str, int]] = Lru(4096)  # thread -> its conversation's last (id, seq)
+        self._knowns: Lru[Known] = Lru(256)  # thread -> what this saver knows of its conversation
         self._unviewed: Lru[list[BaseMessage]] = Lru(4096)  # thread -> its latest messages not yet in its view
         self._last_put: Lru[str] = Lru(4096)  # thread -> id of the latest root checkpoint this saver put
         self._stopped_at: Lru[str] = Lru(4096)  # thread -> a checkpoint whose run stopped before it was put
@@ -282,16 +286,15 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         cursor: str | None = None
         while True:
             page = yield from ask(CALLS.list_messages, sid, limit=PAGE, cursor=cursor, owner=self.owner)
-            conversation += [_conversation_id(r) for r in page.items]
+            conversation += [message_id(r) for r in page.items]
             if (cursor := page.next_cursor) is None:
                 break
         held: dict[int, int | None] = {}  # a checkpoint's seq -> its messages, when they begin the conversation
 
         def prefix(record: MessageRecord) -> int | None:
             if record.seq not in held:
-                channel = (self._loads(record.content["cp"]).get("channel_values") or {}).get(MESSAGES_CHANNEL)
-                ids = [str(m.id or "") for m in channel or [] if isinstance(m, BaseMessage)]
-                held[record.seq] = len(ids) if ids == conversation[: len(ids)] else None
+                ids = self._channel_ids(record.content, conversation)
+                held[record.seq] = len(ids) if ids is not None and ids == conversation[: len(ids)] else None
             return held[record.seq]
 
         records = yield from self._records(
@@ -400,8 +403,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _loads(self, stored: list[str]) -> Any:
         return self.serde.loads_typed((stored[0], base64.b64decode(stored[1])))
 
-    def _tuple(self, thread_id: str, record: MessageRecord, writes: list[MessageRecord]) -> CheckpointTuple:
+    def _tuple(self, thread_id: str, record: MessageRecord, writes: list[MessageRecord]) -> Flow[CheckpointTuple]:
+        """The checkpoint's tuple as LangGraph reads it (its `messages` channel rebuilt, `_rebuilt`)."""
         body = record.content
+        checkpoint = yield from self._rebuilt(thread_id, body)
         ns, cid, parent = body["ns"], body["id"], body.get("parent")
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
         parent_config: RunnableConfig | None = None
@@ -409,7 +414,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             parent_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
         return CheckpointTuple(
             config=config,
-            checkpoint=self._loads(body["cp"]),
+            checkpoint=checkpoint,
             metadata=self._loads(body["md"]),
             parent_config=parent_config,
             pending_writes=self._pending(writes),
@@ -448,7 +453,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             for record in records:
                 if _is_checkpoint(record) and record.content["ns"] == ns:
                     mine = [w for w in reversed(writes) if w.content["cp"] == record.content["id"]]
-                    return self._tuple(thread_id, record, mine)
+                    return (yield from self._tuple(thread_id, record, mine))
                 if _is_writes(record) and record.content["ns"] == ns:
                     writes.append(record)
             return None
@@ -474,7 +479,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 break
             if _is_writes(record) and record.content["cp"] == cid and record.content["ns"] == ns:
                 mine.append(record)
-        return self._tuple(thread_id, found, mine)
+        return (yield from self._tuple(thread_id, found, mine))
 
     def _find(self, thread_id: str, ns: str, cid: str) -> Flow[MessageRecord | None]:
         """The checkpoint's record in the thread's log, by its message id."""
@@ -545,7 +550,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     if before_id is not None and cid >= before_id:
                         continue
                     mine = list(reversed(writes.get((record.content["ns"], cid), [])))
-                    tup = self._tuple(thread_id, record, mine)
+                    tup = yield from self._tuple(thread_id, record, mine)
                     if filter and not all(tup.metadata.get(k) == v for k, v in filter.items()):
                         continue
                     out.append(tup)
@@ -619,13 +624,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         run_id = stored_metadata.get("run_id")
         if run_id:
             yield from self._index_run(str(run_id), thread_id)
-        body = {
-            "ns": ns,
-            "id": checkpoint["id"],
-            "parent": parent,
-            "cp": self._dumps(checkpoint),
-            "md": self._dumps(stored_metadata),
-        }
+        body: dict[str, Any] = {"ns": ns, "id": checkpoint["id"], "parent": parent}
+        channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
+        known = self._knowns.get(thread_id)
+        if not ns and known is not None and _all_messages(channel):  # by reference to the conversation
+            values = {k: v for k, v in checkpoint["channel_values"].items() if k != MESSAGES_CHANNEL}
+            body["cp"] = self._dumps({**checkpoint, "channel_values": values})
+            body["refs"] = {MESSAGES_CHANNEL: entries_of(cast(list[BaseMessage], channel), known, self._dumps)}
+        else:
+            body["cp"] = self._dumps(checkpoint)
+        body["md"] = self._dumps(stored_metadata)
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
         yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
         if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
@@ -655,7 +663,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             known_tail = self._conversation_tail.get(thread_id)
             if known_tail is None:
                 tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
-                known_tail = (_conversation_id(tail[-1]), tail[-1].seq) if tail else ("", 0)
+                known_tail = (message_id(tail[-1]), tail[-1].seq) if tail else ("", 0)
             last, seq = known_tail
             if not last and not seq:
                 new = messages
@@ -663,13 +671,15 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 new = messages[ids.index(last) + 1 :]
             else:
                 held = yield from ask(CALLS.last_messages, sid, CONVERSATION_LOOKBACK, owner=self.owner)
-                known = {_conversation_id(r) for r in held}
-                new = [m for m in messages if m.id not in known]
+                self._known(thread_id).learn(held)
+                viewed = {message_id(r) for r in held}
+                new = [m for m in messages if m.id not in viewed]
             stored = [with_reported_usage({"role": m.type[:64], "content": message_to_dict(m)}) for m in new]
             try:  # as of the conversation's end last seen: a write that got in first is read, then skipped
                 for start in range(0, len(stored), APPEND_MAX):
                     part = stored[start : start + APPEND_MAX]
                     written = yield from ask(CALLS.append_messages, sid, part, expected_seq=seq, owner=self.owner)
+                    self._known(thread_id).learn(written)
                     seq = written[-1].seq
             except Conflict:
                 self._conversation_tail.drop(thread_id)
@@ -677,6 +687,89 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             self._conversation_tail.put(thread_id, (str(messages[-1].id or ""), seq))
             return
         raise Conflict(f"langgraph: the conversation of thread {thread_id!r} kept moving")
+
+    def _known(self, thread_id: str) -> Known:
+        """What this saver knows of the thread's conversation (made empty when it knows nothing yet)."""
+        known = self._knowns.get(thread_id)
+        if known is None:
+            known = Known()
+            self._knowns.put(thread_id, known)
+        return known
+
+    def _rebuilt(self, thread_id: str, body: dict[str, Any]) -> Flow[Checkpoint]:
+        """A stored checkpoint with its `messages` channel rebuilt from its entries: each run of the
+        conversation from what this saver knows, else from the conversation's current line (read once, for
+        the span of every run), else from a branch of it that holds that run (a rewind kept it there).
+        Conflict when no line holds one: a message it needs was popped or its branch deleted."""
+        checkpoint: Checkpoint = self._loads(body["cp"])
+        entries = (body.get("refs") or {}).get(MESSAGES_CHANNEL)
+        if entries is None:
+            return checkpoint
+        known = self._known(thread_id)
+        messages = rebuild(entries, [known.by_seq], self._loads)
+        wanted = runs(entries)
+        if messages is None and wanted:
+            first, last = min(r[0] for r in wanted), max(r[1] for r in wanted)
+            unknown = [s for a, b, _ in wanted for s in range(a, b + 1) if s not in known.by_seq]
+            if unknown:  # what this saver has not seen (another process's turns): read those first
+                known.learn((yield from self._conversation_records(thread_id, min(unknown), max(unknown), None)))
+                messages = rebuild(entries, [known.by_seq], self._loads)
+            if messages is None:  # what it knew was changed meanwhile (a rewind): the current line, whole
+                known.learn((yield from self._conversation_records(thread_id, first, last, None)))
+                messages = rebuild(entries, [known.by_seq], self._loads)
+            if messages is None:
+                sid = self.thread_session_id(thread_id)
+                branches = yield from ask(CALLS.list_branches, sid, owner=self.owner)
+                lines = [known.by_seq]
+                for branch in branches:  # a session keeps at most 100: one page
+                    records = yield from self._conversation_records(thread_id, first, last, branch.id)
+                    lines.append(line_of(records))
+                messages = rebuild(entries, lines, self._loads)
+        if messages is None:
+            raise Conflict(
+                f"langgraph: checkpoint {body['id']!r} of thread {thread_id!r} holds messages its conversation "
+                "no longer has (popped, or a deleted branch)"
+            )
+        checkpoint["channel_values"][MESSAGES_CHANNEL] = messages
+        return checkpoint
+
+    def _conversation_records(
+        self, thread_id: str, first: int, last: int, branch: str | None
+    ) -> Flow[list[MessageRecord]]:
+        """The thread conversation's messages `first`..`last` (of `branch`, or of its current line)."""
+        records: list[MessageRecord] = []
+        cursor: str | None = None
+        while True:
+            page = yield from ask(
+                CALLS.list_messages,
+                self.thread_session_id(thread_id),
+                after_seq=first - 1,
+                before_seq=last + 1,
+                cursor=cursor,
+                branch=branch,
+                owner=self.owner,
+            )
+            records += page.items
+            if (cursor := page.next_cursor) is None:
+                return records
+
+    def _channel_ids(self, body: dict[str, Any], conversation: list[str]) -> list[str] | None:
+        """The message ids of a stored checkpoint's `messages` channel, its runs read in `conversation` (the
+        message ids of a conversation by position); None when a run is not there."""
+        entries = (body.get("refs") or {}).get(MESSAGES_CHANNEL)
+        if entries is None:
+            channel = (self._loads(body["cp"]).get("channel_values") or {}).get(MESSAGES_CHANNEL)
+            return [str(m.id or "") for m in channel or [] if isinstance(m, BaseMessage)]
+        ids: list[str] = []
+        for entry in entries:
+            if entry[0] == INLINE:
+                ids.append(str(self._loads(list(entry[1:])).id or ""))
+                continue
+            run = conversation[entry[0] - 1 : entry[1]]
+            if len(run) != entry[1] - entry[0] + 1 or ids_digest(run) != entry[2]:
+                return None
+            ids += run
+        return ids
 
     def _put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
@@ -743,7 +836,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         if existing is None and (yield from self._fork_thread(source, target, generation)):
             return
         records = yield from self._records(source, newest_first=False, roles=None)
-        messages = [_as_message(r) for r in records if r.role != SEAL]
+        messages = []
+        for record in records:
+            if record.role == SEAL:
+                continue
+            message = _as_message(record)
+            if _is_checkpoint(record) and "refs" in record.content:  # the target's conversation is another one
+                body = {k: v for k, v in record.content.items() if k != "refs"}
+                body["cp"] = self._dumps((yield from self._rebuilt(source, record.content)))
+                message = {**message, "content": body}
+            messages.append(message)
         for start in range(0, len(messages), APPEND_MAX):
             yield from self._append(target, messages[start : start + APPEND_MAX], None)
 
@@ -963,6 +1065,11 @@ def _channel_messages(checkpoint: Checkpoint) -> list[BaseMessage]:
     """The messages of a checkpoint's `messages` channel (none when it has no such channel)."""
     channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
     return [m for m in channel if isinstance(m, BaseMessage)] if isinstance(channel, list) else []
+
+
+def _all_messages(channel: Any) -> bool:
+    """Whether a channel's value is a non-empty list of LangChain messages (kept by reference)."""
+    return isinstance(channel, list) and bool(channel) and all(isinstance(m, BaseMessage) for m in channel)
 
 
 def _view_due(messages: list[BaseMessage], source: str) -> bool:

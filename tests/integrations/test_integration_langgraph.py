@@ -5,6 +5,7 @@ time travel, owners apart."""
 from __future__ import annotations
 
 import asyncio
+import json
 import operator
 import random
 import time
@@ -22,6 +23,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
 from store import SessionStore
+from store.errors import Conflict
 from store.integrations.langgraph import SessionStoreSaver
 from tests.conftest import Backend
 
@@ -330,12 +332,13 @@ def test_copy_thread_forks_the_thread_with_its_conversation(backend: Backend) ->
 
 
 @pytest.mark.parametrize("old_log", ["deleted", "sealed, not yet deleted"])
-def test_a_new_checkpointer_resumes_a_thread_in_two_requests_and_follows_a_rewrite(
+def test_a_new_checkpointer_resumes_a_thread_from_its_log_and_conversation_and_follows_a_rewrite(
     dyn: Any, old_log: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new process's `get_state` reads the latest checkpoint from generation 0's log without reading the
-    thread's state first (2 requests); once a prune has rewritten the log, the old generation's seal (or its
-    absence) sends the reader to the thread's state, and it reads the rewritten log."""
+    thread's state first (2 requests), then the conversation's messages it refers to (2 requests); once a
+    prune has rewritten the log, the old generation's seal (or its absence) sends the reader to the thread's
+    state, and it reads the rewritten log."""
 
     def graph_on(saver: Any) -> Any:
         def step(state: dict[str, Any]) -> dict[str, Any]:
@@ -354,7 +357,7 @@ def test_a_new_checkpointer_resumes_a_thread_in_two_requests_and_follows_a_rewri
     dyn.requests.clear()
     state = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
     assert len(state.values["messages"]) == 6
-    assert dyn.requests.names == ["GetItem", "Query"]
+    assert dyn.requests.names == ["GetItem", "Query", "GetItem", "Query"]
     if old_log != "deleted":  # a rewrite caught between its seal and its delete of the old log
         first_log, delete = writer.log_session_id("resume-2", 0), dyn.store.delete_session
         monkeypatch.setattr(
@@ -461,3 +464,70 @@ def test_a_run_that_stops_shows_its_conversation_so_far(backend: Backend) -> Non
     assert roles("storm") == ["human", "ai"]
     done = _chat_graph(saver).invoke({"messages": [HumanMessage("Weather, again?")]}, broken)
     assert roles("storm") == [m.type for m in done["messages"]]
+
+
+def _latest_checkpoint_bytes(store: Any, backend: Backend, saver: SessionStoreSaver, thread: str) -> int:
+    """The size of the stored body of the thread's latest root checkpoint."""
+    log = backend.call(store, "list_messages", saver.log_session_id(thread, 0), newest_first=True, owner="ada")
+    latest = next(r for r in log.items if r.role.startswith("lg.c."))
+    return len(json.dumps(latest.content))
+
+
+def test_a_checkpoint_does_not_grow_with_the_conversation(backend: Backend) -> None:
+    """The root checkpoint refers to the messages its thread's conversation holds instead of repeating them:
+    its stored size after 24 turns is that after 2; every checkpoint still reads back whole, from a new
+    saver too, and a time-travel fork reads the messages of its own past."""
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    graph = _chat_graph(saver)
+    config: Any = {"configurable": {"thread_id": "long"}}
+    sizes = []
+    for turn in range(24):
+        graph.invoke({"messages": [HumanMessage(f"Weather on day {turn}? " + "x" * 200)]}, config)
+        sizes.append(_latest_checkpoint_bytes(store, backend, saver, "long"))
+    assert sizes[-1] <= sizes[1] + 64, sizes  # inline, each turn's messages would add about 1.5 KB
+    fresh = _chat_graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner))
+    state = fresh.get_state(config)
+    assert [m.content for m in state.values["messages"]] == [
+        m.content for m in graph.get_state(config).values["messages"]
+    ]
+    assert len(state.values["messages"]) == 96
+    history = list(fresh.get_state_history(config))
+    assert [len(h.values.get("messages", [])) for h in history][:6] == [96, 95, 94, 93, 92, 92]
+    early = next(h for h in history if len(h.values.get("messages", [])) == 8 and h.next == ("__start__",))
+    replayed = fresh.invoke(None, early.config)  # the third turn again, from its input
+    assert len(replayed["messages"]) == 12 and replayed["messages"][:8] == state.values["messages"][:8]
+
+
+def test_a_rewound_or_copied_conversation_keeps_every_checkpoint_readable(backend: Backend) -> None:
+    """A user's rewind of the thread's conversation keeps the line it left as a branch: a new saver reads
+    the checkpoints that refer to it from there, and the next turn goes on. A copy into a thread that exists
+    takes the messages along (the target's conversation is another one). A checkpoint whose messages were
+    popped is a typed Conflict, not a wrong state."""
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    graph = _chat_graph(saver)
+    config: Any = {"configurable": {"thread_id": "rewound"}}
+    for turn in range(3):
+        graph.invoke({"messages": [HumanMessage(f"Weather, take {turn}?")]}, config)
+    before = [m.content for m in graph.get_state(config).values["messages"]]
+    thread = saver.thread_session_id("rewound")
+    backend.call(store, "rewind_session", thread, 2, owner="ada")
+    fresh = _chat_graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner))
+    assert [m.content for m in fresh.get_state(config).values["messages"]] == before
+    after = fresh.invoke({"messages": [HumanMessage("And tomorrow?")]}, config)
+    assert [m.content for m in after["messages"][:12]] == before and len(after["messages"]) == 16
+
+    other: Any = {"configurable": {"thread_id": "other"}}
+    graph.invoke({"messages": [HumanMessage("Weather elsewhere?")]}, other)
+    saver.copy_thread("rewound", "other")
+    copied = _chat_graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)).get_state(other)
+    assert [m.content for m in copied.values["messages"]] == [m.content for m in after["messages"]]
+
+    popped: Any = {"configurable": {"thread_id": "popped"}}
+    graph.invoke({"messages": [HumanMessage("Weather?")]}, popped)
+    graph.invoke({"messages": [HumanMessage("Weather again?")]}, popped)
+    for _ in range(5):  # the second turn (its checkpoints hold it inline: it was shown after them), and one more
+        backend.call(store, "pop_message", saver.thread_session_id("popped"), owner="ada")
+    with pytest.raises(Conflict, match="no longer has"):
+        _chat_graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)).get_state(popped)

@@ -1,0 +1,143 @@
+"""LangGraph: a checkpoint's `messages` channel kept by reference to the thread's conversation.
+
+The thread's conversation (its own session) holds each message of the root graph's `messages` channel once,
+as `message_to_dict` wrote it. A checkpoint does not repeat them: it stores the channel as entries, each
+either a run of the conversation's sequence numbers `[first, last, digest of their message ids]` or one
+message inline `["v", kind, data]` (LangGraph's serde: a message the conversation does not hold, or holds
+otherwise). So a checkpoint's size does not grow with the thread's history.
+
+A run's digest names exactly which messages it means: a conversation changed since (a rewind's branch, a
+pop) is seen as such, and the run is then read from the line that holds it (`Lines`), never misread."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage, messages_from_dict
+
+from store.models import MessageRecord
+
+Entry = list[Any]  # [first, last, digest] or ["v", kind, data]
+INLINE = "v"
+
+
+def ids_digest(ids: Sequence[str]) -> str:
+    """A short digest of a run of message ids (which messages a run of sequence numbers means)."""
+    return hashlib.sha256("\x00".join(ids).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def message_id(record: MessageRecord) -> str:
+    """The LangChain message id of a conversation record ("" when it has none)."""
+    content = record.content if isinstance(record.content, dict) else {}
+    data = content.get("data")
+    return str(data.get("id") or "") if isinstance(data, dict) else ""
+
+
+def _as_message(record: MessageRecord) -> BaseMessage | None:
+    """The LangChain message a conversation record holds (None when it holds something else)."""
+    if not isinstance(record.content, dict) or "type" not in record.content:
+        return None
+    try:
+        return messages_from_dict([record.content])[0]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+@dataclass
+class Known:
+    """What a saver knows of one thread's conversation: the message at each sequence number it wrote or
+    read there (as the conversation gives it back), and where each message id is."""
+
+    by_seq: dict[int, tuple[str, BaseMessage]] = field(default_factory=dict)
+    by_id: dict[str, int] = field(default_factory=dict)
+
+    def learn(self, records: Iterable[MessageRecord]) -> None:
+        """Remember these records of the conversation's current line (a later record at a sequence number
+        replaces an earlier one: the line was rewound)."""
+        for record in records:
+            message = _as_message(record)
+            mid = message_id(record)
+            if message is None or not mid:
+                self.by_seq.pop(record.seq, None)
+                continue
+            self.by_seq[record.seq] = (mid, message)
+            self.by_id[mid] = record.seq
+
+    def seq_of(self, message: BaseMessage) -> int | None:
+        """Where the conversation holds exactly this message (same id, equal in every field), if it does."""
+        seq = self.by_id.get(str(message.id or ""))
+        if seq is None or seq not in self.by_seq:
+            return None
+        mid, held = self.by_seq[seq]
+        return seq if mid == message.id and held == message else None
+
+
+def entries_of(messages: Sequence[BaseMessage], known: Known, dumps: Callable[[Any], list[str]]) -> list[Entry]:
+    """The channel `messages` as entries: runs of consecutive sequence numbers of the conversation, and
+    inline the messages it does not hold."""
+    entries: list[Entry] = []
+    run: list[int] = []
+    run_ids: list[str] = []
+
+    def close() -> None:
+        if run:
+            entries.append([run[0], run[-1], ids_digest(run_ids)])
+            run.clear()
+            run_ids.clear()
+
+    for message in messages:
+        seq = known.seq_of(message)
+        if seq is None:
+            close()
+            entries.append([INLINE, *dumps(message)])
+            continue
+        if run and seq != run[-1] + 1:
+            close()
+        run.append(seq)
+        run_ids.append(str(message.id))
+    close()
+    return entries
+
+
+def runs(entries: Sequence[Entry]) -> list[tuple[int, int, str]]:
+    """The runs of sequence numbers the entries name."""
+    return [(e[0], e[1], e[2]) for e in entries if e and e[0] != INLINE]
+
+
+Line = dict[int, tuple[str, BaseMessage]]  # a line of the conversation: seq -> (message id, message)
+
+
+def line_of(records: Iterable[MessageRecord]) -> Line:
+    """The records of one line of the conversation (the current one or a branch), by sequence number."""
+    return {r.seq: (message_id(r), m) for r in records if (m := _as_message(r)) is not None}
+
+
+def run_in(line: Line, first: int, last: int, digest: str) -> list[BaseMessage] | None:
+    """The run's messages when `line` holds exactly them (copies: the caller may change them), else None."""
+    held = [line.get(seq) for seq in range(first, last + 1)]
+    if any(h is None for h in held):
+        return None
+    found = [h for h in held if h is not None]
+    if ids_digest([mid for mid, _ in found]) != digest:
+        return None
+    return [m.model_copy(deep=True) for _, m in found]
+
+
+def rebuild(
+    entries: Sequence[Entry], lines: Sequence[Line], loads: Callable[[list[str]], Any]
+) -> list[BaseMessage] | None:
+    """The channel the entries stand for, each run read from the first of `lines` that holds it; None when
+    none holds one of them."""
+    out: list[BaseMessage] = []
+    for entry in entries:
+        if entry and entry[0] == INLINE:
+            out.append(loads(list(entry[1:])))
+            continue
+        found = next((m for line in lines if (m := run_in(line, entry[0], entry[1], entry[2])) is not None), None)
+        if found is None:
+            return None
+        out += found
+    return out
