@@ -185,7 +185,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._last_seq: dict[str, int] = {}  # log session id -> its last sequence number, as last seen
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
         self._conversation_tail: Lru[tuple[str, int]] = Lru(4096)  # thread -> its conversation's last (id, seq)
-        self._knowns: Lru[Known] = Lru(256)  # thread -> what this saver knows of its conversation
+        self._knowns: Lru[Known] = Lru(16)  # thread -> what this saver knows of its conversation (bounded)
         self._unviewed: Lru[list[BaseMessage]] = Lru(4096)  # thread -> its latest messages not yet in its view
         self._last_put: Lru[str] = Lru(4096)  # thread -> id of the latest root checkpoint this saver put
         self._stopped_at: Lru[str] = Lru(4096)  # thread -> a checkpoint whose run stopped before it was put

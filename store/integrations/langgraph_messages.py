@@ -46,10 +46,14 @@ def _as_message(record: MessageRecord) -> BaseMessage | None:
         return None
 
 
+KNOWN_MAX = 10_000  # messages a saver keeps of one thread's conversation (the latest): memory stays bounded
+
+
 @dataclass
 class Known:
     """What a saver knows of one thread's conversation: the message at each sequence number it wrote or
-    read there (as the conversation gives it back), and where each message id is."""
+    read there (as the conversation gives it back), and where each message id is; the latest KNOWN_MAX
+    (older ones of a longer thread are written inline again, and read from the conversation)."""
 
     by_seq: dict[int, tuple[str, BaseMessage]] = field(default_factory=dict)
     by_id: dict[str, int] = field(default_factory=dict)
@@ -65,6 +69,11 @@ class Known:
                 continue
             self.by_seq[record.seq] = (mid, message)
             self.by_id[mid] = record.seq
+        if len(self.by_seq) > KNOWN_MAX:
+            for seq in sorted(self.by_seq)[: len(self.by_seq) - KNOWN_MAX]:
+                mid, _ = self.by_seq.pop(seq)
+                if self.by_id.get(mid) == seq:
+                    del self.by_id[mid]
 
     def seq_of(self, message: BaseMessage) -> int | None:
         """Where the conversation holds exactly this message (same id, equal in every field), if it does."""
