@@ -531,3 +531,22 @@ def test_a_rewound_or_copied_conversation_keeps_every_checkpoint_readable(backen
         backend.call(store, "pop_message", saver.thread_session_id("popped"), owner="ada")
     with pytest.raises(Conflict, match="no longer has"):
         _chat_graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)).get_state(popped)
+
+
+def test_two_processes_taking_turns_on_a_thread_read_each_others_messages(backend: Backend) -> None:
+    """Two savers (two Lambda containers) take turns on one thread, each knowing only part of its
+    conversation: each reads the messages the other's checkpoints refer to, and the conversation holds every
+    message once, in order."""
+    store = backend.make()
+    graphs = [
+        _chat_graph(SessionStoreSaver(s, owner="ada", runner=backend.runner)) for s in (store, backend.twin(store))
+    ]
+    config: Any = {"configurable": {"thread_id": "shared"}}
+    for turn in range(6):
+        done = graphs[turn % 2].invoke({"messages": [HumanMessage(f"Weather, turn {turn}?")]}, config)
+        assert len(done["messages"]) == 4 * (turn + 1)
+    asked = [m.content for m in done["messages"] if m.type == "human"]
+    assert asked == [f"Weather, turn {t}?" for t in range(6)]
+    saver = SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)
+    conversation = backend.call(store, "list_messages", saver.thread_session_id("shared"), owner="ada").items
+    assert [c.content["data"]["id"] for c in conversation] == [m.id for m in done["messages"]]
