@@ -714,17 +714,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             if unknown:  # what this saver has not seen (another process's turns): read those first
                 known.learn((yield from self._conversation_records(thread_id, min(unknown), max(unknown), None)))
                 messages = rebuild(entries, [known.by_seq], self._loads)
-            if messages is None:  # what it knew was changed meanwhile (a rewind): the current line, whole
+            read_whole = bool(unknown) and (min(unknown), max(unknown)) == (first, last)
+            if messages is None and not read_whole:  # what it knew was changed meanwhile (a rewind)
                 known.learn((yield from self._conversation_records(thread_id, first, last, None)))
                 messages = rebuild(entries, [known.by_seq], self._loads)
             if messages is None:
                 sid = self.thread_session_id(thread_id)
                 branches = yield from ask(CALLS.list_branches, sid, owner=self.owner)
                 lines = [known.by_seq]
-                for branch in branches:  # a session keeps at most 100: one page
+                for branch in reversed(branches):  # the latest first; a session keeps at most 100: one page
                     records = yield from self._conversation_records(thread_id, first, last, branch.id)
                     lines.append(line_of(records))
-                messages = rebuild(entries, lines, self._loads)
+                    if (messages := rebuild(entries, lines, self._loads)) is not None:
+                        break
         if messages is None:
             raise Conflict(
                 f"langgraph: checkpoint {body['id']!r} of thread {thread_id!r} holds messages its conversation "
