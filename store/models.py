@@ -164,6 +164,7 @@ class FullSession(BaseModel):
     session: Session
     messages: list[MessageRecord]
     state: StateSnapshot | None = None
+    states: dict[str, StateSnapshot | None] = Field(default_factory=dict)  # `with_states`: by session id
 
 
 class Checkpoint(BaseModel):

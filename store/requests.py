@@ -248,12 +248,14 @@ class SaveFull(InSession[StateSnapshot]):
 class LoadFull(InSession[FullSession]):
     """The messages of the window (`store/core/windows.py`): from the latest compaction when
     `since_compaction`, the last `last` when given, after the sequence number the state holds at
-    `after_seq_at` when it holds one, widened so that no tool exchange is cut."""
+    `after_seq_at` when it holds one, widened so that no tool exchange is cut; and the states of the sessions
+    `with_states` names (id, owner: None for the request's), None for one absent to that owner."""
 
     operation = "load_full"
     since_compaction: bool = False
     last: int | None = None
     after_seq_at: str | None = None  # a dotted path into the state: only the messages after the seq it holds
+    with_states: tuple[tuple[str, str | None], ...] = ()  # other sessions' states, read in the same instant
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -62,13 +62,19 @@ def load_full(
     since_compaction: Annotated[bool, Query()] = False,
     last: Annotated[int | None, Query(ge=1, le=10_000)] = None,
     after_seq_at: Annotated[str | None, Query(max_length=600)] = None,
+    with_states: Annotated[list[str] | None, Query()] = None,
 ) -> ViewedFull:
     """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
     so that every tool result has its call; `after_seq_at`: a dotted path into the state holding the sequence
-    number after which messages are read (a framework's own window)."""
+    number after which messages are read (a framework's own window); `with_states`: up to 4 other sessions of
+    the caller whose states are read in the same instant (`states`, by id: null when absent)."""
     me = caller(router.current_event)
-    full = me.store.load_full(session_id, since_compaction=since_compaction, last=last, after_seq_at=after_seq_at)
-    return ViewedFull(session=full.session, messages=[viewed(m) for m in full.messages], state=full.state)
+    full = me.store.load_full(
+        session_id, since_compaction=since_compaction, last=last, after_seq_at=after_seq_at, with_states=with_states
+    )
+    return ViewedFull(
+        session=full.session, messages=[viewed(m) for m in full.messages], state=full.state, states=full.states
+    )
 
 
 @router.post("/sessions/<session_id>/full", tags=["state"], summary="Append messages and save state in one transaction")

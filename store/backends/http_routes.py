@@ -243,12 +243,16 @@ def save_full(http: HttpBackend, r: rq.SaveFull) -> StateSnapshot:
 
 
 def load_full(http: HttpBackend, r: rq.LoadFull) -> FullSession:
-    query = _query(since_compaction=r.since_compaction, last=r.last, after_seq_at=r.after_seq_at)
+    """Other sessions' states are read as the caller (the API's owner): another owner's is absent (None)."""
+    others = [sid for sid, _ in r.with_states]
+    query = _query(since_compaction=r.since_compaction, last=r.last, after_seq_at=r.after_seq_at, with_states=others)
     full = http.call(r, "GET", _in(r, "full"), query=query)
+    states = full.get("states") or {}
     return FullSession(
         session=Session.model_validate(full["session"]),
         messages=_records(full["messages"]),
         state=None if full.get("state") is None else StateSnapshot.model_validate(full["state"]),
+        states={sid: None if states.get(sid) is None else StateSnapshot.model_validate(states[sid]) for sid in others},
     )
 
 

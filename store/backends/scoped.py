@@ -21,7 +21,7 @@ from store.core.rules import FORKED_FROM
 from store.core.scoped_ids import MAX_LOCAL_ID, VERBATIM, local_id, owner_tag, scoped_id, unscoped_id
 from store.core.validation import ident
 from store.errors import InvalidInput, SessionExists, SessionNotFound, StoreError
-from store.models import Branches, Checkpoint, SearchHits, Session
+from store.models import Branches, Checkpoint, FullSession, SearchHits, Session
 
 M = TypeVar("M")
 CHECKPOINTS = (rq.SaveCheckpoint, rq.LoadCheckpoint, rq.DeleteCheckpoint)
@@ -82,6 +82,25 @@ class ScopedBackend(Backend):
         self.supports = inner.supports
 
     def execute(self, request: rq.Request[R]) -> R:
+        if isinstance(request, rq.LoadFull) and request.with_states:
+            return cast(R, self._load_full(request))
+        return self._execute(request)
+
+    def _load_full(self, request: rq.LoadFull) -> FullSession:
+        """`load_full` whose other sessions are the owner's too, each named as the owner names it: every store
+        id it may be is read in the same transaction, and the first that holds a state answers for it."""
+        named = {
+            other: self._candidates(other, "with_states") if self.scope_ids else [other]
+            for other, _ in request.with_states
+        }
+        store_ids = dict.fromkeys(c for ids in named.values() for c in ids)
+        full = self._execute(replace(request, with_states=tuple((c, None) for c in store_ids)))
+        full.states = {
+            other: next((s for c in ids if (s := full.states.get(c)) is not None), None) for other, ids in named.items()
+        }
+        return full
+
+    def _execute(self, request: rq.Request[R]) -> R:
         names = {f.name for f in fields(request)}
         changes: dict[str, Any] = {}
         if "owner" in names:

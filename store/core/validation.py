@@ -116,6 +116,25 @@ def state_path(value: Any, what: str) -> str | None:
     return value
 
 
+WITH_STATES_MAX = 4  # other sessions whose states a load_full reads in its one transaction
+
+
+def session_owners(value: Any, what: str) -> tuple[tuple[str, str | None], ...]:
+    """Session ids, each with the owner to read it as (None: the call's): a mapping of id to owner, or ids;
+    at most WITH_STATES_MAX, each once."""
+    if value is None:
+        return ()
+    if isinstance(value, str | bytes) or not isinstance(value, Mapping | Iterable):
+        raise InvalidInput(f"{what} must be session ids, or a mapping of session id to owner")
+    pairs = list(value.items()) if isinstance(value, Mapping) else [(sid, None) for sid in value]
+    if len(pairs) > WITH_STATES_MAX:
+        raise InvalidInput(f"{what} names at most {WITH_STATES_MAX} sessions")
+    out = tuple((ident(sid, what), optional_owner(owner)) for sid, owner in pairs)
+    if len({sid for sid, _ in out}) != len(out):
+        raise InvalidInput(f"{what} names a session twice")
+    return out
+
+
 def limit(value: Any, what: str = "limit", *, allow_none: bool = False, maximum: int = MAX_LIMIT) -> int | None:
     """A positive page size of at most `maximum` (None when allowed)."""
     if value is None and allow_none:

@@ -5,7 +5,7 @@ its arguments, then hands them to the backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from store.core import validation as v
@@ -71,11 +71,15 @@ class State(Domain):
         since_compaction: bool = False,
         last: int | None = None,
         after_seq_at: str | None = None,
+        with_states: Mapping[str, str | None] | Iterable[str] | None = None,
         owner: str | None = None,
     ) -> FullSession:
         """The session, its messages and its state as of one instant. The live context only: from the
         latest compaction (`since_compaction`) and/or the last `last` messages (at most 10,000); such a
-        window is widened so that every tool result in it has its call (see `store/core/windows.py`)."""
+        window is widened so that every tool result in it has its call (see `store/core/windows.py`).
+        `after_seq_at`: a dotted path into the state holding the sequence number after which messages are
+        read. `with_states`: up to 4 other sessions (ids, or a mapping of id to the owner to read it as)
+        whose states are read in the same request, in `states` by id (None when absent to that owner)."""
         return self._backend.execute(
             LoadFull(
                 session_id=v.ident(session_id, "session_id"),
@@ -83,6 +87,7 @@ class State(Domain):
                 since_compaction=bool(since_compaction),
                 last=v.limit(last, "last", allow_none=True, maximum=LOAD_LAST_MAX),
                 after_seq_at=v.state_path(after_seq_at, "after_seq_at"),
+                with_states=v.session_owners(with_states, "with_states"),
             )
         )
 

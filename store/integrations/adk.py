@@ -59,7 +59,7 @@ from store.core.validation import new_id
 from store.errors import Conflict, InvalidInput, SessionExists, SessionNotFound, StoreError
 from store.integrations._calls import CHANGE_ATTEMPTS, AnyStore, as_async, ensure_session, or_missing
 from store.models import ArtifactVersion as StoredVersion
-from store.models import FullSession, MessageRecord
+from store.models import FullSession, MessageRecord, StateSnapshot
 from store.session_store import SAVE_FULL_MAX
 
 FRAMEWORK = "adk"
@@ -329,8 +329,9 @@ class StoreSessionService(BaseSessionService):
     ) -> Session | None:
         session_id = session_id.strip()
         full = await self._read_whole(app_name, user_id, session_id, config)
-        if full is not None:  # the session, its state and its events read as of one instant (2 requests)
-            head, snapshot = full.session, full.state
+        shared: dict[str, StateSnapshot | None] | None = None
+        if full is not None:  # the session, its state, its events and the shared states as of one instant: 2 requests
+            head, snapshot, shared = full.session, full.state, full.states
             events = [self._event(r) for r in full.messages]
         else:
             sid = await self._names.sid(app_name, user_id, session_id)
@@ -351,7 +352,7 @@ class StoreSessionService(BaseSessionService):
             id=session_id.strip(),
             app_name=app_name,
             user_id=user_id,
-            state=await self._merged(app_name, user_id, state),
+            state=await self._merged(app_name, user_id, state, shared),
             events=events,
             last_update_time=updated,
         )
@@ -369,8 +370,9 @@ class StoreSessionService(BaseSessionService):
         sid = self._names.known(key) or named_store_id(user_id, session_id)
         if sid in self._held:
             await self._flush(sid)  # this service's own held events are read back
-        try:
-            full = await self._store.load_full(sid, last=last, owner=user_id)
+        shared = {app_store_id(app_name): app_owner(app_name), user_store_id(app_name, user_id): user_id}
+        try:  # the app: and user: states in the same request
+            full = await self._store.load_full(sid, last=last, with_states=shared, owner=user_id)
         except (SessionNotFound, Conflict):  # none there, or its transcript is still being copied in
             return None
         if full.session.metadata.get("adk_app") != app_name or full.session.metadata.get("adk_session") != session_id:
@@ -545,11 +547,21 @@ class StoreSessionService(BaseSessionService):
     def _event(record: MessageRecord) -> Event:
         return Event.model_validate(record.content)
 
-    async def _merged(self, app_name: str, user_id: str, state: dict[str, Any]) -> dict[str, Any]:
-        app_state, user_state = await asyncio.gather(
-            self._scoped.state(app_store_id(app_name), app_owner(app_name)),
-            self._scoped.state(user_store_id(app_name, user_id), user_id),
-        )
+    async def _merged(
+        self,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any],
+        shared: dict[str, StateSnapshot | None] | None = None,
+    ) -> dict[str, Any]:
+        """`state` with the app: and user: states merged in: from `shared` (read with the session), else read."""
+        app_sid, user_sid = app_store_id(app_name), user_store_id(app_name, user_id)
+        if shared is not None and app_sid in shared and user_sid in shared:
+            app_state, user_state = (dict(s.state) if (s := shared[sid]) else {} for sid in (app_sid, user_sid))
+        else:
+            app_state, user_state = await asyncio.gather(
+                self._scoped.state(app_sid, app_owner(app_name)), self._scoped.state(user_sid, user_id)
+            )
         merged = dict(state)
         merged.update({State.APP_PREFIX + k: v for k, v in app_state.get("state", {}).items()})
         merged.update({State.USER_PREFIX + k: v for k, v in user_state.items()})

@@ -7,6 +7,7 @@ from typing import Any
 from store.core import codec, rules
 from store.core.slots import INTERRUPT_SLOT, records_slot
 from store.core.windows import Widening, state_position, window_start
+from store.errors import SessionNotFound
 from store.memory.core import MemoryCore, SessionEntry
 from store.models import FullSession, StateSnapshot
 from store.requests import (
@@ -78,10 +79,18 @@ class MemoryState(MemoryCore):
             lo = window_start(session.last_seq, session.compaction_seq, request.since_compaction, request.last, after)
             window = Widening(entry.messages[lo - 1 :])
             window.take(entry.messages[i] for i in range(lo - 2, -1, -1))  # older, newest first, no copy
+            states: dict[str, StateSnapshot | None] = {}
+            for other, owner in request.with_states:
+                try:
+                    found = self._need(other, request.owner if owner is None else owner).state
+                except SessionNotFound:
+                    found = None
+                states[other] = found.model_copy(deep=True) if found else None
             return FullSession(
                 session=session.model_copy(deep=True),
                 messages=[m.model_copy(deep=True) for m in window.window()],
                 state=entry.state.model_copy(deep=True) if entry.state else None,
+                states=states,
             )
 
     def save_interrupt(self, request: SaveInterrupt) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from store import Conflict, SessionNotFound, SessionStore
+from store import Conflict, InvalidInput, SessionNotFound, SessionStore
 from tests.conftest import Harness
 
 
@@ -125,3 +125,27 @@ def test_stored_values_are_copies(store: SessionStore, session_id: str) -> None:
     assert loaded.state == {"list": [1]}
     loaded.state["list"].append(3)
     assert store.load_state(session_id).state == {"list": [1]}
+
+
+def test_load_full_reads_other_sessions_states_in_the_same_request(store: SessionStore) -> None:
+    """`with_states`: the states of up to 4 other sessions of the caller, read with the session's own (None
+    for one without a state, absent, or another owner's); bad names are InvalidInput, before any read."""
+    main = store.create_session("alice").id
+    plans = store.create_session("alice").id
+    store.save_state(plans, {"trip": "Lisbon"}, owner="alice")
+    empty = store.create_session("alice").id
+    bobs = store.create_session("bob").id
+    store.save_state(bobs, {"secret": 1}, owner="bob")
+    store.save_state(main, {"turn": 3}, owner="alice")
+    full = store.load_full(main, with_states=[plans, empty, bobs, "ghost"], owner="alice")
+    assert full.state is not None and full.state.state == {"turn": 3}
+    assert set(full.states) == {plans, empty, bobs, "ghost"}
+    found = full.states[plans]
+    assert found is not None and found.state == {"trip": "Lisbon"} and found.version == 1
+    assert full.states[empty] is None and full.states[bobs] is None and full.states["ghost"] is None
+    assert store.load_full(main, owner="alice").states == {}
+    assert type(full).model_validate_json(full.model_dump_json()) == full
+    bads: list[Any] = [[plans, empty, bobs, "ghost", "fifth"], [plans, plans], "plans", [1], {plans: 7}]
+    for bad in bads:
+        with pytest.raises(InvalidInput):
+            store.load_full(main, with_states=bad, owner="alice")

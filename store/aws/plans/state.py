@@ -31,6 +31,7 @@ from store.core import rules
 from store.core.slots import records_slot
 from store.core.timeutil import iso
 from store.core.windows import Widening, state_position, window_start
+from store.errors import SessionNotFound
 from store.models import FullSession, StateSnapshot
 from store.requests import (
     ClearInterrupt,
@@ -182,17 +183,17 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     """Head and state read in one transaction, then the messages up to the head's last_seq: together
     they are the session as of that transaction's instant."""
     session_id, owner = request.session_id, request.owner
-    resp = yield Call(
-        "transact_get_items",
-        {
-            "TransactItems": [
-                {"Get": {"TableName": ctx.sessions_table, "Key": keys.head_key(session_id)}},
-                {"Get": {"TableName": ctx.sessions_table, "Key": keys.session_key(session_id, keys.STATE)}},
-            ]
-        },
-    )
-    head_found, state_found = ([r.get("Item") for r in resp.get("Responses", [])] + [None, None])[:2]
+    wanted = [session_id, *(other for other, _ in request.with_states)]
+    gets = [
+        {"Get": {"TableName": ctx.sessions_table, "Key": key}}
+        for sid in wanted
+        for key in (keys.head_key(sid), keys.session_key(sid, keys.STATE))
+    ]
+    resp = yield Call("transact_get_items", {"TransactItems": gets})
+    found = ([r.get("Item") for r in resp.get("Responses", [])] + [None] * len(gets))[: len(gets)]
+    head_found, state_found = found[0], found[1]
     head = yield from live_head(ctx, session_id, head_found, owner)
+    states = yield from other_states(ctx, request, found[2:])
     session = head.session
     after = None
     if request.after_seq_at is not None and state_found is not None:  # the state says where the window starts
@@ -212,7 +213,24 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
         session=session,
         messages=window.window(),
         state=state_from_item(resolved[0]) if state_items else None,
+        states=states,
     )
+
+
+def other_states(ctx: Context, request: LoadFull, found: list[Item | None]) -> Plan[dict[str, StateSnapshot | None]]:
+    """The states of the sessions `with_states` names, from their head and state items (in that order, read
+    in load_full's transaction): None for a session absent to its owner, or with no state; a Conflict for
+    one whose transcript is still being copied in, as `load_state` says."""
+    states: dict[str, StateSnapshot | None] = {}
+    for (other, owner), head_item, state_item_found in zip(request.with_states, found[::2], found[1::2], strict=True):
+        try:
+            yield from live_head(ctx, other, head_item, request.owner if owner is None else owner)
+        except SessionNotFound:
+            states[other] = None
+            continue
+        resolved = yield from resolve_one(ctx, state_item_found)
+        states[other] = state_from_item(resolved) if resolved is not None else None
+    return states
 
 
 def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: Any, what: str) -> Plan[None]:
