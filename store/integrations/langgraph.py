@@ -1060,7 +1060,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Versions that sort as strings and never collide across branches (as LangGraph's own savers)."""
         number = 0 if current is None else int(str(current).split(".")[0])
-        return f"{number + 1:032}.{random.random():016}"  # nosec B311: a tie-breaker, not a secret
+        return f"{number + 1:032}.{random.random():.16f}"  # nosec B311: a tie-breaker, not a secret
 
 
 def _channel_messages(checkpoint: Checkpoint) -> list[BaseMessage]:
