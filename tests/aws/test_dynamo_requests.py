@@ -95,6 +95,12 @@ def test_state_and_checkpoint_writes_are_one_request_when_warm(dyn: Harness) -> 
     req.clear()
     store.load_full(sid)
     assert req.names == ["TransactGetItems", "Query"]
+    others = [store.create_session(owner).id for owner in ("alice", "alice", "bob", "carol")]
+    store.save_state(others[2], {"b": 1}, owner="bob")
+    req.clear()
+    full = store.load_full(sid, with_states={others[0]: None, others[1]: "alice", others[2]: "bob", others[3]: None})
+    assert req.names == ["TransactGetItems", "Query"]  # four more sessions' heads and states in the same read
+    assert [None if s is None else s.state for s in full.states.values()] == [None, None, {"b": 1}, None]
 
 
 def test_head_item_carries_ttl_for_dynamodb_to_expire(dyn: Harness, inspector_client: Any) -> None:
