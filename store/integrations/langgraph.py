@@ -823,8 +823,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             yield from ask(CALLS.delete_session, self.log_session_id(thread_id, n), owner=self.owner)
         yield from ask(CALLS.delete_session, self.thread_session_id(thread_id), owner=self.owner)
         self._generations.pop(thread_id, None)
-        self._unviewed.drop(thread_id)
-        self._conversation_tail.drop(thread_id)
+        for cache in (self._unviewed, self._conversation_tail, self._knowns, self._last_put, self._stopped_at):
+            cache.drop(thread_id)  # a thread made again under this id is another one
 
     def _copy_thread(self, source: str, target: str) -> Flow[None]:
         """A new target thread is a fork of the source's: its log (every checkpoint and write, however many:

@@ -12,6 +12,7 @@ pop) is seen as such, and the run is then read from the line that holds it (`Lin
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,10 +58,15 @@ class Known:
 
     by_seq: dict[int, tuple[str, BaseMessage]] = field(default_factory=dict)
     by_id: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def learn(self, records: Iterable[MessageRecord]) -> None:
         """Remember these records of the conversation's current line (a later record at a sequence number
-        replaces an earlier one: the line was rewound)."""
+        replaces an earlier one: the line was rewound). Safe from several threads (a saver's readers)."""
+        with self._lock:
+            self._learn(list(records))
+
+    def _learn(self, records: list[MessageRecord]) -> None:
         for record in records:
             message = _as_message(record)
             mid = message_id(record)
