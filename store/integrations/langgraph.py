@@ -549,10 +549,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     cid = record.content["id"]
                     if before_id is not None and cid >= before_id:
                         continue
+                    if filter and not all(self._loads(record.content["md"]).get(k) == v for k, v in filter.items()):
+                        continue  # (before its messages are rebuilt)
                     mine = list(reversed(writes.get((record.content["ns"], cid), [])))
                     tup = yield from self._tuple(thread_id, record, mine)
-                    if filter and not all(tup.metadata.get(k) == v for k, v in filter.items()):
-                        continue
                     out.append(tup)
                     if limit is not None and len(out) >= limit:
                         return out
