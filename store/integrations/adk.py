@@ -165,11 +165,16 @@ def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[
     return app, user, session
 
 
+def _state_of(snapshot: StateSnapshot | None) -> dict[str, Any]:
+    """A stored state as a dict of its own ({} when there is none)."""
+    return {} if snapshot is None else dict(snapshot.state)
+
+
 def _session_state(head: Any, snapshot: Any, last_event: Event | None = None) -> tuple[dict[str, Any], float]:
     """(ADK session state, last update time) of a stored session: the time of its last event, as ADK's own
     services report it: `last_event`'s when it was read, else the one the state recorded when no event came
     after it (a turn that changes no state is written without it), else the session's last write's."""
-    state = {} if snapshot is None else dict(snapshot.state)
+    state = _state_of(snapshot)
     last = state.pop(LAST_EVENT, None)
     if last_event is not None:
         return state, last_event.timestamp
@@ -197,7 +202,7 @@ class _Scoped:
 
     async def state(self, sid: str, owner: str) -> dict[str, Any]:
         snapshot = await or_missing(None, self._store.load_state(sid, owner=owner))
-        return {} if snapshot is None else dict(snapshot.state)
+        return _state_of(snapshot)
 
     async def change(
         self, sid: str, owner: str, metadata: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, Any]]
@@ -207,7 +212,7 @@ class _Scoped:
         for _ in range(CHANGE_ATTEMPTS):
             snapshot = await self._store.load_state(sid, owner=owner)
             version = 0 if snapshot is None else snapshot.version
-            new = change({} if snapshot is None else dict(snapshot.state))
+            new = change(_state_of(snapshot))
             try:
                 await self._store.save_state(sid, new, expected_version=version, owner=owner)
                 return new
@@ -496,7 +501,7 @@ class StoreSessionService(BaseSessionService):
                 full = await self._store.load_full(sid, last=1, owner=owner)
             except SessionNotFound:
                 raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
-            state = {} if full.state is None else dict(full.state.state)
+            state = _state_of(full.state)
             latest = full.messages[-1].content if full.messages else None
             delivered = latest.get("id") if isinstance(latest, dict) else state.get(LAST_EVENT, {}).get("id")
             if turn.last["id"] and delivered == turn.last["id"]:
@@ -557,7 +562,7 @@ class StoreSessionService(BaseSessionService):
         """`state` with the app: and user: states merged in: from `shared` (read with the session), else read."""
         app_sid, user_sid = app_store_id(app_name), user_store_id(app_name, user_id)
         if shared is not None and app_sid in shared and user_sid in shared:
-            app_state, user_state = (dict(s.state) if (s := shared[sid]) else {} for sid in (app_sid, user_sid))
+            app_state, user_state = _state_of(shared[app_sid]), _state_of(shared[user_sid])
         else:
             app_state, user_state = await asyncio.gather(
                 self._scoped.state(app_sid, app_owner(app_name)), self._scoped.state(user_sid, user_id)

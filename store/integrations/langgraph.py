@@ -70,10 +70,9 @@ from store.core.steps import Stepper
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
 from store.integrations.langgraph_messages import (
-    INLINE,
     Known,
+    channel_ids,
     entries_of,
-    ids_digest,
     line_of,
     message_id,
     rebuild,
@@ -159,6 +158,17 @@ def _is_writes(record: MessageRecord) -> bool:
     return record.role.startswith("lg.w.")
 
 
+@dataclass
+class _View:
+    """What a thread's conversation view waits for: the latest root checkpoint this saver put and its
+    messages not shown yet, and a checkpoint whose run stopped before it was put (LangGraph's background saves
+    may put a stop's writes first)."""
+
+    checkpoint: str = ""
+    unviewed: list[BaseMessage] = field(default_factory=list)
+    stopped_at: str = ""
+
+
 class SessionStoreSaver(BaseCheckpointSaver[str]):
     """LangGraph's checkpointer on this store: every capability of the conformance suite (put, put_writes,
     get_tuple, list, delete_thread, delete_for_runs, copy_thread, prune), sync and async."""
@@ -186,9 +196,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._indexed: set[tuple[str, str]] = set()  # (run, thread) pairs already in the run index
         self._conversation_tail: Lru[tuple[str, int]] = Lru(4096)  # thread -> its conversation's last (id, seq)
         self._knowns: Lru[Known] = Lru(16)  # thread -> what this saver knows of its conversation (bounded)
-        self._unviewed: Lru[list[BaseMessage]] = Lru(4096)  # thread -> its latest messages not yet in its view
-        self._last_put: Lru[str] = Lru(4096)  # thread -> id of the latest root checkpoint this saver put
-        self._stopped_at: Lru[str] = Lru(4096)  # thread -> a checkpoint whose run stopped before it was put
+        self._views: Lru[_View] = Lru(4096)  # thread -> what its conversation view waits for
         self._appended: Lru[bool] = Lru(4096)  # (log session, key) of the records this saver appended
         self._locks: dict[str, threading.Lock] = {}
         self._async_locks: dict[tuple[int, str], asyncio.Lock] = {}
@@ -625,24 +633,24 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         if run_id:
             yield from self._index_run(str(run_id), thread_id)
         body: dict[str, Any] = {"ns": ns, "id": checkpoint["id"], "parent": parent}
-        channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
+        messages = _channel_messages(checkpoint)
         known = self._knowns.get(thread_id)
-        if not ns and known is not None and _all_messages(channel):  # by reference to the conversation
+        only_messages = bool(messages) and len(messages) == len(checkpoint["channel_values"][MESSAGES_CHANNEL])
+        if not ns and known is not None and only_messages:  # by reference to the conversation
             values = {k: v for k, v in checkpoint["channel_values"].items() if k != MESSAGES_CHANNEL}
             body["cp"] = self._dumps({**checkpoint, "channel_values": values})
-            body["refs"] = {MESSAGES_CHANNEL: entries_of(cast(list[BaseMessage], channel), known, self._dumps)}
+            body["refs"] = {MESSAGES_CHANNEL: entries_of(messages, known, self._dumps)}
         else:
             body["cp"] = self._dumps(checkpoint)
         body["md"] = self._dumps(stored_metadata)
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
         yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
         if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
-            messages = _channel_messages(checkpoint)
-            self._unviewed.put(thread_id, messages)
-            self._last_put.put(thread_id, checkpoint["id"])
-            stopped = self._stopped_at.get(thread_id) == checkpoint["id"]  # its run stopped (writes came first)
+            view = self._view(thread_id)
+            view.checkpoint, view.unviewed = checkpoint["id"], messages
+            stopped = view.stopped_at == checkpoint["id"]  # its run stopped (its writes came first)
             if stopped or _view_due(messages, str(stored_metadata.get("source", ""))):
-                self._stopped_at.drop(thread_id)
+                view.stopped_at = ""
                 yield from self._converse(thread_id)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
@@ -653,8 +661,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         conversation. New messages are those after the last one the conversation holds; when that one is no
         longer in the channel (a time-travel fork, a removed message), those the conversation's latest
         CONVERSATION_LOOKBACK do not hold. The checkpoints hold every message first: this is a view of them."""
-        messages = self._unviewed.get(thread_id)
-        self._unviewed.drop(thread_id)
+        view = self._view(thread_id)
+        messages, view.unviewed = view.unviewed, []
         if not messages:
             return
         sid = self.thread_session_id(thread_id)
@@ -687,6 +695,14 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             self._conversation_tail.put(thread_id, (str(messages[-1].id or ""), seq))
             return
         raise Conflict(f"langgraph: the conversation of thread {thread_id!r} kept moving")
+
+    def _view(self, thread_id: str) -> _View:
+        """What the thread's conversation view waits for (made empty when nothing yet)."""
+        view = self._views.get(thread_id)
+        if view is None:
+            view = _View()
+            self._views.put(thread_id, view)
+        return view
 
     def _known(self, thread_id: str) -> Known:
         """What this saver knows of the thread's conversation (made empty when it knows nothing yet)."""
@@ -762,16 +778,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         if entries is None:
             channel = (self._loads(body["cp"]).get("channel_values") or {}).get(MESSAGES_CHANNEL)
             return [str(m.id or "") for m in channel or [] if isinstance(m, BaseMessage)]
-        ids: list[str] = []
-        for entry in entries:
-            if entry[0] == INLINE:
-                ids.append(str(self._loads(list(entry[1:])).id or ""))
-                continue
-            run = conversation[entry[0] - 1 : entry[1]]
-            if len(run) != entry[1] - entry[0] + 1 or ids_digest(run) != entry[2]:
-                return None
-            ids += run
-        return ids
+        return channel_ids(
+            entries, lambda seq: conversation[seq - 1] if 0 < seq <= len(conversation) else None, self._loads
+        )
 
     def _put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
@@ -786,10 +795,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         key = _digest("w", ns, cid, task_id, repr(stored))
         yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key)
         if not ns and any(channel in STOPS for channel, _ in writes):  # the run stops: its conversation is shown
-            if self._last_put.get(thread_id) == cid:
+            view = self._view(thread_id)
+            if view.checkpoint == cid:
                 yield from self._converse(thread_id)
             else:  # LangGraph's background saves may put the checkpoint the run stopped at after its writes
-                self._stopped_at.put(thread_id, cid)
+                view.stopped_at = cid
 
     def _index_run(self, run_id: str, thread_id: str) -> Flow[None]:
         """Record that `run_id` has checkpoints in `thread_id` (once per pair), in the run's own session."""
@@ -823,7 +833,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             yield from ask(CALLS.delete_session, self.log_session_id(thread_id, n), owner=self.owner)
         yield from ask(CALLS.delete_session, self.thread_session_id(thread_id), owner=self.owner)
         self._generations.pop(thread_id, None)
-        for cache in (self._unviewed, self._conversation_tail, self._knowns, self._last_put, self._stopped_at):
+        for cache in (self._views, self._conversation_tail, self._knowns):
             cache.drop(thread_id)  # a thread made again under this id is another one
 
     def _copy_thread(self, source: str, target: str) -> Flow[None]:
@@ -1067,11 +1077,6 @@ def _channel_messages(checkpoint: Checkpoint) -> list[BaseMessage]:
     """The messages of a checkpoint's `messages` channel (none when it has no such channel)."""
     channel = (checkpoint.get("channel_values") or {}).get(MESSAGES_CHANNEL)
     return [m for m in channel if isinstance(m, BaseMessage)] if isinstance(channel, list) else []
-
-
-def _all_messages(channel: Any) -> bool:
-    """Whether a channel's value is a non-empty list of LangChain messages (kept by reference)."""
-    return isinstance(channel, list) and bool(channel) and all(isinstance(m, BaseMessage) for m in channel)
 
 
 def _view_due(messages: list[BaseMessage], source: str) -> bool:

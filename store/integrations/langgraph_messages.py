@@ -130,15 +130,35 @@ def line_of(records: Iterable[MessageRecord]) -> Line:
     return {r.seq: (message_id(r), m) for r in records if (m := _as_message(r)) is not None}
 
 
+def run_ids(ids_at: Callable[[int], str | None], first: int, last: int, digest: str) -> list[str] | None:
+    """The message ids at sequence numbers `first`..`last` (`ids_at`: None where there is none) when they are
+    exactly the run's (their digest is its digest), else None."""
+    ids = [ids_at(seq) for seq in range(first, last + 1)]
+    found = [i for i in ids if i is not None]
+    return found if len(found) == len(ids) and ids_digest(found) == digest else None
+
+
 def run_in(line: Line, first: int, last: int, digest: str) -> list[BaseMessage] | None:
     """The run's messages when `line` holds exactly them (copies: the caller may change them), else None."""
-    held = [line.get(seq) for seq in range(first, last + 1)]
-    if any(h is None for h in held):
+    if run_ids(lambda seq: line[seq][0] if seq in line else None, first, last, digest) is None:
         return None
-    found = [h for h in held if h is not None]
-    if ids_digest([mid for mid, _ in found]) != digest:
-        return None
-    return [m.model_copy(deep=True) for _, m in found]
+    return [line[seq][1].model_copy(deep=True) for seq in range(first, last + 1)]
+
+
+def channel_ids(
+    entries: Sequence[Entry], ids_at: Callable[[int], str | None], loads: Callable[[list[str]], Any]
+) -> list[str] | None:
+    """The message ids of the channel the entries stand for, its runs read through `ids_at`; None when a run
+    is not there."""
+    out: list[str] = []
+    for entry in entries:
+        if entry and entry[0] == INLINE:
+            out.append(str(loads(list(entry[1:])).id or ""))
+        elif (ids := run_ids(ids_at, entry[0], entry[1], entry[2])) is not None:
+            out += ids
+        else:
+            return None
+    return out
 
 
 def rebuild(
