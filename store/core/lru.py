@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -23,6 +24,17 @@ class Lru(Generic[V]):
             value = self._items.get(key)
             if value is not None:
                 self._items.move_to_end(key)
+            return value
+
+    def get_or_make(self, key: str, make: Callable[[], V]) -> V:
+        """The value of `key`, made by `make` and kept when there is none (at once: two callers get one)."""
+        with self._lock:
+            value = self._items.get(key)
+            if value is None:
+                value = self._items[key] = make()
+                while len(self._items) > self._size:
+                    self._items.popitem(last=False)
+            self._items.move_to_end(key)
             return value
 
     def put(self, key: str, value: V) -> None:

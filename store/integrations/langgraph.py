@@ -698,19 +698,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     def _view(self, thread_id: str) -> _View:
         """What the thread's conversation view waits for (made empty when nothing yet)."""
-        view = self._views.get(thread_id)
-        if view is None:
-            view = _View()
-            self._views.put(thread_id, view)
-        return view
+        return self._views.get_or_make(thread_id, _View)
 
     def _known(self, thread_id: str) -> Known:
         """What this saver knows of the thread's conversation (made empty when it knows nothing yet)."""
-        known = self._knowns.get(thread_id)
-        if known is None:
-            known = Known()
-            self._knowns.put(thread_id, known)
-        return known
+        return self._knowns.get_or_make(thread_id, Known)
 
     def _rebuilt(self, thread_id: str, body: dict[str, Any]) -> Flow[Checkpoint]:
         """A stored checkpoint with its `messages` channel rebuilt from its entries: each run of the

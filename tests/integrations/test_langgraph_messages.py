@@ -60,3 +60,21 @@ def test_what_a_saver_knows_of_a_thread_is_bounded(monkeypatch: Any) -> None:
     known.learn(record(i, HumanMessage(f"m{i}", id=f"id{i}")) for i in range(1, 9))
     assert sorted(known.by_seq) == [4, 5, 6, 7, 8] and "id1" not in known.by_id and known.by_id["id8"] == 8
     assert known.seq_of(HumanMessage("m2", id="id2")) is None and known.seq_of(HumanMessage("m7", id="id7")) == 7
+
+
+def test_a_bounded_map_makes_a_missing_value_once_and_drops_the_least_recent() -> None:
+    from store.core.lru import Lru
+
+    made: list[str] = []
+
+    def make(name: str) -> list[str]:
+        made.append(name)
+        return [name]
+
+    lru: Lru[list[str]] = Lru(2)
+    first = lru.get_or_make("a", lambda: make("a"))
+    assert lru.get_or_make("a", lambda: make("again")) is first and made == ["a"]
+    lru.get_or_make("b", list)
+    lru.get("a")  # used: "b" is now the least recent
+    lru.get_or_make("c", list)
+    assert lru.get("b") is None and lru.get("a") is first and len(lru) == 2
