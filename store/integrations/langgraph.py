@@ -36,7 +36,6 @@ Install with `pip install agent-session-store[langgraph]`.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hashlib
 import random
@@ -69,6 +68,7 @@ from store.core.scoped_ids import scoped_id
 from store.core.steps import Stepper
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
+from store.integrations.langgraph_held import Held, HeldWrites, finish_all
 from store.integrations.langgraph_messages import (
     Known,
     channel_ids,
@@ -78,6 +78,7 @@ from store.integrations.langgraph_messages import (
     rebuild,
     runs,
 )
+from store.integrations.langgraph_values import dumps_value, loads_value
 from store.models import MessageRecord
 from store.session_store import APPEND_MAX, SessionStore
 
@@ -95,6 +96,7 @@ PAGE = 200
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 LOCK_STALE = timedelta(minutes=15)
 VIEW_BATCH = 16  # messages since the last answer that are written to the conversation view without waiting for it
+FOLDED = "pw"  # a checkpoint record's field: the writes put for its parent just before it (langgraph_held)
 STOPS = frozenset({"__error__", "__interrupt__"})  # writes after which a run stops: its view is written then
 
 
@@ -201,6 +203,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._locks: dict[str, threading.Lock] = {}
         self._async_locks: dict[tuple[int, str], asyncio.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._held = HeldWrites()  # task writes waiting for their step's checkpoint
 
     # ------------------------------------------------------------ running flows
 
@@ -393,7 +396,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     )
                     if guess and not records and page.items and page.items[0].role == SEAL:
                         break  # generation 0 was rewritten: the thread's state names the current one
-                    records += [r for r in page.items if r.role != SEAL]
+                    records += _unfolded([r for r in page.items if r.role != SEAL], newest_first)
                     cursor = page.next_cursor
                     if cursor is None or (enough is not None and enough(records)):
                         return records
@@ -404,12 +407,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------ decoding
 
-    def _dumps(self, value: Any) -> list[str]:
-        kind, data = self.serde.dumps_typed(value)
-        return [kind, base64.b64encode(data).decode()]
+    def _dumps(self, value: Any) -> list[Any]:
+        return dumps_value(self.serde, value)
 
-    def _loads(self, stored: list[str]) -> Any:
-        return self.serde.loads_typed((stored[0], base64.b64decode(stored[1])))
+    def _loads(self, stored: list[Any]) -> Any:
+        return loads_value(self.serde, stored)
 
     def _tuple(self, thread_id: str, record: MessageRecord, writes: list[MessageRecord]) -> Flow[CheckpointTuple]:
         """The checkpoint's tuple as LangGraph reads it (its `messages` channel rebuilt, `_rebuilt`)."""
@@ -431,7 +433,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _pending(self, records: list[MessageRecord]) -> list[tuple[str, str, Any]]:
         """The writes of `records` (in log order) as LangGraph reads them: one per (task, index), the first
         for a regular channel, the last for a special one (errors, interrupts), in `writes_sort_key` order."""
-        chosen: dict[tuple[str, int], tuple[str, str, int, str, list[str]]] = {}
+        chosen: dict[tuple[str, int], tuple[str, str, int, str, list[Any]]] = {}
         for record in records:
             body = record.content
             for idx, channel, value in body["w"]:
@@ -460,6 +462,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             writes: list[MessageRecord] = []
             for record in records:
                 if _is_checkpoint(record) and record.content["ns"] == ns:
+                    self._held.seen(thread_id, ns, record.content["id"])  # (writes for it need not wait for it)
                     mine = [w for w in reversed(writes) if w.content["cp"] == record.content["id"]]
                     return (yield from self._tuple(thread_id, record, mine))
                 if _is_writes(record) and record.content["ns"] == ns:
@@ -585,7 +588,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------ writing
 
-    def _append(self, thread_id: str, messages: list[dict[str, Any]], key: str | None) -> Flow[list[MessageRecord]]:
+    def _append(
+        self, thread_id: str, messages: list[dict[str, Any]], key: str | None, also: Sequence[str] = ()
+    ) -> Flow[list[MessageRecord]]:
         """Append to the thread's log as of the sequence number last seen there (no idempotency claim: the
         position is the guard, and what this saver already appended there under `key` is not appended
         again); when the log moved (another writer's progress), learn where it is now (or, when it
@@ -617,14 +622,21 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     self._last_seq[sid] = tail[-1].seq if tail else 0
                 continue
             self._last_seq[sid] = max(self._last_seq.get(sid, 0), records[-1].seq)
-            if key is not None:
-                self._appended.put(f"{sid}\x00{key}", True)
+            for appended in [key, *also] if key is not None else also:
+                self._appended.put(f"{sid}\x00{appended}", True)
             return list(records)
         raise Conflict(f"langgraph: the log of thread {thread_id!r} kept moving; nothing was written")
 
     def _put(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        folded: Sequence[Held] = (),
     ) -> Flow[RunnableConfig]:
+        """Append the checkpoint to the thread's log, with the writes `folded` into its record (the writes
+        put for its parent just before it, `langgraph_held`: read back as records of their own, `_unfolded`),
+        then the thread's conversation view when it is due."""
         thread_id = str(config["configurable"]["thread_id"])
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         parent = get_checkpoint_id(config)
@@ -643,8 +655,14 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         else:
             body["cp"] = self._dumps(checkpoint)
         body["md"] = self._dumps(stored_metadata)
+        if folded:
+            body[FOLDED] = [held.body for held in folded]
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
-        yield from self._append(thread_id, [message], _digest("c", ns, checkpoint["id"]))
+        key = _digest("c", ns, checkpoint["id"])
+        written = yield from self._append(thread_id, [message], key, also=[held.key for held in folded])
+        if folded and not written:  # the checkpoint was stored already (a put sent again): its writes alone
+            for held in folded:
+                yield from self._append(thread_id, [{"role": writes_role(ns), "content": held.body}], held.key)
         if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
             view = self._view(thread_id)
             view.checkpoint, view.unviewed = checkpoint["id"], messages
@@ -774,17 +792,41 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             entries, lambda seq: conversation[seq - 1] if 0 < seq <= len(conversation) else None, self._loads
         )
 
-    def _put_writes(
+    def _writes_record(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
-    ) -> Flow[None]:
-        thread_id = str(config["configurable"]["thread_id"])
+    ) -> tuple[dict[str, Any], str]:
+        """The record body of a task's writes for the checkpoint `config` names, and its key."""
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         cid = str(config["configurable"]["checkpoint_id"])
         stored = [
             [WRITES_IDX_MAP.get(channel, i), channel, self._dumps(value)] for i, (channel, value) in enumerate(writes)
         ]
         body = {"ns": ns, "cp": cid, "task": task_id, "path": task_path, "w": stored}
-        key = _digest("w", ns, cid, task_id, repr(stored))
+        return body, _digest("w", ns, cid, task_id, repr(stored))
+
+    def _hold(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> Held | None:
+        """The writes held for the checkpoint that follows them (`langgraph_held`; writes after which the run
+        stops only until the checkpoint they were put for is stored); None for a call that names no checkpoint."""
+        if not writes or not config["configurable"].get("checkpoint_id"):
+            return None
+        body, key = self._writes_record(config, writes, task_id, task_path)
+        thread_id = str(config["configurable"]["thread_id"])
+        fold = not any(channel in STOPS for channel, _ in writes)
+        return self._held.hold(Held(thread_id, body["ns"], body["cp"], body, key, loop, fold=fold))
+
+    def _put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> Flow[None]:
+        thread_id = str(config["configurable"]["thread_id"])
+        body, key = self._writes_record(config, writes, task_id, task_path)
+        ns, cid = body["ns"], body["cp"]
         yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key)
         if not ns and any(channel in STOPS for channel, _ in writes):  # the run stops: its conversation is shown
             view = self._view(thread_id)
@@ -1010,8 +1052,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        with self._lock(str(config["configurable"]["thread_id"])):
-            return self._run_sync(self._put(config, checkpoint, metadata))
+        thread_id, ns, parent = _checkpoint_of(config)
+        self._held.begin(thread_id, ns, checkpoint["id"])
+        taken = self._held.take(thread_id, ns, parent, None)  # the step's writes waiting for it
+        try:
+            with self._lock(thread_id):
+                result = self._run_sync(self._put(config, checkpoint, metadata, taken))
+        except BaseException as exc:
+            finish_all(taken, exc)
+            raise
+        finally:
+            self._held.end(thread_id, ns, checkpoint["id"])
+        finish_all(taken, None)
+        return result
 
     async def aput(
         self,
@@ -1020,18 +1073,52 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        async with self._async_lock(str(config["configurable"]["thread_id"])):
-            return await self._run_async(self._put(config, checkpoint, metadata))
+        thread_id, ns, parent = _checkpoint_of(config)
+        self._held.begin(thread_id, ns, checkpoint["id"])
+        taken = self._held.take(thread_id, ns, parent, asyncio.get_running_loop())
+        try:
+            async with self._async_lock(thread_id):
+                result = await self._run_async(self._put(config, checkpoint, metadata, taken))
+        except BaseException as exc:
+            finish_all(taken, exc)
+            raise
+        finally:
+            self._held.end(thread_id, ns, checkpoint["id"])
+        finish_all(taken, None)
+        return result
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
+        held = self._hold(config, writes, task_id, task_path, None)
+        if held is not None:
+            while (left := self._held.left(held)) > 0 and not held.done.wait(left):
+                pass
+            if not self._held.release(held):  # its checkpoint took it: stored with it
+                held.done.wait()
+                if held.error is not None:
+                    raise held.error
+                return
         with self._lock(str(config["configurable"]["thread_id"])):
             self._run_sync(self._put_writes(config, writes, task_id, task_path))
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
+        held = self._hold(config, writes, task_id, task_path, asyncio.get_running_loop())
+        if held is not None:
+            try:
+                while (left := self._held.left(held)) > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(held.done_async.wait(), left)
+                        break
+            finally:  # (cancelled while waiting: no longer waiting)
+                mine = self._held.release(held)
+            if not mine:  # its checkpoint took it: stored with it
+                await held.done_async.wait()
+                if held.error is not None:
+                    raise held.error
+                return
         async with self._async_lock(str(config["configurable"]["thread_id"])):
             await self._run_async(self._put_writes(config, writes, task_id, task_path))
 
@@ -1091,8 +1178,33 @@ def _checkpoint_mid(ns: str, cid: str) -> str:
 
 
 def _as_message(record: MessageRecord) -> dict[str, Any]:
-    """A stored record as a message to append elsewhere (same role, id and content)."""
+    """A stored record as a message to append elsewhere (same role, id and content; a record `_unfolded`
+    made has no id of its own)."""
+    if not record.id:
+        return {"role": record.role, "content": record.content}
     return {"role": record.role, "id": record.id, "content": record.content}
+
+
+def _unfolded(records: list[MessageRecord], newest_first: bool) -> list[MessageRecord]:
+    """The log's records as if each write folded into a checkpoint's record (`_put`) were a record of its
+    own, just before that checkpoint (in the order asked; it has the checkpoint's seq and no id)."""
+    out: list[MessageRecord] = []
+    for record in records:
+        folded = record.content.get(FOLDED) if _is_checkpoint(record) else None
+        if not folded:
+            out.append(record)
+            continue
+        body = {k: v for k, v in record.content.items() if k != FOLDED}
+        writes = [record.model_copy(update={"role": writes_role(w["ns"]), "content": w, "id": ""}) for w in folded]
+        checkpoint = record.model_copy(update={"content": body})
+        out += [checkpoint, *reversed(writes)] if newest_first else [*writes, checkpoint]
+    return out
+
+
+def _checkpoint_of(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """(thread, namespace, parent checkpoint id) of a `put`'s config."""
+    conf = config["configurable"]
+    return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), get_checkpoint_id(config)
 
 
 def _latest_per_namespace(records: list[MessageRecord]) -> list[MessageRecord]:

@@ -90,7 +90,7 @@ class Known:
         return seq if mid == message.id and held == message else None
 
 
-def entries_of(messages: Sequence[BaseMessage], known: Known, dumps: Callable[[Any], list[str]]) -> list[Entry]:
+def entries_of(messages: Sequence[BaseMessage], known: Known, dumps: Callable[[Any], list[Any]]) -> list[Entry]:
     """The channel `messages` as entries: runs of consecutive sequence numbers of the conversation, and
     inline the messages it does not hold."""
     entries: list[Entry] = []
@@ -146,7 +146,7 @@ def run_in(line: Line, first: int, last: int, digest: str) -> list[BaseMessage] 
 
 
 def channel_ids(
-    entries: Sequence[Entry], ids_at: Callable[[int], str | None], loads: Callable[[list[str]], Any]
+    entries: Sequence[Entry], ids_at: Callable[[int], str | None], loads: Callable[[list[Any]], Any]
 ) -> list[str] | None:
     """The message ids of the channel the entries stand for, its runs read through `ids_at`; None when a run
     is not there."""
@@ -162,7 +162,7 @@ def channel_ids(
 
 
 def rebuild(
-    entries: Sequence[Entry], lines: Sequence[Line], loads: Callable[[list[str]], Any]
+    entries: Sequence[Entry], lines: Sequence[Line], loads: Callable[[list[Any]], Any]
 ) -> list[BaseMessage] | None:
     """The channel the entries stand for, each run read from the first of `lines` that holds it; None when
     none holds one of them."""

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import CapabilityReport
@@ -373,7 +373,7 @@ def test_a_new_checkpointer_resumes_a_thread_from_its_log_and_conversation_and_f
     assert len(latest.values["messages"]) == 8
 
 
-def _chat_graph(saver: SessionStoreSaver, *, fail: bool = False) -> Any:
+def _chat_graph(saver: Any, *, fail: bool = False) -> Any:
     """A scripted tool-calling agent (model, tools, model), a super-step each; `fail`: the tool raises."""
 
     @tool
@@ -402,9 +402,10 @@ def _chat_graph(saver: SessionStoreSaver, *, fail: bool = False) -> Any:
 def test_a_super_step_is_one_two_item_transaction_and_the_conversation_is_written_at_the_answer(
     dyn: Any, dynamodb_client: Any
 ) -> None:
-    """Each checkpoint and each task's writes is one append of two items (the log's head and the record: no
-    idempotency claim), and the turn's four messages reach the thread's conversation in one append, at the
-    answer; a new checkpointer resumes the whole conversation from the checkpoints."""
+    """Each checkpoint is one append of two items (the log's head and the record: no idempotency claim), the
+    writes of the task that led to it inside its record (no write of their own), and the turn's four messages
+    reach the thread's conversation in one append, at the answer; a new checkpointer resumes the whole
+    conversation from the checkpoints."""
     saver = SessionStoreSaver(dyn.store, owner="ada")
     calls: list[str] = []
 
@@ -431,7 +432,8 @@ def test_a_super_step_is_one_two_item_transaction_and_the_conversation_is_writte
     finally:
         dynamodb_client.meta.events.unregister(event, record)
     transactions = [[next(iter(a.values())) for a in w["TransactItems"]] for w in written]
-    assert len(transactions) == len(calls) + 1 and calls.count("put") >= 4  # every put and put_writes, one view
+    assert calls.count("put") >= 4 and calls.count("put_writes") >= 3
+    assert len(transactions) == calls.count("put") + 1  # every put (with the writes before it) and one view
     assert all(len(items) == 2 for items in transactions), [len(items) for items in transactions]
     thread = saver.thread_session_id("weather")
     views = [t for t in transactions if any(a.get("Item", {}).get("sid", {}).get("S") == thread for a in t)]
@@ -550,3 +552,145 @@ def test_two_processes_taking_turns_on_a_thread_read_each_others_messages(backen
     saver = SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner)
     conversation = backend.call(store, "list_messages", saver.thread_session_id("shared"), owner="ada").items
     assert [c.content["data"]["id"] for c in conversation] == [m.id for m in done["messages"]]
+
+
+def _plain(value: Any) -> Any:
+    """A write's or a channel's value as two checkpointers can compare it (ids and objects apart)."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, BaseMessage):
+        return (value.type, value.content)
+    return type(value).__name__
+
+
+def _shapes(saver: Any, config: Any) -> list[tuple[Any, ...]]:
+    """Every checkpoint of the thread, newest first: its step, source, messages and pending writes (as a
+    sorted list: task ids differ between checkpointers)."""
+    return [
+        (
+            t.metadata.get("step"),
+            t.metadata.get("source"),
+            _plain(t.checkpoint["channel_values"].get("messages", [])),
+            sorted(((channel, repr(_plain(v))) for _, channel, v in t.pending_writes), key=repr),
+        )
+        for t in saver.list(config)
+    ]
+
+
+def test_a_tasks_writes_folded_into_the_next_checkpoint_read_back_as_its_parents_pending_writes(
+    backend: Backend,
+) -> None:
+    """A task's writes stored in the record of the checkpoint that followed them (one write, not two) read
+    back as every checkpointer gives them, LangGraph's own `InMemorySaver` included: the pending writes of
+    the checkpoint they were put for, never of the one that holds them; and so after a copy into a thread
+    that exists (each becomes a record of its own), after `delete_for_runs` of the run that holds them (the
+    writes of a checkpoint kept stay), and after `prune`."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    reference: Any = InMemorySaver()
+    trip: Any = {"configurable": {"thread_id": "trip"}}
+    chat: Any = {"configurable": {"thread_id": "chat"}}
+    for checkpointer in (saver, reference):
+        travel: Any = travel_graph().compile(checkpointer=checkpointer)
+        travel.invoke({"messages": [HumanMessage("Book me a flight to Lisbon")]}, {**trip, "run_id": _run(1)})
+        travel.invoke(Command(resume="yes"), {**trip, "run_id": _run(2)})
+        for turn in range(2):
+            _chat_graph(checkpointer).invoke({"messages": [HumanMessage(f"Weather {turn}?")]}, chat)
+    for config in (trip, chat):
+        assert _shapes(saver, config) == _shapes(reference, config)
+    log = backend.call(store, "list_messages", saver.log_session_id("chat", 0), limit=1000, owner="ada").items
+    folded = [r for r in log if r.role.startswith("lg.c.") and r.content.get("pw")]
+    assert len(folded) >= 6 and not [r for r in log if r.role.startswith("lg.w.")]  # every write was folded
+    assert all(w["cp"] == r.content["parent"] for r in folded for w in r.content["pw"])
+
+    before = _shapes(saver, trip)
+    saver.copy_thread("trip", "chat")  # into a thread that exists: appended to its log
+    assert _shapes(saver, chat) == before + _shapes(reference, chat)
+    runs = [t.metadata.get("run_id") for t in saver.list(trip)]
+    saver.delete_for_runs([_run(2)])
+    assert _shapes(saver, trip) == [s for s, run in zip(before, runs, strict=True) if run != _run(2)]
+    assert any(writes for *_, writes in _shapes(saver, trip))
+    chat_before = _shapes(saver, chat)
+    saver.prune(["chat"], strategy="keep_latest")
+    assert _shapes(saver, chat) == chat_before[:1]
+
+
+def _run(n: int) -> str:
+    return f"00000000-0000-4000-8000-{n:012}"
+
+
+def test_an_async_run_folds_its_writes_too(backend: Backend) -> None:
+    """`ainvoke` (aput_writes, aput on one event loop) folds a task's writes into the next checkpoint as the
+    sync methods do, with the same pending writes as LangGraph's own `InMemorySaver`."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    reference = InMemorySaver()
+    chat: Any = {"configurable": {"thread_id": "chat"}}
+    for checkpointer in (saver, reference):
+        for turn in range(2):
+            backend.run(_chat_graph(checkpointer).ainvoke({"messages": [HumanMessage(f"Weather {turn}?")]}, chat))
+    assert _shapes(saver, chat) == _shapes(reference, chat)
+    log = backend.call(store, "list_messages", saver.log_session_id("chat", 0), limit=1000, owner="ada").items
+    assert len([r for r in log if r.role.startswith("lg.c.") and r.content.get("pw")]) >= 6
+
+
+def _child_of(thread: str, parent: str) -> tuple[Any, Any]:
+    """The config a put of a child of `parent` is given, and a new checkpoint."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": parent}}
+    return config, empty_checkpoint()
+
+
+def test_writes_taken_by_a_checkpoint_whose_put_fails_fail_with_it_and_nothing_is_written(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `put_writes` call whose writes a checkpoint took raises what that checkpoint's put raised, and the
+    log holds neither (the call may be made again: its writes are then written on their own)."""
+    import threading
+
+    from store.errors import StoreUnavailable
+
+    store = backend.make()
+    saver = SessionStoreSaver(store, owner="ada", runner=backend.runner)
+    parent = _checkpoint(saver, "t", None, 0)
+    writes_config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": parent}}
+    raised: list[BaseException] = []
+
+    def put_writes() -> None:
+        try:
+            saver.put_writes(writes_config, [("messages", [AIMessage("hello", id="m1")])], "task-1")
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=put_writes)
+    worker.start()
+    deadline = time.monotonic() + 5
+    while not saver._held._waiting and time.monotonic() < deadline:
+        time.sleep(0.001)
+    failure = StoreUnavailable("the store is down")
+    perform = saver._perform_sync
+
+    def failing(step: Any) -> Any:
+        if step.method == "append_messages" and any("pw" in m.get("content", {}) for m in step.args[1]):
+            raise failure
+        return perform(step)
+
+    monkeypatch.setattr(saver, "_perform_sync", failing)
+    config, checkpoint = _child_of("t", parent)
+    with pytest.raises(StoreUnavailable):
+        saver.put(config, checkpoint, {"source": "loop", "step": 1, "parents": {}}, {})
+    worker.join(5)
+    assert raised == [failure]
+    log = backend.call(store, "list_messages", saver.log_session_id("t", 0), owner="ada").items
+    assert [r.content.get("id") for r in log] == [parent]
+    monkeypatch.setattr(saver, "_perform_sync", perform)
+    saver.put_writes(writes_config, [("messages", [AIMessage("hello", id="m1")])], "task-1")
+    found = saver.get_tuple(writes_config)
+    assert found is not None and [(c, [m.content for m in v]) for _, c, v in found.pending_writes] == [
+        ("messages", ["hello"])
+    ]
