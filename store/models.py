@@ -165,6 +165,7 @@ class FullSession(BaseModel):
     messages: list[MessageRecord]
     state: StateSnapshot | None = None
     states: dict[str, StateSnapshot | None] = Field(default_factory=dict)  # `with_states`: by session id
+    sessions: dict[str, Session | None] = Field(default_factory=dict)  # `with_states`: the sessions themselves
 
 
 class Checkpoint(BaseModel):

@@ -67,13 +67,18 @@ def load_full(
     """`last`: only the last N messages (with `since_compaction`, no earlier than the compaction), widened
     so that every tool result has its call; `after_seq_at`: a dotted path into the state holding the sequence
     number after which messages are read (a framework's own window); `with_states`: up to 4 other sessions of
-    the caller whose states are read in the same instant (`states`, by id: null when absent)."""
+    the caller whose states are read in the same instant (`states`, and the sessions themselves in `sessions`,
+    by id: null when absent)."""
     me = caller(router.current_event)
     full = me.store.load_full(
         session_id, since_compaction=since_compaction, last=last, after_seq_at=after_seq_at, with_states=with_states
     )
     return ViewedFull(
-        session=full.session, messages=[viewed(m) for m in full.messages], state=full.state, states=full.states
+        session=full.session,
+        messages=[viewed(m) for m in full.messages],
+        state=full.state,
+        states=full.states,
+        sessions=full.sessions,
     )
 
 

@@ -247,12 +247,13 @@ def load_full(http: HttpBackend, r: rq.LoadFull) -> FullSession:
     others = [sid for sid, _ in r.with_states]
     query = _query(since_compaction=r.since_compaction, last=r.last, after_seq_at=r.after_seq_at, with_states=others)
     full = http.call(r, "GET", _in(r, "full"), query=query)
-    states = full.get("states") or {}
+    states, sessions = full.get("states") or {}, full.get("sessions") or {}
     return FullSession(
         session=Session.model_validate(full["session"]),
         messages=_records(full["messages"]),
         state=None if full.get("state") is None else StateSnapshot.model_validate(full["state"]),
         states={sid: None if states.get(sid) is None else StateSnapshot.model_validate(states[sid]) for sid in others},
+        sessions={sid: None if sessions.get(sid) is None else Session.model_validate(sessions[sid]) for sid in others},
     )
 
 

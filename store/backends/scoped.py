@@ -98,6 +98,10 @@ class ScopedBackend(Backend):
         full.states = {
             other: next((s for c in ids if (s := full.states.get(c)) is not None), None) for other, ids in named.items()
         }
+        full.sessions = {
+            other: localized(self.owner, next((h for c in ids if (h := full.sessions.get(c)) is not None), None))
+            for other, ids in named.items()
+        }
         return full
 
     def _execute(self, request: rq.Request[R]) -> R:

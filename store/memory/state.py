@@ -9,7 +9,7 @@ from store.core.slots import INTERRUPT_SLOT, records_slot
 from store.core.windows import Widening, state_position, window_start
 from store.errors import SessionNotFound
 from store.memory.core import MemoryCore, SessionEntry
-from store.models import FullSession, StateSnapshot
+from store.models import FullSession, Session, StateSnapshot
 from store.requests import (
     ClearInterrupt,
     LoadFull,
@@ -80,17 +80,22 @@ class MemoryState(MemoryCore):
             window = Widening(entry.messages[lo - 1 :])
             window.take(entry.messages[i] for i in range(lo - 2, -1, -1))  # older, newest first, no copy
             states: dict[str, StateSnapshot | None] = {}
+            sessions: dict[str, Session | None] = {}
             for other, owner in request.with_states:
                 try:
-                    found = self._need(other, request.owner if owner is None else owner).state
+                    other_entry = self._need(other, request.owner if owner is None else owner)
                 except SessionNotFound:
-                    found = None
+                    states[other] = sessions[other] = None
+                    continue
+                found = other_entry.state
                 states[other] = found.model_copy(deep=True) if found else None
+                sessions[other] = other_entry.session.model_copy(deep=True)
             return FullSession(
                 session=session.model_copy(deep=True),
                 messages=[m.model_copy(deep=True) for m in window.window()],
                 state=entry.state.model_copy(deep=True) if entry.state else None,
                 states=states,
+                sessions=sessions,
             )
 
     def save_interrupt(self, request: SaveInterrupt) -> None:

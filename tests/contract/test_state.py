@@ -128,8 +128,9 @@ def test_stored_values_are_copies(store: SessionStore, session_id: str) -> None:
 
 
 def test_load_full_reads_other_sessions_states_in_the_same_request(store: SessionStore) -> None:
-    """`with_states`: the states of up to 4 other sessions of the caller, read with the session's own (None
-    for one without a state, absent, or another owner's); bad names are InvalidInput, before any read."""
+    """`with_states`: the states of up to 4 other sessions of the caller, and those sessions, read with the
+    session's own (a state None for one without a state, both None for one absent or another owner's); bad
+    names are InvalidInput, before any read."""
     main = store.create_session("alice").id
     plans = store.create_session("alice").id
     store.save_state(plans, {"trip": "Lisbon"}, owner="alice")
@@ -144,6 +145,16 @@ def test_load_full_reads_other_sessions_states_in_the_same_request(store: Sessio
     assert found is not None and found.state == {"trip": "Lisbon"} and found.version == 1
     assert full.states[empty] is None and full.states[bobs] is None and full.states["ghost"] is None
     assert store.load_full(main, owner="alice").states == {}
+    # the sessions themselves, as get_session gives them (their last sequence number, say), in the same instant
+    store.append_messages(
+        plans, [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}], owner="alice"
+    )
+    full = store.load_full(main, with_states=[plans, empty, bobs, "ghost"], owner="alice")
+    assert set(full.sessions) == {plans, empty, bobs, "ghost"}
+    assert full.sessions[plans] == store.get_session(plans, owner="alice")
+    assert full.sessions[plans] is not None and full.sessions[plans].last_seq == 2
+    assert full.sessions[empty] is not None and full.sessions[empty].id == empty
+    assert full.sessions[bobs] is None and full.sessions["ghost"] is None
     assert type(full).model_validate_json(full.model_dump_json()) == full
     bads: list[Any] = [[plans, empty, bobs, "ghost", "fifth"], [plans, plans], "plans", [1], {plans: 7}]
     for bad in bads:

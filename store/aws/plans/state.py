@@ -32,7 +32,7 @@ from store.core.slots import records_slot
 from store.core.timeutil import iso
 from store.core.windows import Widening, state_position, window_start
 from store.errors import SessionNotFound
-from store.models import FullSession, StateSnapshot
+from store.models import FullSession, Session, StateSnapshot
 from store.requests import (
     ClearInterrupt,
     LoadFull,
@@ -193,7 +193,7 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
     found = ([r.get("Item") for r in resp.get("Responses", [])] + [None] * len(gets))[: len(gets)]
     head_found, state_found = found[0], found[1]
     head = yield from live_head(ctx, session_id, head_found, owner)
-    states = yield from other_states(ctx, request, found[2:])
+    states, others = yield from other_states(ctx, request, found[2:])
     session = head.session
     after = None
     if request.after_seq_at is not None and state_found is not None:  # the state says where the window starts
@@ -214,23 +214,28 @@ def load_full(ctx: Context, request: LoadFull) -> Plan[FullSession]:
         messages=window.window(),
         state=state_from_item(resolved[0]) if state_items else None,
         states=states,
+        sessions=others,
     )
 
 
-def other_states(ctx: Context, request: LoadFull, found: list[Item | None]) -> Plan[dict[str, StateSnapshot | None]]:
-    """The states of the sessions `with_states` names, from their head and state items (in that order, read
-    in load_full's transaction): None for a session absent to its owner, or with no state; a Conflict for
-    one whose transcript is still being copied in, as `load_state` says."""
+def other_states(
+    ctx: Context, request: LoadFull, found: list[Item | None]
+) -> Plan[tuple[dict[str, StateSnapshot | None], dict[str, Session | None]]]:
+    """The states of the sessions `with_states` names, and those sessions, from their head and state items
+    (in that order, read in load_full's transaction): None for a session absent to its owner (and for a state
+    not saved); a Conflict for one whose transcript is still being copied in, as `load_state` says."""
     states: dict[str, StateSnapshot | None] = {}
+    sessions: dict[str, Session | None] = {}
     for (other, owner), head_item, state_item_found in zip(request.with_states, found[::2], found[1::2], strict=True):
         try:
-            yield from live_head(ctx, other, head_item, request.owner if owner is None else owner)
+            head = yield from live_head(ctx, other, head_item, request.owner if owner is None else owner)
         except SessionNotFound:
-            states[other] = None
+            states[other] = sessions[other] = None
             continue
+        sessions[other] = head.session
         resolved = yield from resolve_one(ctx, state_item_found)
         states[other] = state_from_item(resolved) if resolved is not None else None
-    return states
+    return states, sessions
 
 
 def put_child(ctx: Context, session_id: str, owner: str | None, sk: str, value: Any, what: str) -> Plan[None]:
