@@ -11,11 +11,17 @@ How LangGraph's records map onto the store (owner: `owner`, or "langgraph"):
 - a thread is a store session, `scoped_id(owner, thread_id)` (so the owner reads it over HTTP under the
   thread's id); its state names the generation of the thread's log, `<thread>.g<n>`, another session;
 - the log's transcript holds, in order, one message per checkpoint (role `lg.c.<namespace digest>`: the
-  checkpoint with its channel values and its metadata, serialized by LangGraph's serde) and one per
-  `put_writes` call (role `lg.w.<namespace digest>`), each appended with `expected_seq` (the log's position
+  checkpoint with its channel values and its metadata, each value as JSON when it reads back exactly, else
+  through LangGraph's serde: `langgraph_values`), the writes of the step's tasks in it (`put_writes` waits a
+  moment for the checkpoint that follows it: `langgraph_held`), and one message per `put_writes` call no
+  checkpoint took (role `lg.w.<namespace digest>`), each appended with `expected_seq` (the log's position
   is the guard: a rewrite of the log never loses a write, see below; a call this saver made already is not
   appended again), so an append is one transaction of two items. A put never rewrites an earlier
   checkpoint; bodies over the item limit go to S3 through the store's spill;
+- at a run's end (its answer, or the writes after which it stops) the log's state says its tail: the latest
+  root checkpoint and its pending writes as of the log's last sequence number (`_Tail`), in the same
+  transaction; a new process then reads the thread in one `load_full` (`_resumed`), and reads the log only
+  when the log has moved since;
 - the thread's conversation (its own session) is a view of the root graph's `messages` channel, written
   when the run answers (an AI message without tool calls), stops (an interrupt, an error), has VIEW_BATCH
   messages since its last answer, or starts after a run that stopped short: a turn's messages in one
@@ -40,6 +46,7 @@ import contextlib
 import hashlib
 import random
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -96,6 +103,8 @@ PAGE = 200
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 LOCK_STALE = timedelta(minutes=15)
 VIEW_BATCH = 16  # messages since the last answer that are written to the conversation view without waiting for it
+WRITES_WAIT = 0.02  # seconds a step's checkpoint waits at most for its tasks' writes to arrive (`_follows_writes`)
+WRITES_POLL = 0.001  # seconds between looks for them
 FOLDED = "pw"  # a checkpoint record's field: the writes put for its parent just before it (langgraph_held)
 STOPS = frozenset({"__error__", "__interrupt__"})  # writes after which a run stops: its view is written then
 
@@ -160,6 +169,9 @@ def _is_writes(record: MessageRecord) -> bool:
     return record.role.startswith("lg.w.")
 
 
+ROOT_CHECKPOINT, ROOT_WRITES = checkpoint_role(""), writes_role("")
+
+
 @dataclass
 class _View:
     """What a thread's conversation view waits for: the latest root checkpoint this saver put and its
@@ -169,6 +181,22 @@ class _View:
     checkpoint: str = ""
     unviewed: list[BaseMessage] = field(default_factory=list)
     stopped_at: str = ""
+    tail: _Tail | None = None  # the log from its latest root checkpoint on, as this saver appended it
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The thread's log from its latest root checkpoint to its end: that checkpoint's record body (without
+    the writes folded into it, which are its parent's), the bodies of the root writes put for it after it,
+    and the log's last sequence number. What a resume needs, kept in the log's state at a run's end."""
+
+    checkpoint: dict[str, Any]
+    writes: tuple[dict[str, Any], ...]
+    seq: int
+
+    def snapshot(self) -> dict[str, Any]:
+        """The log's state that says this tail (`_resumed` reads it back, with the log's last sequence number)."""
+        return {"seq": self.seq, "checkpoint": self.checkpoint, "writes": list(self.writes)}
 
 
 class SessionStoreSaver(BaseCheckpointSaver[str]):
@@ -413,9 +441,12 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _loads(self, stored: list[Any]) -> Any:
         return loads_value(self.serde, stored)
 
-    def _tuple(self, thread_id: str, record: MessageRecord, writes: list[MessageRecord]) -> Flow[CheckpointTuple]:
-        """The checkpoint's tuple as LangGraph reads it (its `messages` channel rebuilt, `_rebuilt`)."""
-        body = record.content
+    def _tuple(
+        self, thread_id: str, record: MessageRecord | dict[str, Any], writes: Sequence[MessageRecord | dict[str, Any]]
+    ) -> Flow[CheckpointTuple]:
+        """The checkpoint's tuple as LangGraph reads it (its `messages` channel rebuilt, `_rebuilt`), from its
+        record (or record body) and those of its pending writes."""
+        body = record.content if isinstance(record, MessageRecord) else record
         checkpoint = yield from self._rebuilt(thread_id, body)
         ns, cid, parent = body["ns"], body["id"], body.get("parent")
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
@@ -430,12 +461,12 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             pending_writes=self._pending(writes),
         )
 
-    def _pending(self, records: list[MessageRecord]) -> list[tuple[str, str, Any]]:
+    def _pending(self, records: Sequence[MessageRecord | dict[str, Any]]) -> list[tuple[str, str, Any]]:
         """The writes of `records` (in log order) as LangGraph reads them: one per (task, index), the first
         for a regular channel, the last for a special one (errors, interrupts), in `writes_sort_key` order."""
         chosen: dict[tuple[str, int], tuple[str, str, int, str, list[Any]]] = {}
         for record in records:
-            body = record.content
+            body = record.content if isinstance(record, MessageRecord) else record
             for idx, channel, value in body["w"]:
                 key = (body["task"], idx)
                 if key in chosen and idx >= 0:
@@ -451,6 +482,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         cid = get_checkpoint_id(config)
         roles = [checkpoint_role(ns), writes_role(ns)]
+        if cid is None and not ns and thread_id not in self._generations:  # a new reader: at a run's end, the
+            resumed = yield from self._resumed(thread_id)  # log's state says its tail
+            if resumed is not None:
+                return resumed
         if cid is None:  # the latest: newest first, the writes for it come before it
 
             def reached(records: list[MessageRecord]) -> bool:
@@ -491,6 +526,34 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             if _is_writes(record) and record.content["cp"] == cid and record.content["ns"] == ns:
                 mine.append(record)
         return (yield from self._tuple(thread_id, found, mine))
+
+    def _resumed(self, thread_id: str) -> Flow[CheckpointTuple | None]:
+        """The thread's latest root checkpoint as a new reader finds it in 2 requests, when the log's state says
+        the log's tail (written at a run's end, `_Tail`) and the log has not moved since: the conversation (the
+        messages the checkpoint refers to), the thread's state (the log's generation), the log's state and the
+        log's head (its last sequence number), all as of one instant (`load_full(with_states=...)`). None
+        otherwise (a crash mid-run, a rewritten log, a graph with no conversation): the log is read then."""
+        log = self.log_session_id(thread_id, 0)
+        try:
+            full = yield from ask(
+                CALLS.load_full, self.thread_session_id(thread_id), with_states={log: self.owner}, owner=self.owner
+            )
+        except SessionNotFound:
+            return None
+        thread_state = full.state.state if full.state is not None else None
+        generation = thread_state.get("generation", 0) if isinstance(thread_state, dict) else 0
+        found, head = full.states.get(log), full.sessions.get(log)
+        tail = _said_tail(found.state if found is not None else None)
+        if generation != 0 or head is None or tail is None or tail.seq != head.last_seq:
+            return None
+        self._generations.setdefault(thread_id, 0)
+        self._last_seq.setdefault(log, head.last_seq)
+        self._known(thread_id).learn(full.messages)
+        last = full.messages[-1] if full.messages else None
+        self._conversation_tail.put(thread_id, (message_id(last), last.seq) if last is not None else ("", 0))
+        self._view(thread_id).tail = tail
+        self._held.seen(thread_id, "", tail.checkpoint["id"])
+        return (yield from self._tuple(thread_id, tail.checkpoint, tail.writes))
 
     def _find(self, thread_id: str, ns: str, cid: str) -> Flow[MessageRecord | None]:
         """The checkpoint's record in the thread's log, by its message id."""
@@ -589,17 +652,24 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------ writing
 
     def _append(
-        self, thread_id: str, messages: list[dict[str, Any]], key: str | None, also: Sequence[str] = ()
-    ) -> Flow[list[MessageRecord]]:
+        self,
+        thread_id: str,
+        messages: list[dict[str, Any]],
+        key: str | None,
+        also: Sequence[str] = (),
+        *,
+        snapshot: bool = False,
+    ) -> Flow[bool]:
         """Append to the thread's log as of the sequence number last seen there (no idempotency claim: the
         position is the guard, and what this saver already appended there under `key` is not appended
-        again); when the log moved (another writer's progress), learn where it is now (or, when it
-        was sealed by a rewrite, move to the next generation) and try again at once."""
+        again: False); when the log moved (another writer's progress), learn where it is now (or, when it
+        was sealed by a rewrite, move to the next generation) and try again at once. With `snapshot` (a run's
+        end), the log's state says its tail in the same transaction (`_Tail`), when this saver knows it."""
         for _ in range(CHANGE_ATTEMPTS):
             generation = yield from self._ensure_thread(thread_id)
             sid = self.log_session_id(thread_id, generation)
             if key is not None and self._appended.get(f"{sid}\x00{key}"):
-                return []  # put again (a re-sent call): stored once
+                return False  # put again (a re-sent call): stored once
             try:
                 if sid not in self._last_seq:  # learn where the log is from its last message: it may be a seal
                     tail = yield from ask(CALLS.last_messages, sid, 1, owner=self.owner)
@@ -607,9 +677,21 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                         self._generations[thread_id] = int(tail[-1].content["next"])
                         continue
                     self._last_seq[sid] = tail[-1].seq if tail else 0
-                records = yield from ask(
-                    CALLS.append_messages, sid, messages, expected_seq=self._last_seq[sid], owner=self.owner
-                )
+                expected = self._last_seq[sid]
+                view = self._view(thread_id)
+                after = _tail_after(view.tail, expected, messages, expected + len(messages))
+                if snapshot and after is not None and generation == 0:  # (a resume reads generation 0's log)
+                    yield from ask(
+                        CALLS.save_full,
+                        sid,
+                        messages,
+                        after.snapshot(),
+                        expected_seq=expected,
+                        owner=self.owner,
+                        keep_state=False,
+                    )
+                else:
+                    yield from ask(CALLS.append_messages, sid, messages, expected_seq=expected, owner=self.owner)
             except SessionNotFound:  # the log was rewritten and removed (the thread names its successor), or
                 self._last_seq.pop(sid, None)  # the thread is a fork the store made, whose log is to be made
                 yield from self._generation(thread_id, refresh=True, log_missing=True)
@@ -621,10 +703,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 else:  # another writer appended first: at once, after it (the store backs off contention itself)
                     self._last_seq[sid] = tail[-1].seq if tail else 0
                 continue
-            self._last_seq[sid] = max(self._last_seq.get(sid, 0), records[-1].seq)
+            self._last_seq[sid] = expected + len(messages)
+            view.tail = after
             for appended in [key, *also] if key is not None else also:
                 self._appended.put(f"{sid}\x00{appended}", True)
-            return list(records)
+            return True
         raise Conflict(f"langgraph: the log of thread {thread_id!r} kept moving; nothing was written")
 
     def _put(
@@ -659,15 +742,19 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             body[FOLDED] = [held.body for held in folded]
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
         key = _digest("c", ns, checkpoint["id"])
-        written = yield from self._append(thread_id, [message], key, also=[held.key for held in folded])
+        view = self._view(thread_id)
+        stopped = not ns and view.stopped_at == checkpoint["id"]  # its run stopped (its writes came first)
+        source = str(stored_metadata.get("source", ""))
+        due = not ns and (stopped or _view_due(messages, source))
+        ends = not ns and (stopped or (source == "loop" and bool(messages) and _waiting(messages) == 0))  # (an answer)
+        also = [held.key for held in folded]
+        written = yield from self._append(thread_id, [message], key, also, snapshot=ends)
         if folded and not written:  # the checkpoint was stored already (a put sent again): its writes alone
             for held in folded:
                 yield from self._append(thread_id, [{"role": writes_role(ns), "content": held.body}], held.key)
         if not ns:  # the graph's own messages channel is the thread's conversation (a subgraph's is not)
-            view = self._view(thread_id)
             view.checkpoint, view.unviewed = checkpoint["id"], messages
-            stopped = view.stopped_at == checkpoint["id"]  # its run stopped (its writes came first)
-            if stopped or _view_due(messages, str(stored_metadata.get("source", ""))):
+            if due:
                 view.stopped_at = ""
                 yield from self._converse(thread_id)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
@@ -827,8 +914,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         thread_id = str(config["configurable"]["thread_id"])
         body, key = self._writes_record(config, writes, task_id, task_path)
         ns, cid = body["ns"], body["cp"]
-        yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key)
-        if not ns and any(channel in STOPS for channel, _ in writes):  # the run stops: its conversation is shown
+        stops = not ns and any(channel in STOPS for channel, _ in writes)
+        yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key, snapshot=stops)
+        if stops:  # the run stops: its conversation is shown
             view = self._view(thread_id)
             if view.checkpoint == cid:
                 yield from self._converse(thread_id)
@@ -1053,6 +1141,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent = _checkpoint_of(config)
+        if _follows_writes(checkpoint, metadata):  # its step's tasks' writes come first: wait for them a moment
+            deadline = time.monotonic() + WRITES_WAIT
+            while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
+                time.sleep(WRITES_POLL)
         self._held.begin(thread_id, ns, checkpoint["id"])
         taken = self._held.take(thread_id, ns, parent, None)  # the step's writes waiting for it
         try:
@@ -1074,6 +1166,10 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent = _checkpoint_of(config)
+        if _follows_writes(checkpoint, metadata):  # its step's tasks' writes come first: wait for them a moment
+            deadline = time.monotonic() + WRITES_WAIT
+            while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
+                await asyncio.sleep(WRITES_POLL)
         self._held.begin(thread_id, ns, checkpoint["id"])
         taken = self._held.take(thread_id, ns, parent, asyncio.get_running_loop())
         try:
@@ -1162,9 +1258,15 @@ def _view_due(messages: list[BaseMessage], source: str) -> bool:
     """Whether the conversation view is written at a checkpoint holding `messages`: at an answer (an AI
     message without tool calls ends the channel), when VIEW_BATCH messages have come since the last answer,
     and at a run's input when an earlier run stopped before its answer (a crash): not at every super-step."""
-    answered = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and not m.tool_calls]
-    waiting = len(messages) - (answered[-1] + 1 if answered else 0)
+    waiting = _waiting(messages)
     return waiting == 0 or waiting >= VIEW_BATCH or (source == "input" and waiting > 1)
+
+
+def _waiting(messages: list[BaseMessage]) -> int:
+    """How many messages of a `messages` channel came after its last answer (an AI message without tool
+    calls): 0 when it ends with one."""
+    answered = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and not m.tool_calls]
+    return len(messages) - (answered[-1] + 1 if answered else 0)
 
 
 def _bridge_step(bridge: SyncBridge) -> Callable[[StoreCall], Any]:
@@ -1220,3 +1322,40 @@ def _latest_per_namespace(records: list[MessageRecord]) -> list[MessageRecord]:
         if (_is_checkpoint(r) and (r.content["ns"], r.content["id"]) in kept)
         or (_is_writes(r) and (r.content["ns"], r.content["cp"]) in kept)
     ]
+
+
+def _tail_after(tail: _Tail | None, expected: int, messages: list[dict[str, Any]], seq: int) -> _Tail | None:
+    """The log's tail once `messages` are appended at `expected` (the log then ends at `seq`), from `tail`
+    (as this saver knew it); None when the log had moved from it (another writer's records may be in it)
+    and no root checkpoint starts it again."""
+    current = tail if tail is not None and tail.seq == expected else None
+    for message in messages:
+        role, body = message["role"], message["content"]
+        if role == ROOT_CHECKPOINT:
+            current = _Tail({k: v for k, v in body.items() if k != FOLDED}, (), seq)
+        elif current is not None and role == ROOT_WRITES and body["cp"] == current.checkpoint["id"]:
+            current = _Tail(current.checkpoint, (*current.writes, body), seq)
+    return None if current is None else _Tail(current.checkpoint, current.writes, seq)
+
+
+def _follows_writes(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> bool:
+    """Whether a checkpoint is a step's, made of the writes of that step's tasks (which LangGraph puts first,
+    unless its durability is "exit"): the step's tasks' writes are then to be folded into it."""
+    return metadata.get("source") == "loop" and bool(checkpoint.get("updated_channels"))
+
+
+def _said_tail(said: Any) -> _Tail | None:
+    """The tail a log's state says (`_Tail.snapshot`), or None when it says none or is not one (a state
+    written by something else is never taken for a checkpoint)."""
+    if not isinstance(said, dict) or not isinstance(said.get("seq"), int):
+        return None
+    checkpoint, writes = said.get("checkpoint"), said.get("writes")
+    if not isinstance(checkpoint, dict) or checkpoint.get("ns") != "" or not isinstance(writes, list):
+        return None
+    if not all(isinstance(checkpoint.get(k), str | list) for k in ("id", "cp", "md")):
+        return None
+    if not all(
+        isinstance(w, dict) and w.get("cp") == checkpoint["id"] and isinstance(w.get("w"), list) for w in writes
+    ):
+        return None
+    return _Tail(checkpoint, tuple(writes), said["seq"])

@@ -70,6 +70,7 @@ class _Line:
     newest: str = ""  # the newest checkpoint whose put began
     storing: set[str] = field(default_factory=set)
     stored: dict[str, float] = field(default_factory=dict)  # the latest RECENT: checkpoint -> when stored
+    written: dict[str, None] = field(default_factory=dict)  # the latest RECENT checkpoints writes were put for
 
 
 class HeldWrites:
@@ -119,14 +120,28 @@ class HeldWrites:
                 return
             line.storing.discard(cid)
             line.stored[cid] = self._clock()
-            while len(line.stored) > RECENT:
-                line.stored.pop(next(iter(line.stored)))
+            _bound(line.stored)
 
     def hold(self, held: Held) -> Held:
         with self._guard:
             held.since = self._clock()
             self._waiting.setdefault(held.thread_id, []).append(held)
+            line = self._lines.get_or_make(_line_key(held.thread_id, held.ns), _Line)
+            line.written[held.checkpoint_id] = None
+            _bound(line.written)
         return held
+
+    def expects_writes(self, thread_id: str, ns: str, parent: str | None) -> bool:
+        """Whether a step's checkpoint, child of `parent`, should wait for the writes of the step's tasks: this
+        saver stored `parent` (or read it) and no writes were put for it yet. LangGraph submits a task's
+        writes before the checkpoint that follows, but its background threads may start them after it."""
+        if parent is None:
+            return False
+        with self._guard:
+            line = self._lines.get(_line_key(thread_id, ns))
+            if line is None or parent in line.written:
+                return False
+            return parent in line.stored or parent in line.storing or parent == line.newest
 
     def release(self, held: Held) -> bool:
         """True when no checkpoint took `held`: the call now writes it itself (and it is no longer waiting)."""
@@ -168,3 +183,9 @@ def finish_all(taken: list[Held], error: BaseException | None) -> None:
 
 def _line_key(thread_id: str, ns: str) -> str:
     return f"{thread_id}\x00{ns}"
+
+
+def _bound(recent: dict[str, Any]) -> None:
+    """Keep the latest RECENT entries of `recent` (in insertion order)."""
+    while len(recent) > RECENT:
+        recent.pop(next(iter(recent)))

@@ -335,10 +335,11 @@ def test_copy_thread_forks_the_thread_with_its_conversation(backend: Backend) ->
 def test_a_new_checkpointer_resumes_a_thread_from_its_log_and_conversation_and_follows_a_rewrite(
     dyn: Any, old_log: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new process's `get_state` reads the latest checkpoint from generation 0's log without reading the
-    thread's state first (2 requests), then the conversation's messages it refers to (2 requests); once a
-    prune has rewritten the log, the old generation's seal (or its absence) sends the reader to the thread's
-    state, and it reads the rewritten log."""
+    """A new process's `get_state` after a run's end is 2 requests: one transaction reads the thread's head
+    and state, generation 0's log's head and its state (which says the log's tail, written with the run's
+    last checkpoint), then one Query the conversation the checkpoint refers to. Once a prune has rewritten
+    the log, the thread's state names generation 1 and the old generation's seal (or its absence) sends the
+    reader to the rewritten log."""
 
     def graph_on(saver: Any) -> Any:
         def step(state: dict[str, Any]) -> dict[str, Any]:
@@ -357,7 +358,7 @@ def test_a_new_checkpointer_resumes_a_thread_from_its_log_and_conversation_and_f
     dyn.requests.clear()
     state = graph_on(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
     assert len(state.values["messages"]) == 6
-    assert dyn.requests.names == ["GetItem", "Query", "GetItem", "Query"]
+    assert dyn.requests.names == ["TransactGetItems", "Query"]
     if old_log != "deleted":  # a rewrite caught between its seal and its delete of the old log
         first_log, delete = writer.log_session_id("resume-2", 0), dyn.store.delete_session
         monkeypatch.setattr(
@@ -403,8 +404,9 @@ def test_a_super_step_is_one_two_item_transaction_and_the_conversation_is_writte
     dyn: Any, dynamodb_client: Any
 ) -> None:
     """Each checkpoint is one append of two items (the log's head and the record: no idempotency claim), the
-    writes of the task that led to it inside its record (no write of their own), and the turn's four messages
-    reach the thread's conversation in one append, at the answer; a new checkpointer resumes the whole
+    writes of the task that led to it inside its record (no write of their own); the run's last one, the
+    answer, has a third: the log's state, saying the log's tail for a resume. The turn's four messages reach
+    the thread's conversation in one append, at the answer; a new checkpointer resumes the whole
     conversation from the checkpoints."""
     saver = SessionStoreSaver(dyn.store, owner="ada")
     calls: list[str] = []
@@ -434,10 +436,11 @@ def test_a_super_step_is_one_two_item_transaction_and_the_conversation_is_writte
     transactions = [[next(iter(a.values())) for a in w["TransactItems"]] for w in written]
     assert calls.count("put") >= 4 and calls.count("put_writes") >= 3
     assert len(transactions) == calls.count("put") + 1  # every put (with the writes before it) and one view
-    assert all(len(items) == 2 for items in transactions), [len(items) for items in transactions]
+    assert sorted(len(items) for items in transactions) == [2] * (len(transactions) - 1) + [3]
     thread = saver.thread_session_id("weather")
     views = [t for t in transactions if any(a.get("Item", {}).get("sid", {}).get("S") == thread for a in t)]
-    assert len(views) == 1
+    assert len(views) == 1 and transactions.index(views[0]) == len(transactions) - 1
+    assert [len(items) for items in transactions][-2] == 3  # the answer's checkpoint, with the log's state
     conversation = dyn.store.list_messages(thread, owner="ada").items
     assert [m.role for m in conversation] == ["human", "ai", "tool", "ai"] * 2
     resumed = _chat_graph(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
@@ -676,7 +679,7 @@ def test_writes_taken_by_a_checkpoint_whose_put_fails_fail_with_it_and_nothing_i
     perform = saver._perform_sync
 
     def failing(step: Any) -> Any:
-        if step.method == "append_messages" and any("pw" in m.get("content", {}) for m in step.args[1]):
+        if step.method in ("append_messages", "save_full") and any("pw" in m["content"] for m in step.args[1]):
             raise failure
         return perform(step)
 
@@ -694,3 +697,31 @@ def test_writes_taken_by_a_checkpoint_whose_put_fails_fail_with_it_and_nothing_i
     assert found is not None and [(c, [m.content for m in v]) for _, c, v in found.pending_writes] == [
         ("messages", ["hello"])
     ]
+
+
+def test_a_new_reader_trusts_the_logs_tail_only_while_the_log_has_not_moved(dyn: Any) -> None:
+    """The log's state says its tail as of a run's end. An interrupted run ends too: a new process reads the
+    checkpoint and its pending writes (the interrupt) in 2 requests. A checkpoint stored after that (here an
+    `update_state`; a run that crashed before its end is the same) moves the log past what the state says,
+    and a new reader then reads the log: it gets that checkpoint, never the older one the state holds."""
+    config: Any = {"configurable": {"thread_id": "trip"}}
+    travel = travel_graph().compile(checkpointer=SessionStoreSaver(dyn.store, owner="ada"))
+    travel.invoke({"messages": [HumanMessage("Book me a flight to Lisbon")]}, config)
+    dyn.requests.clear()
+    elsewhere = travel_graph().compile(checkpointer=SessionStoreSaver(dyn.twin(), owner="ada"))
+    paused = elsewhere.get_state(config)
+    assert dyn.requests.names == ["TransactGetItems", "Query"]
+    assert paused.next == ("approve",) and paused.interrupts[0].value["question"] == "Book this flight?"
+    assert [m.type for m in paused.values["messages"]] == ["human", "ai"]
+    travel.update_state(config, {"messages": [HumanMessage("Make it an aisle seat")]})
+    dyn.requests.clear()
+    moved = travel_graph().compile(checkpointer=SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert [m.content for m in moved.values["messages"]][-1] == "Make it an aisle seat"
+    assert dyn.requests.names[:2] == ["TransactGetItems", "Query"] and len(dyn.requests.names) > 2
+    assert elsewhere.get_state(config).values == moved.values  # a reader that knows the thread reads the log
+    log = SessionStoreSaver(dyn.store, owner="ada").log_session_id("trip", 0)
+    last = dyn.store.get_session(log, owner="ada").last_seq
+    for bogus in ({"seq": last, "checkpoint": "nonsense", "writes": []}, {"seq": last}, ["not", "a", "tail"]):
+        dyn.store.save_state(log, bogus, owner="ada")  # what the saver never wrote is not taken for a tail
+        fresh = travel_graph().compile(checkpointer=SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+        assert fresh.values == moved.values
