@@ -891,6 +891,24 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         body = {"ns": ns, "cp": cid, "task": task_id, "path": task_path, "w": stored}
         return body, _digest("w", ns, cid, task_id, repr(stored))
 
+    @contextlib.contextmanager
+    def _taking(
+        self, config: RunnableConfig, checkpoint: Checkpoint, loop: asyncio.AbstractEventLoop | None
+    ) -> Iterator[list[Held]]:
+        """Around a put: the writes waiting for this checkpoint (`langgraph_held`), taken to be written in its
+        record; each of their calls is then told how the put ended (its error, if it raised)."""
+        thread_id, ns, parent = _checkpoint_of(config)
+        self._held.begin(thread_id, ns, checkpoint["id"])
+        taken = self._held.take(thread_id, ns, parent, loop)
+        try:
+            yield taken
+        except BaseException as exc:
+            self._held.end(thread_id, ns, checkpoint["id"])
+            finish_all(taken, exc)
+            raise
+        self._held.end(thread_id, ns, checkpoint["id"])
+        finish_all(taken, None)
+
     def _hold(
         self,
         config: RunnableConfig,
@@ -1141,22 +1159,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent = _checkpoint_of(config)
-        if _follows_writes(checkpoint, metadata):  # its step's tasks' writes come first: wait for them a moment
-            deadline = time.monotonic() + WRITES_WAIT
-            while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
-                time.sleep(WRITES_POLL)
-        self._held.begin(thread_id, ns, checkpoint["id"])
-        taken = self._held.take(thread_id, ns, parent, None)  # the step's writes waiting for it
-        try:
-            with self._lock(thread_id):
-                result = self._run_sync(self._put(config, checkpoint, metadata, taken))
-        except BaseException as exc:
-            finish_all(taken, exc)
-            raise
-        finally:
-            self._held.end(thread_id, ns, checkpoint["id"])
-        finish_all(taken, None)
-        return result
+        deadline = time.monotonic() + WRITES_WAIT if _follows_writes(checkpoint, metadata) else 0.0
+        while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
+            time.sleep(WRITES_POLL)  # its step's tasks' writes come first: they are waited for a moment
+        with self._taking(config, checkpoint, None) as taken, self._lock(thread_id):
+            return self._run_sync(self._put(config, checkpoint, metadata, taken))
 
     async def aput(
         self,
@@ -1166,22 +1173,12 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent = _checkpoint_of(config)
-        if _follows_writes(checkpoint, metadata):  # its step's tasks' writes come first: wait for them a moment
-            deadline = time.monotonic() + WRITES_WAIT
-            while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
-                await asyncio.sleep(WRITES_POLL)
-        self._held.begin(thread_id, ns, checkpoint["id"])
-        taken = self._held.take(thread_id, ns, parent, asyncio.get_running_loop())
-        try:
+        deadline = time.monotonic() + WRITES_WAIT if _follows_writes(checkpoint, metadata) else 0.0
+        while self._held.expects_writes(thread_id, ns, parent) and time.monotonic() < deadline:
+            await asyncio.sleep(WRITES_POLL)
+        with self._taking(config, checkpoint, asyncio.get_running_loop()) as taken:
             async with self._async_lock(thread_id):
-                result = await self._run_async(self._put(config, checkpoint, metadata, taken))
-        except BaseException as exc:
-            finish_all(taken, exc)
-            raise
-        finally:
-            self._held.end(thread_id, ns, checkpoint["id"])
-        finish_all(taken, None)
-        return result
+                return await self._run_async(self._put(config, checkpoint, metadata, taken))
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
