@@ -927,10 +927,18 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         return self._held.hold(Held(thread_id, body["ns"], body["cp"], body, key, loop, fold=fold))
 
     def _put_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+        held: Held | None = None,
     ) -> Flow[None]:
+        """Append a task's writes as a record of their own (`held`: as they were held, already encoded)."""
         thread_id = str(config["configurable"]["thread_id"])
-        body, key = self._writes_record(config, writes, task_id, task_path)
+        body, key = (
+            (held.body, held.key) if held is not None else self._writes_record(config, writes, task_id, task_path)
+        )
         ns, cid = body["ns"], body["cp"]
         stops = not ns and any(channel in STOPS for channel, _ in writes)
         yield from self._append(thread_id, [{"role": writes_role(ns), "content": body}], key, snapshot=stops)
@@ -1193,7 +1201,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     raise held.error
                 return
         with self._lock(str(config["configurable"]["thread_id"])):
-            self._run_sync(self._put_writes(config, writes, task_id, task_path))
+            self._run_sync(self._put_writes(config, writes, task_id, task_path, held))
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -1213,7 +1221,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                     raise held.error
                 return
         async with self._async_lock(str(config["configurable"]["thread_id"])):
-            await self._run_async(self._put_writes(config, writes, task_id, task_path))
+            await self._run_async(self._put_writes(config, writes, task_id, task_path, held))
 
     def delete_thread(self, thread_id: str) -> None:
         self._run_sync(self._delete_thread(str(thread_id)))
