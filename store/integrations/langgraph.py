@@ -106,6 +106,7 @@ VIEW_BATCH = 16  # messages since the last answer that are written to the conver
 WRITES_WAIT = 0.02  # seconds a step's checkpoint waits at most for its tasks' writes to arrive (`_follows_writes`)
 WRITES_POLL = 0.001  # seconds between looks for them
 FOLDED = "pw"  # a checkpoint record's field: the writes put for its parent just before it (langgraph_held)
+IDLE_UNLESS = frozenset({"__start__", "__pregel_tasks"})  # channels whose value means a node runs next
 STOPS = frozenset({"__error__", "__interrupt__"})  # writes after which a run stops: its view is written then
 
 
@@ -746,7 +747,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         stopped = not ns and view.stopped_at == checkpoint["id"]  # its run stopped (its writes came first)
         source = str(stored_metadata.get("source", ""))
         due = not ns and (stopped or _view_due(messages, source))
-        ends = not ns and (stopped or (source == "loop" and bool(messages) and _waiting(messages) == 0))  # (an answer)
+        ends = not ns and (stopped or (source == "loop" and _idle(checkpoint)))  # a run's end, likely
         also = [held.key for held in folded]
         written = yield from self._append(thread_id, [message], key, also, snapshot=ends)
         if folded and not written:  # the checkpoint was stored already (a put sent again): its writes alone
@@ -1265,6 +1266,16 @@ def _view_due(messages: list[BaseMessage], source: str) -> bool:
     and at a run's input when an earlier run stopped before its answer (a crash): not at every super-step."""
     waiting = _waiting(messages)
     return waiting == 0 or waiting >= VIEW_BATCH or (source == "input" and waiting > 1)
+
+
+def _idle(checkpoint: Checkpoint) -> bool:
+    """Whether a step's checkpoint triggers no node: no trigger channel (`branch:to:<node>`, the input's
+    `__start__`, sent tasks) holds a value. LangGraph then ends the run there, unless a graph of its own kind
+    triggers nodes otherwise: a wrong guess costs a write of the log's tail, never a wrong read (`_resumed`
+    takes the tail only while the log has not moved)."""
+    return not any(
+        channel.startswith("branch:to:") or channel in IDLE_UNLESS for channel in checkpoint["channel_values"]
+    )
 
 
 def _waiting(messages: list[BaseMessage]) -> int:

@@ -725,3 +725,34 @@ def test_a_new_reader_trusts_the_logs_tail_only_while_the_log_has_not_moved(dyn:
         dyn.store.save_state(log, bogus, owner="ada")  # what the saver never wrote is not taken for a tail
         fresh = travel_graph().compile(checkpointer=SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
         assert fresh.values == moved.values
+
+
+def test_a_graph_without_a_conversation_resumes_in_one_request(dyn: Any) -> None:
+    """A graph with no `messages` channel: the log's tail is written at the step's checkpoint that triggers no
+    node (the run's end), so a new process reads the latest checkpoint in one request (its conversation is
+    empty), the same state as LangGraph's own `InMemorySaver` gives."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    class Count(TypedDict, total=False):
+        n: int
+
+    def workflow(saver: Any) -> Any:
+        builder: Any = StateGraph(Count)
+        builder.add_node("add", lambda s: {"n": s.get("n", 0) + 1})
+        builder.add_node("double", lambda s: {"n": s["n"] * 2})
+        builder.add_edge(START, "add")
+        builder.add_conditional_edges("add", lambda s: "double" if s["n"] < 3 else END)
+        builder.add_edge("double", END)
+        return builder.compile(checkpointer=saver)
+
+    config: Any = {"configurable": {"thread_id": "count"}}
+    reference = workflow(InMemorySaver())
+    ours = workflow(SessionStoreSaver(dyn.store, owner="ada"))
+    for start in (0, 5):
+        assert ours.invoke({"n": start}, config) == reference.invoke({"n": start}, config)
+    dyn.requests.clear()
+    resumed = workflow(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert dyn.requests.names == ["TransactGetItems"]  # (an empty conversation: no messages to read)
+    expected = reference.get_state(config)
+    assert resumed.values == expected.values and resumed.next == expected.next == ()
+    assert resumed.metadata == expected.metadata
