@@ -18,9 +18,10 @@ How LangGraph's records map onto the store (owner: `owner`, or "langgraph"):
   is the guard: a rewrite of the log never loses a write, see below; a call this saver made already is not
   appended again), so an append is one transaction of two items. A put never rewrites an earlier
   checkpoint; bodies over the item limit go to S3 through the store's spill;
-- at a run's end (its answer, or the writes after which it stops) the log's state says its tail: the latest
-  root checkpoint and its pending writes as of the log's last sequence number (`_Tail`), in the same
-  transaction; a new process then reads the thread in one `load_full` (`_resumed`), and reads the log only
+- at a run's end (a step's checkpoint that triggers no node, `_idle`, or the writes after which a run stops)
+  the log's state says its tail: the latest root checkpoint and its pending writes as of the log's last
+  sequence number (`_Tail`), in the same transaction; a new process then reads the thread in one
+  `load_full` (`_resumed`), and reads the log only
   when the log has moved since;
 - the thread's conversation (its own session) is a view of the root graph's `messages` channel, written
   when the run answers (an AI message without tool calls), stops (an interrupt, an error), has VIEW_BATCH
