@@ -21,8 +21,7 @@ How LangGraph's records map onto the store (owner: `owner`, or "langgraph"):
 - at a run's end (a step's checkpoint that triggers no node, `_idle`, or the writes after which a run stops)
   the log's state says its tail: the latest root checkpoint and its pending writes as of the log's last
   sequence number (`_Tail`), in the same transaction; a new process then reads the thread in one
-  `load_full` (`_resumed`), and reads the log only
-  when the log has moved since;
+  `load_full` (`_resumed`), and reads the log only when the log has moved since;
 - the thread's conversation (its own session) is a view of the root graph's `messages` channel, written
   when the run answers (an AI message without tool calls), stops (an interrupt, an error), has VIEW_BATCH
   messages since its last answer, or starts after a run that stopped short: a turn's messages in one
