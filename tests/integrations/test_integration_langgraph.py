@@ -756,3 +756,51 @@ def test_a_graph_without_a_conversation_resumes_in_one_request(dyn: Any) -> None
     expected = reference.get_state(config)
     assert resumed.values == expected.values and resumed.next == expected.next == ()
     assert resumed.metadata == expected.metadata
+
+
+def test_a_subgraph_interrupted_and_resumed_elsewhere_reads_as_with_langgraphs_own_saver(backend: Backend) -> None:
+    """A subgraph's checkpoints and writes (their own namespace) folded and read as the root's are: a run
+    interrupted inside the subgraph, resumed by another process, has the same history, state and pending
+    interrupt as under LangGraph's `InMemorySaver`."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    class Inner(TypedDict, total=False):
+        messages: Annotated[list[AnyMessage], add_messages]
+        checked: int
+
+    def check(state: Inner) -> dict[str, Any]:
+        answer = interrupt({"question": "Pay 120 EUR?"})
+        return {"checked": 1, "messages": [AIMessage(f"payment: {answer}")]}
+
+    inner: Any = StateGraph(Inner)
+    inner.add_node("check", check)
+    inner.add_edge(START, "check")
+    inner.add_edge("check", END)
+
+    def graph(saver: Any) -> Any:
+        outer: Any = StateGraph(TravelState)
+        outer.add_node("plan", lambda s: {"messages": [AIMessage("Booking LIS")]})
+        outer.add_node("pay", inner.compile())
+        outer.add_edge(START, "plan")
+        outer.add_edge("plan", "pay")
+        outer.add_edge("pay", END)
+        return outer.compile(checkpointer=saver)
+
+    def seen(g: Any, config: Any) -> Any:
+        state = g.get_state(config, subgraphs=True)
+        history = [(h.next, _plain(h.values.get("messages", []))) for h in g.get_state_history(config)]
+        return state.next, _plain(state.values["messages"]), [i.value for i in state.interrupts], history
+
+    store = backend.make()
+    config: Any = {"configurable": {"thread_id": "pay"}}
+    reference = graph(InMemorySaver())
+    mine = graph(SessionStoreSaver(store, owner="ada", runner=backend.runner))
+    for g in (reference, mine):
+        g.invoke({"messages": [HumanMessage("Book and pay")]}, config)
+    elsewhere = graph(SessionStoreSaver(backend.twin(store), owner="ada", runner=backend.runner))
+    assert seen(elsewhere, config) == seen(reference, config)
+    assert seen(elsewhere, config)[2] == [{"question": "Pay 120 EUR?"}]
+    for g in (reference, elsewhere):
+        g.invoke(Command(resume="yes"), config)
+    assert seen(elsewhere, config) == seen(reference, config)
+    assert _plain(elsewhere.get_state(config).values["messages"])[-1] == ("ai", "payment: yes")
