@@ -338,7 +338,8 @@ def langgraph_section(results: dict[str, Any]) -> list[str]:
     graph = results.get("langgraph")
     if not graph:
         return ["Not measured in this run."]
-    out = [
+    out = [f"Measured {graph['date']} by bench/langgraph_savers.py.", ""] if graph.get("date") else []
+    out += [
         f"One thread per checkpointer, grown through the history lengths by an agent loop (each super-step adds "
         f"a short assistant message to `messages`); at each length one run of {graph['steps']} steps is measured, "
         "and its cost divided by the checkpoints it made (per super-step: the put and the task's writes). Then "
