@@ -249,7 +249,8 @@ class LoadFull(InSession[FullSession]):
     """The messages of the window (`store/core/windows.py`): from the latest compaction when
     `since_compaction`, the last `last` when given, after the sequence number the state holds at
     `after_seq_at` when it holds one, widened so that no tool exchange is cut; and the states of the sessions
-    `with_states` names (id, owner: None for the request's), None for one absent to that owner."""
+    `with_states` names (id, owner: None for the request's) and those sessions, None for one absent to that
+    owner."""
 
     operation = "load_full"
     since_compaction: bool = False

@@ -88,20 +88,18 @@ class ScopedBackend(Backend):
 
     def _load_full(self, request: rq.LoadFull) -> FullSession:
         """`load_full` whose other sessions are the owner's too, each named as the owner names it: every store
-        id it may be is read in the same transaction, and the first that holds a state answers for it."""
+        id it may be is read in the same transaction, and the first that exists answers for it (as a name is
+        resolved for any other call), its state and the session itself alike."""
         named = {
             other: self._candidates(other, "with_states") if self.scope_ids else [other]
             for other, _ in request.with_states
         }
         store_ids = dict.fromkeys(c for ids in named.values() for c in ids)
         full = self._execute(replace(request, with_states=tuple((c, None) for c in store_ids)))
-        full.states = {
-            other: next((s for c in ids if (s := full.states.get(c)) is not None), None) for other, ids in named.items()
-        }
-        full.sessions = {
-            other: localized(self.owner, next((h for c in ids if (h := full.sessions.get(c)) is not None), None))
-            for other, ids in named.items()
-        }
+        found = full.sessions
+        chosen = {other: next((c for c in ids if found.get(c) is not None), None) for other, ids in named.items()}
+        full.states = {other: full.states[c] if c else None for other, c in chosen.items()}
+        full.sessions = {other: localized(self.owner, full.sessions[c]) if c else None for other, c in chosen.items()}
         return full
 
     def _execute(self, request: rq.Request[R]) -> R:

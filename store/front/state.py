@@ -79,7 +79,8 @@ class State(Domain):
         window is widened so that every tool result in it has its call (see `store/core/windows.py`).
         `after_seq_at`: a dotted path into the state holding the sequence number after which messages are
         read. `with_states`: up to 4 other sessions (ids, or a mapping of id to the owner to read it as)
-        whose states are read in the same request, in `states` by id (None when absent to that owner)."""
+        whose states are read in the same request, in `states` by id (None when absent to that owner, or
+        without a state), and those sessions themselves in `sessions` (None when absent to that owner)."""
         return self._backend.execute(
             LoadFull(
                 session_id=v.ident(session_id, "session_id"),
