@@ -300,7 +300,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         except SessionNotFound:
             self._generations.pop(thread_id, None)
             return None
-        generation = int((snapshot.state or {}).get("generation", 0)) if snapshot is not None else 0
+        generation = _generation_of(snapshot.state if snapshot is not None else None)
         if log_missing:
             yield from self._adopt(thread_id, generation)
         self._generations[thread_id] = generation
@@ -442,12 +442,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _loads(self, stored: list[Any]) -> Any:
         return loads_value(self.serde, stored)
 
-    def _tuple(
-        self, thread_id: str, record: MessageRecord | dict[str, Any], writes: Sequence[MessageRecord | dict[str, Any]]
-    ) -> Flow[CheckpointTuple]:
+    def _tuple(self, thread_id: str, body: dict[str, Any], writes: Sequence[dict[str, Any]]) -> Flow[CheckpointTuple]:
         """The checkpoint's tuple as LangGraph reads it (its `messages` channel rebuilt, `_rebuilt`), from its
-        record (or record body) and those of its pending writes."""
-        body = record.content if isinstance(record, MessageRecord) else record
+        record's body and those of its pending writes."""
         checkpoint = yield from self._rebuilt(thread_id, body)
         ns, cid, parent = body["ns"], body["id"], body.get("parent")
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
@@ -462,12 +459,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             pending_writes=self._pending(writes),
         )
 
-    def _pending(self, records: Sequence[MessageRecord | dict[str, Any]]) -> list[tuple[str, str, Any]]:
-        """The writes of `records` (in log order) as LangGraph reads them: one per (task, index), the first
-        for a regular channel, the last for a special one (errors, interrupts), in `writes_sort_key` order."""
+    def _pending(self, bodies: Sequence[dict[str, Any]]) -> list[tuple[str, str, Any]]:
+        """The writes of records `bodies` (in log order) as LangGraph reads them: one per (task, index), the
+        first for a regular channel, the last for a special one (errors, interrupts), in `writes_sort_key` order."""
         chosen: dict[tuple[str, int], tuple[str, str, int, str, list[Any]]] = {}
-        for record in records:
-            body = record.content if isinstance(record, MessageRecord) else record
+        for body in bodies:
             for idx, channel, value in body["w"]:
                 key = (body["task"], idx)
                 if key in chosen and idx >= 0:
@@ -499,8 +495,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             for record in records:
                 if _is_checkpoint(record) and record.content["ns"] == ns:
                     self._held.seen(thread_id, ns, record.content["id"])  # (writes for it need not wait for it)
-                    mine = [w for w in reversed(writes) if w.content["cp"] == record.content["id"]]
-                    return (yield from self._tuple(thread_id, record, mine))
+                    mine = [w.content for w in reversed(writes) if w.content["cp"] == record.content["id"]]
+                    return (yield from self._tuple(thread_id, record.content, mine))
                 if _is_writes(record) and record.content["ns"] == ns:
                     writes.append(record)
             return None
@@ -525,15 +521,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             if _is_checkpoint(record) and record.content.get("parent") == cid and record.content["ns"] == ns:
                 break
             if _is_writes(record) and record.content["cp"] == cid and record.content["ns"] == ns:
-                mine.append(record)
-        return (yield from self._tuple(thread_id, found, mine))
+                mine.append(record.content)
+        return (yield from self._tuple(thread_id, found.content, mine))
 
     def _resumed(self, thread_id: str) -> Flow[CheckpointTuple | None]:
         """The thread's latest root checkpoint as a new reader finds it in 2 requests, when the log's state says
         the log's tail (written at a run's end, `_Tail`) and the log has not moved since: the conversation (the
         messages the checkpoint refers to), the thread's state (the log's generation), the log's state and the
         log's head (its last sequence number), all as of one instant (`load_full(with_states=...)`). None
-        otherwise (a crash mid-run, a rewritten log, a graph with no conversation): the log is read then."""
+        otherwise (a crash mid-run, a rewritten log): the log is read then, of the generation the thread's state
+        names, and the conversation read here serves its rebuild."""
         log = self.log_session_id(thread_id, 0)
         try:
             full = yield from ask(
@@ -541,17 +538,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             )
         except SessionNotFound:
             return None
-        thread_state = full.state.state if full.state is not None else None
-        generation = thread_state.get("generation", 0) if isinstance(thread_state, dict) else 0
+        generation = _generation_of(full.state.state if full.state is not None else None)
+        self._generations.setdefault(thread_id, generation)
+        self._known(thread_id).learn(full.messages)
+        last = full.messages[-1] if full.messages else None
+        self._conversation_tail.put(thread_id, (message_id(last), last.seq) if last is not None else ("", 0))
         found, head = full.states.get(log), full.sessions.get(log)
         tail = _said_tail(found.state if found is not None else None)
         if generation != 0 or head is None or tail is None or tail.seq != head.last_seq:
             return None
-        self._generations.setdefault(thread_id, 0)
         self._last_seq.setdefault(log, head.last_seq)
-        self._known(thread_id).learn(full.messages)
-        last = full.messages[-1] if full.messages else None
-        self._conversation_tail.put(thread_id, (message_id(last), last.seq) if last is not None else ("", 0))
         self._view(thread_id).tail = tail
         self._held.seen(thread_id, "", tail.checkpoint["id"])
         return (yield from self._tuple(thread_id, tail.checkpoint, tail.writes))
@@ -626,8 +622,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                         continue
                     if filter and not all(self._loads(record.content["md"]).get(k) == v for k, v in filter.items()):
                         continue  # (before its messages are rebuilt)
-                    mine = list(reversed(writes.get((record.content["ns"], cid), [])))
-                    tup = yield from self._tuple(thread_id, record, mine)
+                    mine = [w.content for w in reversed(writes.get((record.content["ns"], cid), []))]
+                    tup = yield from self._tuple(thread_id, record.content, mine)
                     out.append(tup)
                     if limit is not None and len(out) >= limit:
                         return out
@@ -1375,3 +1371,8 @@ def _said_tail(said: Any) -> _Tail | None:
     ):
         return None
     return _Tail(checkpoint, tuple(writes), said["seq"])
+
+
+def _generation_of(state: Any) -> int:
+    """The generation of its log a thread's state names (0 when it names none)."""
+    return int(state.get("generation", 0)) if isinstance(state, dict) else 0

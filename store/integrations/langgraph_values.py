@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from store.core.codec import check_json
+from store.core import codec
 from store.errors import InvalidInput
 
 MESSAGE = "m"
@@ -33,9 +33,8 @@ CHECKPOINT_FIELDS = frozenset({"channel_values", "channel_versions", "versions_s
 
 
 def _json_copy(value: Any) -> Any:
-    """`value` written as JSON and read back (ValueError, TypeError or InvalidInput when it cannot be)."""
-    check_json(value)
-    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    """`value` written as the store writes JSON and read back (InvalidInput when it cannot be)."""
+    return json.loads(codec.dumps(value))
 
 
 def _message_form(message: BaseMessage) -> list[Any] | None:
