@@ -100,6 +100,7 @@ SEAL = "lg.seal"
 MESSAGES_CHANNEL = "messages"  # LangGraph's MessagesState channel: the conversation
 CONVERSATION_LOOKBACK = 100
 PAGE = 200
+RESUME_LAST = 1_000  # the conversation's messages a new reader's first read takes at most (`_resumed`)
 LATEST_PAGE = 3  # the first page read for the latest checkpoint: it and the writes put after it
 LOCK_STALE = timedelta(minutes=15)
 VIEW_BATCH = 16  # messages since the last answer that are written to the conversation view without waiting for it
@@ -530,11 +531,16 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         messages the checkpoint refers to), the thread's state (the log's generation), the log's state and the
         log's head (its last sequence number), all as of one instant (`load_full(with_states=...)`). None
         otherwise (a crash mid-run, a rewritten log): the log is read then, of the generation the thread's state
-        names, and the conversation read here serves its rebuild."""
+        names, and the conversation read here serves its rebuild. The conversation is read up to its last
+        RESUME_LAST messages: a checkpoint that refers to older ones reads those too (`_rebuilt`)."""
         log = self.log_session_id(thread_id, 0)
         try:
             full = yield from ask(
-                CALLS.load_full, self.thread_session_id(thread_id), with_states={log: self.owner}, owner=self.owner
+                CALLS.load_full,
+                self.thread_session_id(thread_id),
+                last=RESUME_LAST,
+                with_states={log: self.owner},
+                owner=self.owner,
             )
         except SessionNotFound:
             return None

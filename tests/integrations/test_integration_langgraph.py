@@ -804,3 +804,22 @@ def test_a_subgraph_interrupted_and_resumed_elsewhere_reads_as_with_langgraphs_o
         g.invoke(Command(resume="yes"), config)
     assert seen(elsewhere, config) == seen(reference, config)
     assert _plain(elsewhere.get_state(config).values["messages"])[-1] == ("ai", "payment: yes")
+
+
+def test_a_new_readers_first_read_takes_a_bounded_part_of_the_conversation(
+    dyn: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However long a thread's conversation, a resume's first read takes its last RESUME_LAST messages; the
+    older ones the checkpoint refers to are read after it (here the bound is made smaller than the thread)."""
+    import store.integrations.langgraph as saver_module
+
+    config: Any = {"configurable": {"thread_id": "long"}}
+    writer = SessionStoreSaver(dyn.store, owner="ada")
+    for turn in range(2):
+        _chat_graph(writer).invoke({"messages": [HumanMessage(f"Weather {turn}?")]}, config)
+    expected = _plain(_chat_graph(writer).get_state(config).values["messages"])
+    monkeypatch.setattr(saver_module, "RESUME_LAST", 3)
+    dyn.requests.clear()
+    resumed = _chat_graph(SessionStoreSaver(dyn.twin(), owner="ada")).get_state(config)
+    assert _plain(resumed.values["messages"]) == expected and len(expected) == 8
+    assert dyn.requests.names == ["TransactGetItems", "Query", "GetItem", "Query"]
