@@ -145,8 +145,11 @@ def adk_turn(
     return adk_runner_turn(service, name=name, owner=owner, create=create)
 
 
-def adk_runner_turn(service: Any, *, name: str, owner: str, create: bool = True) -> Callable[[], Any]:
-    """`adk_turn`'s turn on any ADK session service."""
+def adk_runner_turn(
+    service: Any, *, name: str, owner: str, create: bool = True, shared: bool = False
+) -> Callable[[], Any]:
+    """`adk_turn`'s turn on any ADK session service; with `shared`, its tool also sets `user:` state (which the
+    user's other sessions read)."""
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_request import LlmRequest
@@ -172,6 +175,8 @@ def adk_runner_turn(service: Any, *, name: str, owner: str, create: bool = True)
     async def weather(city: str, tool_context: ToolContext) -> str:
         """The weather in a city."""
         tool_context.state["last_city"] = city
+        if shared:
+            tool_context.state["user:last_city"] = city
         return "sunny"
 
     agent = LlmAgent(name="assistant", model=ToolLlm(model="scripted"), tools=[weather])

@@ -427,25 +427,27 @@ def adk_pairs(url: str) -> list[PairCost]:
             billing_mode="PAY_PER_REQUEST", ignore_update_ttl_errors=True
         )
 
-    def on(make: Callable[[], Any], sid: str, meter: Any = None) -> SessionBackend:
-        turn = adk_runner_turn(make(), name=sid, owner="bench")
+    def on(make: Callable[[], Any], sid: str, meter: Any = None, shared: bool = False) -> SessionBackend:
+        turn = adk_runner_turn(make(), name=sid, owner="bench", shared=shared)
         ids = {"app_name": "bench", "user_id": "bench", "session_id": sid}
         return SessionBackend(turn, lambda: asyncio.run(make().get_session(**ids)), meter)
 
     def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
         tables = _our_tables(url, prefix)
 
-        def ours(session: Any, sid: str, **options: Any) -> SessionBackend:
+        def ours(session: Any, sid: str, shared: bool = False, **options: Any) -> SessionBackend:
             store = _store_on(url, session, tables)
-            return on(lambda: StoreSessionService(store, **options), sid)
+            return on(lambda: StoreSessionService(store, **options), sid, shared=shared)
 
-        def theirs(session: Any, sid: str) -> SessionBackend:  # its requests are counted on peer_session's meter
-            return on(DynamoDBSessionService, sid, peer_meter)
+        def theirs(session: Any, sid: str, shared: bool = False) -> SessionBackend:  # counted on peer_session's meter
+            return on(DynamoDBSessionService, sid, peer_meter, shared=shared)
 
         return {
             "ours, StoreSessionService() (default: per turn)": ours,
             'ours, StoreSessionService(durability="event")': lambda s, sid: ours(s, sid, durability="event"),
             "adk-dynamodb-session 0.0.5, DynamoDBSessionService": theirs,
+            "ours, StoreSessionService(), the tool sets user: state": lambda s, sid: ours(s, sid, shared=True),
+            "adk-dynamodb-session 0.0.5, the tool sets user: state": lambda s, sid: theirs(s, sid, shared=True),
         }
 
     return _session_pairs(url, "ADK", backends)

@@ -165,6 +165,12 @@ def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[
     return app, user, session
 
 
+def _changes_shared(event: Event) -> bool:
+    """Whether the event's state delta sets `app:` or `user:` state (which other sessions read)."""
+    delta = event.actions.state_delta if event.actions and event.actions.state_delta else {}
+    return any(k.startswith((State.APP_PREFIX, State.USER_PREFIX)) for k in delta)
+
+
 def _state_of(snapshot: StateSnapshot | None) -> dict[str, Any]:
     """A stored state as a dict of its own ({} when there is none)."""
     return {} if snapshot is None else dict(snapshot.state)
@@ -262,6 +268,24 @@ class _Turn:
         return self
 
 
+@dataclass(frozen=True)
+class _Tail:
+    """Where a session's transcript ends, as this service last read or wrote it: its last sequence number, its
+    stored state (with LAST_EVENT) and the id of its latest event."""
+
+    seq: int
+    state: dict[str, Any]
+    last_event: str | None
+
+    @staticmethod
+    def of(full: FullSession) -> _Tail:
+        """The tail a `load_full` read (of at least the latest event, when there is one)."""
+        state = _state_of(full.state)
+        latest = full.messages[-1].content if full.messages else None
+        last = latest.get("id") if isinstance(latest, dict) else (state.get(LAST_EVENT) or {}).get("id")
+        return _Tail(full.session.last_seq, state, last)
+
+
 class StoreSessionService(BaseSessionService):
     """ADK sessions, events and state in this store."""
 
@@ -271,10 +295,12 @@ class StoreSessionService(BaseSessionService):
         """Sessions (not the app's and users' shared state) expire after `retention` idle, if given.
 
         `durability="turn"` (the default): a turn's events are written in one transaction, held until the
-        turn's final response, `flush_every` (16) of them, or `flush()`. What it trades: held events are lost
-        if the process dies first (as if the turn had not happened; ADK's default InMemorySessionService
-        loses every turn), and other readers see a turn once it is written; reads through this service flush
-        the session's held events first. `durability="event"`: each event is written as it is appended (as
+        turn's final response, `flush_every` (16) of them, or `flush()`; an event that changes `app:` or
+        `user:` state is written at once, with those held before it, so that other sessions see that state as
+        soon as it is appended (as under ADK's own services). What it trades: held events are lost if the
+        process dies first (as if the turn had not happened; ADK's default InMemorySessionService loses every
+        turn; docs/decisions.md compares it with DatabaseSessionService), and other readers see a turn's other
+        events once it is written; reads through this service flush the session's held events first. `durability="event"`: each event is written as it is appended (as
         ADK's database service does), several times the requests and write units."""
         if durability not in (TURN, EVENT):
             raise InputValidationError(f"durability must be {TURN!r} or {EVENT!r}")
@@ -290,6 +316,7 @@ class StoreSessionService(BaseSessionService):
         self._store = as_async(store)  # typed calls, on either store
         self.flush_every = flush_every
         self._held: dict[str, _Turn] = {}
+        self._tails: Lru[_Tail] = Lru(KNOWN_PLACES)  # where each session's transcript ends, as last seen here
         self._scoped = _Scoped(store)
         self._names = _Names(store)
         self._sessions = _Scoped(store, retention)
@@ -383,6 +410,8 @@ class StoreSessionService(BaseSessionService):
         if full.session.metadata.get("adk_app") != app_name or full.session.metadata.get("adk_session") != session_id:
             return None
         self._names.remember(key, sid)
+        if last != 0 and (full.messages or full.session.last_seq == 0):
+            self._tails.put(sid, _Tail.of(full))  # the next write of this session reads nothing first
         if last is not None:  # exactly the latest N, as ADK's services return them (the window may widen)
             full.messages = full.messages[-last:]
         return full
@@ -440,6 +469,7 @@ class StoreSessionService(BaseSessionService):
         """Delete the session with its events, state and session-scoped artifacts (idempotent)."""
         sid = await self._names.sid(app_name, user_id, session_id.strip())
         self._held.pop(sid, None)
+        self._tails.drop(sid)
         await self._store.delete_session(sid, owner=user_id)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -453,8 +483,10 @@ class StoreSessionService(BaseSessionService):
         once. Concurrent appends to one session all land, each on the state the one before it left.
 
         With `flush_every`, the event is held (and applied to `session` at once) and written with the
-        others of its turn when the turn's final response is appended, once `flush_every` are held, or at
-        `flush()`; a SessionNotFoundError then comes from the append that writes."""
+        others of its turn when the turn's final response is appended, once `flush_every` are held, at
+        `flush()`, or at once (with those held before it) when it changes `app:` or `user:` state, which
+        other sessions read: the user's other sessions and every user's see it as soon as it is appended, as
+        under ADK's own services. A SessionNotFoundError then comes from the append that writes."""
         if event.partial:
             return event
         if event.actions and event.actions.state_delta:  # temp: state is for this invocation only
@@ -467,7 +499,7 @@ class StoreSessionService(BaseSessionService):
         else:
             held = self._held.setdefault(sid, _Turn(session.app_name, session.user_id, session.id))
             turn_ends = event.author != "user" and event.is_final_response()  # an agent's final answer
-            if held.add(event).size >= self.flush_every or turn_ends:
+            if held.add(event).size >= self.flush_every or turn_ends or _changes_shared(event):
                 await self._flush(sid)
         await super().append_event(session=session, event=event)
         session.last_update_time = event.timestamp
@@ -493,35 +525,37 @@ class StoreSessionService(BaseSessionService):
 
     async def _write(self, sid: str, turn: _Turn) -> None:
         """Store a turn's events and its state changes, the events with the session's state in one
-        transaction (merged onto whatever landed meanwhile)."""
+        transaction (merged onto whatever landed meanwhile). Where the session's tail is known (this service
+        read or wrote it last), nothing is read first: a write that finds the transcript moved reads it and
+        merges again."""
         owner = turn.user_id
         await self._apply_shared(turn.app_name, owner, turn.app, turn.user)
         for _ in range(CHANGE_ATTEMPTS):
-            try:  # the head and state, and the latest event (a re-delivery of it is not stored again)
-                full = await self._store.load_full(sid, last=1, owner=owner)
-            except SessionNotFound:
-                raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
-            state = _state_of(full.state)
-            latest = full.messages[-1].content if full.messages else None
-            delivered = latest.get("id") if isinstance(latest, dict) else state.get(LAST_EVENT, {}).get("id")
-            if turn.last["id"] and delivered == turn.last["id"]:
+            tail = self._tails.get(sid)
+            if tail is None:
+                try:  # the head and state, and the latest event (a re-delivery of it is not stored again)
+                    tail = _Tail.of(await self._store.load_full(sid, last=1, owner=owner))
+                except SessionNotFound:
+                    raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
+            if turn.last["id"] and tail.last_event == turn.last["id"]:
                 return  # these very events were stored by an earlier delivery
-            seq = full.session.last_seq
+            state = {**tail.state, **turn.session}
             try:
-                if {**state, **turn.session} == state:  # no state change: the events alone (one write less)
-                    await self._store.append_messages(sid, turn.messages, expected_seq=seq, owner=owner)
+                if state == tail.state:  # no state change: the events alone (one write less)
+                    await self._store.append_messages(sid, turn.messages, expected_seq=tail.seq, owner=owner)
                 else:
+                    state[LAST_EVENT] = turn.last
                     await self._store.save_full(  # ADK rewinds by its events' deltas: no state copy kept
-                        sid,
-                        turn.messages,
-                        {**state, **turn.session, LAST_EVENT: turn.last},
-                        expected_seq=seq,
-                        owner=owner,
-                        keep_state=False,
+                        sid, turn.messages, state, expected_seq=tail.seq, owner=owner, keep_state=False
                     )
-                return
             except Conflict:
+                self._tails.drop(sid)
                 continue  # another event landed first: merge onto its state
+            except SessionNotFound:
+                self._tails.drop(sid)
+                raise SessionNotFoundError(f"Session {turn.session_id} not found.") from None
+            self._tails.put(sid, _Tail(tail.seq + len(turn.messages), state, turn.last["id"]))
+            return
         raise Conflict(f"append_event to {turn.session_id}: gave up after {CHANGE_ATTEMPTS} concurrent appends")
 
     # -- helpers ----------------------------------------------------------------------------------

@@ -430,17 +430,20 @@ def test_a_redelivered_event_is_stored_once(harness: Harness) -> None:
 
 
 def test_a_batched_turn_is_written_at_its_final_response(harness: Harness) -> None:
-    service = StoreSessionService(harness.store, flush_every=16)
+    """A turn is held until its final answer, but an event that changes `user:` or `app:` state, which other
+    sessions read, is written at once with those before it (as ADK's own services store it)."""
+    service = StoreSessionService(harness.store)  # the default: durability="turn"
     reader = StoreSessionService(harness.twin())  # another process
 
-    def event(i: int, author: str, **parts: Any) -> Event:
+    def event(i: int, author: str, shared: bool = False, **parts: Any) -> Event:
         part = types.Part(**parts) if parts else types.Part(text=f"t{i}")
+        delta: dict[str, Any] = {"step": i, "user:seen": i, "app:calls": i} if shared else {"step": i}
         return Event(
             id=f"b{i}",
             author=author,
             invocation_id="inv",
             timestamp=2_000.0 + i,
-            actions=EventActions(state_delta={"step": i, "user:seen": i}),
+            actions=EventActions(state_delta=delta),
             content=types.Content(role="user" if author == "user" else "model", parts=[part]),
         )
 
@@ -452,10 +455,16 @@ def test_a_batched_turn_is_written_at_its_final_response(harness: Harness) -> No
         assert s.state["step"] == 1 and len(s.events) == 2  # applied to the session object at once
         held = await reader.get_session(app_name=APP, user_id="u1", session_id="b")
         assert held is not None and held.events == [] and "step" not in held.state  # not written yet
-        await service.append_event(s, event(2, "planner"))  # the final answer: the turn is written
+        await service.append_event(s, event(2, "planner", shared=True, function_call=call))
+        mid = await reader.get_session(app_name=APP, user_id="u1", session_id="b")  # written with those before it
+        assert mid is not None and [e.id for e in mid.events] == ["b0", "b1", "b2"]
+        mine = await reader.create_session(app_name=APP, user_id="u1", session_id="c")  # the user's other session
+        theirs = await reader.create_session(app_name=APP, user_id="u2", session_id="d")  # another user's
+        assert mine.state == {"user:seen": 2, "app:calls": 2} and theirs.state == {"app:calls": 2}
+        await service.append_event(s, event(3, "planner"))  # the final answer: the rest of the turn is written
         done = await reader.get_session(app_name=APP, user_id="u1", session_id="b")
-        assert done is not None and [e.id for e in done.events] == ["b0", "b1", "b2"]
-        assert done.state == {"step": 2, "user:seen": 2} and done.last_update_time == 2_002.0
+        assert done is not None and [e.id for e in done.events] == ["b0", "b1", "b2", "b3"]
+        assert done.state == {"step": 3, "user:seen": 2, "app:calls": 2} and done.last_update_time == 2_003.0
 
     asyncio.run(scenario())
     assert harness.store.list_messages(named_store_id("u1", "b"), owner="u1").items[-1].role == "planner"

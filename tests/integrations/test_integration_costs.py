@@ -53,5 +53,14 @@ def test_adk_append_event_costs(dyn: Harness) -> None:
     dyn.requests.clear()
     event = Event(author="user", invocation_id="i", actions=EventActions(state_delta={"k": 1}))
     asyncio.run(service.append_event(session, event))
-    # the head and state in one request, the latest event (a re-delivery is not stored twice), the write
-    assert dyn.requests.names == ["TransactGetItems", "Query", "TransactWriteItems"]
+    # the service knows where the session ends (it wrote the last event): the write alone
+    assert dyn.requests.names == ["TransactWriteItems"]
+    dyn.requests.clear()
+    other = asyncio.run(StoreSessionService(dyn.twin()).get_session(app_name="app", user_id="u", session_id="costs"))
+    asyncio.run(StoreSessionService(dyn.twin(), durability="event").append_event(other, Event(author="u", invocation_id="j")))
+    dyn.requests.clear()
+    asyncio.run(service.append_event(session, Event(author="user", invocation_id="k")))
+    # another process moved the session: the write is refused, then the head, state and latest event are read
+    assert dyn.requests.names == ["TransactWriteItems", "TransactGetItems", "Query", "TransactWriteItems"]
+    stored = asyncio.run(service.get_session(app_name="app", user_id="u", session_id="costs"))
+    assert [e.invocation_id for e in stored.events] == ["i0", "i", "j", "k"] and stored.state == {"k": 1}
