@@ -220,6 +220,7 @@ def make_harness(
     cfg = Settings(clock=clock, **settings)
     if kind == "memory":
         backend = MemoryBackend(cfg)
+        backend.copies_in_background = False  # copies are driven by `harness.cascade()`, as on DynamoDB
         store = SessionStore(backend=backend, settings=cfg)
 
         def memory_snapshot() -> Any:
@@ -458,6 +459,18 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 _memory_tables = itertools.count()
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def memories_store(request: pytest.FixtureRequest) -> SessionStore:
+    """A library store at its defaults (no embedder: memories are searched by their words): the memory
+    backend, or DynamoDB on moto's server over fresh tables."""
+    if request.param == "memory":
+        return SessionStore.memory()
+    client, s3 = request.getfixturevalue("server_inspectors")
+    tables = create_tables(client, prefix=f"mem{next(_memory_tables)}", s3=s3)
+    store: SessionStore = tables.store(client, s3)
+    return store
 
 
 @pytest.fixture(params=["memory", "dynamodb"])

@@ -4,6 +4,7 @@ helpers every domain shares (the lock, copies through JSON, liveness, touching a
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -107,11 +108,21 @@ class SessionEntry:
         return max(self.pins.values(), default=0)
 
 
+COPY_STEP_SECONDS = 0.25  # how often a copy going on takes a step by itself (the stack's copy job: about a second)
+
+
 class MemoryCore:
-    """Sessions in a dict, guarded by one re-entrant lock; the domains' operations build on it."""
+    """Sessions in a dict, guarded by one re-entrant lock; the domains' operations build on it.
+
+    `copies_in_background` (True): a long fork's or rewind's copy goes on by itself after its call, a step
+    every COPY_STEP_SECONDS on a thread of its own (ended when no copy is left), as the stack's copy function
+    carries it on; False leaves each step to `reclaim` (a test driving the copy, as the DynamoDB tests drive
+    the stack's functions)."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
+        self.copies_in_background = True
+        self._copier: threading.Thread | None = None
         self._lock = threading.RLock()
         self._sessions: dict[str, SessionEntry] = {}
         self._checkpoints: dict[tuple[str, str | None, str], Checkpoint] = {}  # (scope, owner, key)
@@ -150,6 +161,25 @@ class MemoryCore:
         return entry
 
     # ------------------------------------------------------------ copies (a long fork's or rewind's)
+
+    def _copy_later(self) -> None:
+        """A copy has begun: see that it goes on by itself (unless `copies_in_background` is off)."""
+        with self._lock:
+            if not self.copies_in_background or self._copier is not None:
+                return
+            self._copier = threading.Thread(target=self._copy_in_background, name="agent-store-copies", daemon=True)
+            self._copier.start()
+
+    def _copy_in_background(self) -> None:
+        """Step every copy going on, a step every COPY_STEP_SECONDS, until none is left (or background copies
+        are turned off)."""
+        while True:
+            time.sleep(COPY_STEP_SECONDS)
+            with self._lock:
+                if not self.copies_in_background or not any(e.copy is not None for e in self._sessions.values()):
+                    self._copier = None
+                    return
+                self.step_copies()
 
     def step_copies(self) -> None:
         """One step of every copy going on (at most COPY_PAGE messages each), as the stack's copy job takes

@@ -1,8 +1,8 @@
 """The in-memory backend: forks, rewinds and branches, with the same copy window as on DynamoDB: a
 transcript of up to `Settings.fork_inline_messages` messages is copied within the call; a longer one comes
-in a step at a time (`MemoryCore.step_copies`, a step each `reclaim`: what the stack's copy job does), the
-session `copying` meanwhile, and the messages it takes are pinned in their source (a change to them is a
-retryable Conflict)."""
+in a step at a time (`MemoryCore.step_copies`: by itself in the background, as the stack's copy job brings
+it, or a step each `reclaim`), the session `copying` meanwhile, and the messages it takes are pinned in their
+source (a change to them is a retryable Conflict)."""
 
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ class MemoryForks(MemoryCore):
             if not inline:  # the rest comes in steps; the source keeps those messages as they are meanwhile
                 entry.copy = CopyJob(list(taken), source_id)
                 source.pins[new_id] = last
+                self._copy_later()
             entry.slots = {k: self._copy(v) for k, v in source.slots.items() if k.startswith(RECORDS_PREFIX)}
             entry.states_kept = {k: s.model_copy(deep=True) for k, s in source.states_kept.items() if s.seq <= last}
             entry.artifacts = {name: self._artifact_copy(art, new_id) for name, art in source.artifacts.items()}
@@ -121,6 +122,7 @@ class MemoryForks(MemoryCore):
             if not inline:  # the session's new line comes in steps out of the branch (which never changes)
                 entry.copy = CopyJob(list(kept), None)
                 changes.update(copying=True, copied=0)
+                self._copy_later()
             if request.metadata is not UNSET:
                 changes["metadata"] = self._copy(request.metadata)
             self._touch(

@@ -73,6 +73,7 @@ def _async_memory(request: pytest.FixtureRequest, clock: FakeClock) -> Harness:
     loop = request.getfixturevalue("event_loop_thread")
     cfg = Settings(clock=clock, **_settings(request))
     backend = MemoryBackend(cfg)
+    backend.copies_in_background = False  # copies are driven by `harness.cascade()`, as on DynamoDB
 
     def twin() -> SessionStore:
         return SyncOverAsync(AsyncSessionStore(backend=backend, settings=cfg), loop)  # type: ignore[return-value]
@@ -85,6 +86,7 @@ def _async_memory(request: pytest.FixtureRequest, clock: FakeClock) -> Harness:
 def _scoped(clock: FakeClock, settings: dict[str, Any]) -> Harness:
     cfg = Settings(clock=clock, **settings)
     backend = MemoryBackend(cfg)
+    backend.copies_in_background = False  # copies are driven by `harness.cascade()`, as on DynamoDB
     owners: dict[str, str] = {}
 
     def twin() -> SessionStore:

@@ -135,3 +135,26 @@ def test_the_cascade_leaves_copies_to_the_copy_job(harness: Harness, source: str
     for bad in bad_jobs:
         with pytest.raises(InvalidInput):
             harness.operator().reclaim([], jobs=bad)
+
+
+def test_the_memory_backend_finishes_a_long_copy_by_itself() -> None:
+    """What users' own tests run on (`SessionStore.memory()`, nothing calling `reclaim`): a fork and a rewind
+    longer than the inline window are copied in the background, as the stack's copy function does, and
+    become readable without anyone driving them."""
+    import time
+
+    from store import Settings
+
+    store = SessionStore.memory(Settings(fork_inline_messages=5))
+    source, other = long_session(store, 30), long_session(store, 30)
+    fork = store.fork_session(source, new_session_id="later")
+    rewound = store.rewind_session(other, 12)
+    assert fork.copying and rewound.copying
+    deadline = time.monotonic() + 30
+    while any(s.copying for s in (store.get_session("later"), store.get_session(other))):
+        assert time.monotonic() < deadline, "the copies did not finish by themselves"
+        time.sleep(0.05)
+    assert [m.id for m in store.list_messages("later").items] == [f"m{i}" for i in range(1, 31)]
+    assert [m.id for m in store.list_messages(other).items] == [f"m{i}" for i in range(1, 13)]
+    store.update_usage(source, "m2", {"input_tokens": 9})  # the source's pin went with the copy
+    store.append_messages("later", [{"role": "user", "content": "and on"}])
