@@ -268,9 +268,32 @@ _STOP = frozenset(
 )
 
 
+# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar): a run of them is no
+# word of its own, so keyword search takes its overlapping pairs of characters (a lone one as itself), the
+# usual way to match CJK text without a dictionary: "太郎" is found in "私の名前は太郎です", "天気" is not.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0003134f]+"
+)
+
+
+def _split(token: str) -> Iterable[str]:
+    """A token as keyword search matches it: as it is, or with each run of an unspaced script as its pairs."""
+    at = 0
+    for run in _UNSPACED.finditer(token):
+        if run.start() > at:
+            yield token[at : run.start()]
+        chars = run.group(0)
+        yield from (chars[i : i + 2] for i in range(max(1, len(chars) - 1)))
+        at = run.end()
+    if at < len(token):
+        yield token[at:]
+
+
 def words(text: str) -> list[str]:
-    """The words of a text that keyword search matches: lower-cased, stop words left out."""
-    return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
+    """The words of a text that keyword search matches: lower-cased, stop words left out, a run of Han, kana
+    or another script written without spaces as its pairs of characters."""
+    return [w for t in _WORD.finditer(text) for w in _split(t.group(0).casefold()) if w not in _STOP]
 
 
 def keyword_score(query_words: Sequence[str], text: str) -> float:

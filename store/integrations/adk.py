@@ -300,8 +300,9 @@ class StoreSessionService(BaseSessionService):
         soon as it is appended (as under ADK's own services). What it trades: held events are lost if the
         process dies first (as if the turn had not happened; ADK's default InMemorySessionService loses every
         turn; docs/decisions.md compares it with DatabaseSessionService), and other readers see a turn's other
-        events once it is written; reads through this service flush the session's held events first. `durability="event"`: each event is written as it is appended (as
-        ADK's database service does), several times the requests and write units."""
+        events once it is written; reads through this service flush the session's held events first.
+        `durability="event"`: each event is written as it is appended (as ADK's database service does),
+        several times the write units."""
         if durability not in (TURN, EVENT):
             raise InputValidationError(f"durability must be {TURN!r} or {EVENT!r}")
         if durability == EVENT and flush_every is not None:

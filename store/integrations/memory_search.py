@@ -1,10 +1,13 @@
 """What the frameworks whose memory search returns only matches (ADK's `search_memory`, Strands'
 `MemoryStore.search`) ask of the store: the memories that match a query, never merely the nearest of
-unrelated ones."""
+unrelated ones, in the order each framework's own store gives them."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from store import SessionStore
+from store.core import memories as m
 from store.models import MemoryHit
 
 # The least cosine similarity a memory needs to match by meaning. Measured with wordllama's 256-dimension model
@@ -14,13 +17,37 @@ from store.models import MemoryHit
 # thin: another embedder (Titan V2 deployed) may want another value, which the adapters take as `threshold=`.
 THRESHOLD = 0.12
 
+Ties = Literal["oldest", "newest"]
+
+
+def has_words(query: str) -> bool:
+    """Whether a query holds anything to match (a word, a number, a CJK character, other than the stop words
+    keyword search leaves out): a query of blanks and punctuation matches nothing, as in ADK's and Strands'
+    own stores."""
+    return bool(m.words(query))
+
 
 def matching(
-    store: SessionStore, owner: str, namespace: tuple[str, ...], query: str, limit: int, threshold: float
+    store: SessionStore,
+    owner: str,
+    namespace: tuple[str, ...],
+    query: str,
+    limit: int,
+    threshold: float,
+    *,
+    ties: Ties = "oldest",
 ) -> list[MemoryHit]:
-    """The owner's memories under `namespace` that match `query`, best first: by meaning, those at least
-    `threshold` similar, when the store has an embedder; else those holding the query's words."""
-    if store.settings.embedder is None:
-        return store.search_memories(owner, namespace, query=query, mode="keyword", limit=limit).items
-    hits = store.search_memories(owner, namespace, query=query, mode="semantic", limit=limit).items
-    return [h for h in hits if h.score is not None and h.score >= threshold]
+    """At most `limit` of the owner's memories under `namespace` that match `query`, best first: by meaning,
+    those at least `threshold` similar, when the store has an embedder; else those holding the query's words.
+    Equal scores go oldest first (ADK's in-memory service: the order they were added in) or newest first
+    (Strands' stores: the most recent wins), among the best 100 (one search's bound). `limit` is at most 100."""
+    if not has_words(query):
+        return []
+    if store.settings.embedder is None:  # the whole window: equal scores are common (shares of the query's words)
+        hits = store.search_memories(owner, namespace, query=query, mode="keyword", limit=m.MAX_SEARCH_LIMIT).items
+    else:  # similarities of unrelated vectors are never equal: the page asked for is enough
+        found = store.search_memories(owner, namespace, query=query, mode="semantic", limit=limit)
+        hits = [h for h in found.items if h.score is not None and h.score >= threshold]
+    sign = 1 if ties == "oldest" else -1
+    ordered = sorted(hits, key=lambda h: (-(h.score or 0.0), sign * h.created_at.timestamp(), h.key))
+    return ordered[:limit]

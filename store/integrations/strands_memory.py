@@ -8,28 +8,75 @@ agent gets with `Agent(memory_manager=MemoryManager(stores=[StoreMemory(store, o
     memory = StoreMemory(SessionStore.from_env(), owner="user-42")
     agent = Agent(memory_manager=MemoryManager(stores=[memory], add_tool_config=True))
 
-A fact added (by the `add_memory` tool, by Strands' extraction, or `manager.add`) is one memory of the
-owner's namespace (`("strands", name)` by default), keyed by its content's digest: Strands' writes are
-at-least-once, and a duplicate lands on the same memory. `search` returns only memories that match the query
-(Strands' semantics: no unrelated neighbours): by meaning above a similarity threshold when the store has an
-embedder (`memory_search.matching`), by the query's words otherwise."""
+The whole protocol as Strands declares it (`strands.memory.types`): the `MemoryStoreConfig` fields (`name`,
+required and not blank; `description`; `max_search_results`, at least 1; `writable`; `extraction`), `search`,
+and both write sinks. A fact added (by the `add_memory` tool, by Strands' client-side extraction, or
+`manager.add`) is one memory of the owner's namespace (`("strands", name)` by default), keyed by its
+content's digest: Strands' writes are at-least-once, and a duplicate lands on the same memory (the same id
+comes back). `add_messages` is the sink of extraction without a client-side extractor: each message that
+holds text is one memory, keyed by its sequence number in the batch and its content, so a retried batch
+lands on the same memories. `search` returns only memories that match the query (Strands' semantics: no
+unrelated neighbours, at most `max_search_results`, equal scores newest first): by meaning above a
+similarity threshold when the store has an embedder (`memory_search.matching`), by the query's words
+otherwise. Store errors keep their types; bad arguments are `InvalidInput`, a `ValueError` as Strands'
+own stores raise."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from strands.memory.types import MemoryEntry, MemoryStore, SearchOptions
+from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, SearchOptions
 
 from store import SessionStore
+from store.core import memories as m
+from store.core import validation as v
+from store.errors import InvalidInput
 from store.integrations.memory_search import THRESHOLD, matching
 
 DEFAULT_RESULTS = 5
+SOURCE_MESSAGES = "messages"  # `source` of a memory `add_messages` wrote
+
+
+@dataclass(frozen=True)
+class StoreMemoryAddResult:
+    """What `StoreMemory.add` resolves to: the id (the memory's key) of the stored, or already present, fact."""
+
+    id: str
+
+
+def _results(value: Any, what: str) -> int | None:
+    """A `max_search_results` (None: not given): an integer of at least 1; more than one search returns
+    (100) is taken as 100."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"StoreMemory: {what} must be an integer")
+    if value < 1:
+        raise InvalidInput(f"StoreMemory: {what} must be at least 1.")
+    return min(value, m.MAX_SEARCH_LIMIT)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    """The text of a Strands message's content blocks ("" when it holds none)."""
+    blocks = message.get("content")
+    if isinstance(blocks, str):
+        return blocks.strip()
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(b["text"] for b in blocks if isinstance(b, Mapping) and isinstance(b.get("text"), str)).strip()
 
 
 class StoreMemory(MemoryStore):
-    """One owner's memories as a Strands `MemoryStore` (writable, searchable)."""
+    """One owner's memories as a Strands `MemoryStore` (searchable; writable unless `writable=False`)."""
 
     def __init__(
         self,
@@ -39,37 +86,90 @@ class StoreMemory(MemoryStore):
         name: str = "agent-store",
         description: str | None = "What the user told the agent in earlier sessions",
         namespace: tuple[str, ...] | None = None,
-        max_search_results: int = DEFAULT_RESULTS,
+        max_search_results: int | None = DEFAULT_RESULTS,
+        writable: bool = True,
         extraction: Any = None,
         threshold: float = THRESHOLD,
     ) -> None:
+        """Checked at once (InvalidInput, a ValueError): `name` not blank, `max_search_results` at least 1,
+        `writable` a bool, the owner and namespace as the store takes them."""
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput("StoreMemory: name must not be empty.")
+        if not isinstance(writable, bool):
+            raise InvalidInput("StoreMemory: writable must be True or False")
+        if description is not None and not isinstance(description, str):
+            raise InvalidInput("StoreMemory: description must be a string")
         self.store = store
-        self.owner = owner
+        self.owner = v.owner(owner)
         self.name = name
         self.description = description
-        self.namespace = namespace or ("strands", name)
-        self.max_search_results: int | None = max_search_results
-        self.writable = True
+        self.namespace = m.namespace(namespace or ("strands", name.strip()))
+        self.max_search_results = _results(max_search_results, "max_search_results")
+        self.writable = writable
         self.extraction = extraction
         self.threshold = threshold
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
-        limit = (options or {}).get("max_search_results") or self.max_search_results or DEFAULT_RESULTS
-        page = await asyncio.to_thread(
-            matching, self.store, self.owner, self.namespace, query, min(limit, 100), self.threshold
+        """The memories that match `query`, best first: at most the call's `max_search_results`, else the
+        store's, else 5. A query with no word to match (blank, punctuation) finds nothing."""
+        asked = _results((options or {}).get("max_search_results"), "max_search_results")
+        limit = asked or self.max_search_results or DEFAULT_RESULTS
+        if not isinstance(query, str):
+            raise InvalidInput("StoreMemory: query must be a string")
+        hits = await asyncio.to_thread(
+            matching, self.store, self.owner, self.namespace, query, limit, self.threshold, ties="newest"
         )
         return [
             MemoryEntry(
                 content=str(hit.value.get("text", "")),
-                metadata={"key": hit.key, "score": hit.score, **(hit.value.get("metadata") or {})},
+                metadata={**(hit.value.get("metadata") or {}), "key": hit.key, "score": hit.score},
             )
-            for hit in page
+            for hit in hits
         ]
 
-    async def add(self, content: str, metadata: dict[str, Any] | None = None) -> str:
-        key = hashlib.sha256(content.encode("utf-8")).hexdigest()[:32]
-        value: dict[str, Any] = {"text": content}
+    def _writable(self) -> None:
+        if not self.writable:
+            raise InvalidInput("StoreMemory: store is not writable. Set writable=True in config to enable writes.")
+
+    async def add(self, content: str, metadata: dict[str, Any] | None = None) -> StoreMemoryAddResult:
+        """Keep `content` (with `metadata`, a JSON object) as one memory; the same content (blanks around it
+        aside) again is the same memory, its metadata the latest."""
+        self._writable()
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidInput("StoreMemory: content must not be empty.")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInput("StoreMemory: metadata must be a dict")
+        text = content.strip()
+        key = _digest(text)
+        value: dict[str, Any] = {"text": text}
         if metadata:
             value["metadata"] = dict(metadata)
         await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
-        return key
+        return StoreMemoryAddResult(id=key)
+
+    async def add_messages(
+        self, messages: Sequence[Mapping[str, Any]], context: AddMessagesContext | None = None
+    ) -> list[StoreMemoryAddResult]:
+        """Keep each message that holds text as one memory (`{"text", "role", "source": "messages", "seq"}`),
+        keyed by its sequence number in the batch (`context.sequence_numbers`, which a retried batch reuses)
+        and its role and text: a retry writes the same memories again, never new ones. Messages without text
+        (tool calls, images) are skipped."""
+        self._writable()
+        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+            raise InvalidInput("StoreMemory: messages must be a list of messages")
+        numbers = context.sequence_numbers if context is not None else None
+        if numbers is not None and len(numbers) != len(messages):
+            raise InvalidInput("StoreMemory: sequence_numbers must name each message once")
+        values: list[tuple[str, dict[str, Any]]] = []
+        for i, message in enumerate(messages):
+            if not isinstance(message, Mapping):
+                raise InvalidInput("StoreMemory: each message must be a dict with a role and content")
+            role, text = str(message.get("role", "")), _text(message)
+            if not text:
+                continue
+            seq = numbers[i] if numbers is not None else None
+            value: dict[str, Any] = {"text": text, "role": role, "source": SOURCE_MESSAGES, "seq": seq}
+            values.append((_digest(json.dumps(seq), role, text), value))
+        for key, value in values:
+            await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
+        return [StoreMemoryAddResult(id=key) for key, _ in values]

@@ -184,3 +184,40 @@ def test_an_openai_agent_remembers_and_recalls_with_its_tools(remembering_store:
     other = memory_tools(remembering_store, owner="bob")
     stranger = OpenAIAgent(name="assistant", model=OpenAIScripted("recall", {"query": "window seat"}), tools=other)
     assert asyncio.run(Runner.run(stranger, "where do I sit?")).final_output == "nothing remembered about that"
+
+
+# ---------------------------------------------------------------- ADK's memory service, by its own semantics
+
+
+def test_adks_memory_service_keeps_each_event_with_text_once(memories_store: SessionStore) -> None:
+    """What ADK's own tests read from InMemoryMemoryService's private lists, through search_memory (the
+    differences in test_frameworks_own_tests.py): events without text are left out, an event added again is
+    stored once, later events are added beside the earlier ones, a session without events adds nothing, and
+    events come in without a session id too; equal scores keep the order they were added in."""
+    from google.adk.events.event import Event
+    from google.adk.sessions.session import Session
+
+    def said(event_id: str, text: str | None, at: float) -> Event:
+        content = types.Content(parts=[types.Part(text=text)]) if text is not None else None
+        return Event(id=event_id, invocation_id="inv", author="user", timestamp=at, content=content)
+
+    memory = StoreMemoryService(memories_store)
+
+    async def texts(query: str) -> list[str]:
+        found = await memory.search_memory(app_name="app", user_id="ada", query=query)
+        return [m.content.parts[0].text or "" for m in found.memories if m.content.parts]
+
+    async def scenario() -> None:
+        events = [said("e1", "The ADK is a great toolkit.", 1), said("e2", None, 2), said("e3", "ADK rocks!", 3)]
+        session = Session(app_name="app", user_id="ada", id="s1", last_update_time=3, events=events)
+        await memory.add_session_to_memory(session)
+        await memory.add_session_to_memory(Session(app_name="app", user_id="ada", id="s2", last_update_time=4))
+        assert await texts("ADK") == ["The ADK is a great toolkit.", "ADK rocks!"]  # a tie: the order added
+        again = [said("e1", "The ADK is a great toolkit, again.", 5), said("e4", "A new ADK fact.", 6)]
+        await memory.add_events_to_memory(app_name="app", user_id="ada", events=again, session_id="s1")
+        await memory.add_events_to_memory(app_name="app", user_id="ada", events=[said("e5", "No session, ADK.", 7)])
+        assert len(await texts("ADK")) == 4
+        assert await texts("new fact") == ["A new ADK fact."]
+
+    asyncio.run(scenario())
+    assert len(memories_store.search_memories("ada", ("adk", "app"), limit=100).items) == 4

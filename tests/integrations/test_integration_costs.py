@@ -56,8 +56,10 @@ def test_adk_append_event_costs(dyn: Harness) -> None:
     # the service knows where the session ends (it wrote the last event): the write alone
     assert dyn.requests.names == ["TransactWriteItems"]
     dyn.requests.clear()
-    other = asyncio.run(StoreSessionService(dyn.twin()).get_session(app_name="app", user_id="u", session_id="costs"))
-    asyncio.run(StoreSessionService(dyn.twin(), durability="event").append_event(other, Event(author="u", invocation_id="j")))
+    elsewhere = StoreSessionService(dyn.twin(), durability="event")  # another process
+    other = asyncio.run(elsewhere.get_session(app_name="app", user_id="u", session_id="costs"))
+    assert other is not None
+    asyncio.run(elsewhere.append_event(other, Event(author="u", invocation_id="j")))
     dyn.requests.clear()
     asyncio.run(service.append_event(session, Event(author="user", invocation_id="k")))
     # another process moved the session: the write is refused, then the head, state and latest event are read
