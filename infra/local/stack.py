@@ -77,11 +77,15 @@ class ApiAdapter(BaseHTTPRequestHandler):
         """One line per request, written by `_handle` (path without its query: a query can be content)."""
 
     def _reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """Send an answer: the function's headers but its own framing (Content-Length; `Connection: close`
+        when this adapter closes the connection after it, so that a keep-alive client knows to open another)."""
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("content-length", "connection"):
                 self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -90,7 +94,7 @@ class ApiAdapter(BaseHTTPRequestHandler):
         """An error in the API's shape; the connection is closed (what is left of the request is unread)."""
         self.close_connection = True
         body = json.dumps({"code": code, "message": message}).encode()
-        self._reply(status, {"Content-Type": "application/json", "Connection": "close"}, body)
+        self._reply(status, {"Content-Type": "application/json"}, body)
 
     def _body_length(self) -> int | None:
         """The request's Content-Length, 0 without one; None (a 400 sent) when it is not a plain count."""
@@ -398,7 +402,10 @@ def local_stack(
 
 
 def _check_free(port: int, whose: str, option: str) -> None:
+    """PortTaken when something listens on the port. A socket of a stack just stopped, waiting out TIME_WAIT,
+    does not count (the probe binds as the servers do, with SO_REUSEADDR)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

@@ -518,3 +518,51 @@ def test_the_operator_key_parses_as_an_option_value_whatever_the_secret() -> Non
         assert not key.startswith("-")
         args = parser().parse_args(["token", "--sub", "zoe", "--operator-key", key])
         assert args.operator_key == key and devtoken.is_operator(i.to_bytes(4, "big"), key)
+
+
+def test_a_port_a_stopped_stack_left_in_time_wait_is_free() -> None:
+    """`make run` right after stopping one: the old stack's sockets wait out TIME_WAIT for a minute, which is
+    no listener; a port something listens on is still taken."""
+    import socket
+
+    from infra.local.stack import PortTaken, _check_free
+
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the stack's servers bind
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        with pytest.raises(PortTaken):
+            _check_free(port, "the API's", "--port")  # listening
+        accepted.close()  # the server's side closes first: its socket waits in TIME_WAIT
+        client.close()
+    _check_free(port, "the API's", "--port")
+
+
+def test_a_refusal_closes_its_connection_and_says_so(stack: LocalStack) -> None:
+    """The local adapter's own refusals (a spent sign-in code, a token minted without the operator key, a bad
+    Content-Length) answer with `Connection: close` before closing, so that a keep-alive client opens a new
+    connection for its next request instead of failing on the closed one."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(stack.api_url)
+    connection = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=10)
+    refusals = [
+        ("POST", "/_local/console-sign-in", b'{"code": "spent"}', {}),
+        ("POST", "/_local/token", b'{"sub": "mallory"}', {}),
+        ("POST", "/sessions", b"{}", {"Content-Length": "1e3"}),
+    ]
+    for method, path, body, headers in refusals:
+        connection.request(method, path, body=body, headers=headers)
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status in (400, 403) and answer.getheader("Connection") == "close", (path, answer.status)
+        assert answer.will_close  # http.client opens a new connection for the next request
+        connection.request("GET", "/health")
+        healthy = connection.getresponse()
+        healthy.read()
+        assert healthy.status == 200, path
+    connection.close()
