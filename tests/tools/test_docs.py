@@ -128,6 +128,17 @@ def test_no_doc_states_how_many_tests_there_are() -> None:
     assert stated == []
 
 
+def test_no_doc_says_a_message_is_an_item_of_its_own() -> None:
+    """The small messages of one write share an item (a pack: docs/decisions.md): no doc, the template or a
+    docstring of the library says a transcript is an item per message."""
+    claim = re.compile(
+        r"(?:one|an|a single) (?:DynamoDB )?item (?:per|for each|a) message|messages?, one item each", re.I
+    )
+    places = [*DOCS, ROOT / "template.yaml", *(ROOT / "store").rglob("*.py")]
+    stated = [(p.name, m[0]) for p in places for m in claim.finditer(p.read_text())]
+    assert stated == []
+
+
 # ---------------------------------------------------------------- request counts
 
 
