@@ -195,35 +195,53 @@ def _json(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Scoped:
-    """Store calls shared by both services: sessions created on demand, states changed with versions."""
+    """Store calls shared by both services: sessions created on demand, states changed with versions (from
+    the version this service last read or wrote, when it has one: a change that finds another version reads
+    the state again and is applied to it)."""
 
     def __init__(self, store: AnyStore, retention: Any = None) -> None:
         self.store = store
         self._store = as_async(store)  # typed calls, on either store
         self.retention = retention
+        self._seen: Lru[tuple[int, dict[str, Any]]] = Lru(KNOWN_PLACES)  # session -> (state version, state)
 
     async def ensure(self, sid: str, owner: str, metadata: dict[str, Any]) -> None:
         """Create the store session unless it exists."""
         await ensure_session(self._store, owner, sid, {"framework": FRAMEWORK, **metadata}, self.retention)
 
+    def saw(self, sid: str, snapshot: StateSnapshot | None) -> None:
+        """Keep the state a read of the session found (a session with no state yet is left unknown)."""
+        if snapshot is not None:
+            self._seen.put(sid, (snapshot.version, _state_of(snapshot)))
+
     async def state(self, sid: str, owner: str) -> dict[str, Any]:
         snapshot = await or_missing(None, self._store.load_state(sid, owner=owner))
+        self.saw(sid, snapshot)
         return _state_of(snapshot)
 
     async def change(
         self, sid: str, owner: str, metadata: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, Any]]
     ) -> dict[str, Any]:
         """Apply `change` to the session's state (created if absent) with optimistic versioning."""
-        await self.ensure(sid, owner, metadata)
+        seen = self._seen.get(sid)
         for _ in range(CHANGE_ATTEMPTS):
-            snapshot = await self._store.load_state(sid, owner=owner)
-            version = 0 if snapshot is None else snapshot.version
-            new = change(_state_of(snapshot))
+            if seen is None:
+                try:
+                    snapshot = await self._store.load_state(sid, owner=owner)
+                except SessionNotFound:
+                    await self.ensure(sid, owner, metadata)
+                    snapshot = None
+                seen = (0, {}) if snapshot is None else (snapshot.version, _state_of(snapshot))
+            version, state = seen
+            new = change(dict(state))
             try:
-                await self._store.save_state(sid, new, expected_version=version, owner=owner)
-                return new
-            except Conflict:
+                saved = await self._store.save_state(sid, new, expected_version=version, owner=owner)
+            except (Conflict, SessionNotFound):  # changed, or gone, since it was seen: read it again
+                self._seen.drop(sid)
+                seen = None
                 continue
+            self._seen.put(sid, (saved, new))
+            return new
         raise Conflict(f"state of {sid}: gave up after {CHANGE_ATTEMPTS} concurrent updates")
 
 
@@ -598,6 +616,8 @@ class StoreSessionService(BaseSessionService):
         app_sid, user_sid = app_store_id(app_name), user_store_id(app_name, user_id)
         if shared is not None and app_sid in shared and user_sid in shared:
             app_state, user_state = _state_of(shared[app_sid]), _state_of(shared[user_sid])
+            self._scoped.saw(app_sid, shared[app_sid])
+            self._scoped.saw(user_sid, shared[user_sid])
         else:
             app_state, user_state = await asyncio.gather(
                 self._scoped.state(app_sid, app_owner(app_name)), self._scoped.state(user_sid, user_id)
