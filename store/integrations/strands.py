@@ -17,8 +17,9 @@ How Strands' records map onto the store:
   the user named holds the conversation (metadata `strands_layout: conversation`; sessions written before
   keep every agent apart); each other agent has its own store session, `<session>:agent:<agent id>` in the
   same namespace (metadata names the Strands session, `strands_parent`, and the agent: listed under the
-  session, not beside it); a transcript holds the agent's messages, message `i` at sequence `i + 1` (appended with `expected_seq=i` and an idempotency key, so
-  a retried append is stored once and two writers cannot interleave one agent's messages);
+  session, not beside it); a transcript holds the agent's messages, message `i` at sequence `i + 1`
+  (appended with `expected_seq=i` and an idempotency key, so a retried append is stored once and two writers
+  cannot interleave one agent's messages);
 - the agent record (`SessionAgent`) and the messages Strands redacts later live in that session's
   state, changed with optimistic versioning (`expected_version`), so concurrent updates never lose one;
 - multi-agent state is a record list of the Strands session (`strands.multi.<id>`).
