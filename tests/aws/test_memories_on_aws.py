@@ -201,6 +201,19 @@ def _marker(dyn: Any, owner: str) -> bool:
     return "Item" in local_client().get_item(TableName=dyn.tables.memories, Key=key)
 
 
+def test_a_value_too_large_for_an_item_is_one_object_in_the_bucket_until_released(dyn: Any) -> None:
+    """Past what an item holds, a memory's value is one object under the owner's memories prefix, named by
+    its item; replaced by a small value, the object is released by the cascade."""
+    big = {"text": "the quarterly report", "body": "figures " * 60_000}  # ~480 KB of JSON
+    dyn.store.put_memory("alice", ("reports",), "q3", big, index=["text"])
+    (kept,) = dyn.objects("memories/")
+    (item,) = [i for i in dyn.memories() if i["sk"]["S"].startswith("M#")]
+    assert item["ref"]["S"] == kept and "v" not in item
+    dyn.store.put_memory("alice", ("reports",), "q3", {"text": "short now"})
+    dyn.cascade()
+    assert dyn.objects("memories/") == []
+
+
 def test_a_value_too_large_for_an_item_needs_a_bucket(dynamodb_client: Any) -> None:
     """Without a bucket, a value past what an item holds is PayloadTooLarge, and nothing is written."""
     from store import PayloadTooLarge

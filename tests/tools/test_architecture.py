@@ -174,3 +174,14 @@ def test_plans_are_found_by_their_operation_name_and_a_missing_one_is_refused() 
     twin.fork_session.__module__ = twin.__name__
     with pytest.raises(RuntimeError, match="fork_session"):
         plans_by_name((*modules, twin))
+
+
+def test_contract_tests_assert_what_every_backend_does() -> None:
+    """A contract test states what every backend does: it never checks something only where the harness has
+    tables or a bucket (such an observation belongs in tests/aws, or in a harness view every backend answers)."""
+    guarded = re.compile(r"^\s*(?:if|elif)\s+harness\.(?:tables|s3|stream_clients)\b", re.M)
+    found = []
+    for path in sorted((ROOT / "tests" / "contract").glob("test_*.py")):
+        text = path.read_text()
+        found += [f"{path.name}:{text[: m.start()].count(chr(10)) + 1}" for m in guarded.finditer(text)]
+    assert found == []
