@@ -266,3 +266,11 @@ class MemoryHit(MemoryItem):
     no query."""
 
     score: float | None = None
+
+
+class MemoryHits(Page[MemoryHit]):
+    """A page of a memory search, best first, and the mode the search ran in: `semantic`, `keyword` or
+    `hybrid` (what `auto` became: semantic when the store has an embedder, else keyword); None when it had no
+    query (every memory under the prefix, in namespace and key order)."""
+
+    mode: Literal["semantic", "keyword", "hybrid"] | None = None

@@ -25,7 +25,7 @@ from store.models import (
     Branches,
     Checkpoint,
     FullSession,
-    MemoryHit,
+    MemoryHits,
     MemoryItem,
     Message,
     MessageRecord,
@@ -494,7 +494,7 @@ class DeleteMemory(Request[None]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SearchMemories(Request[Page[MemoryHit]]):
+class SearchMemories(Request[MemoryHits]):
     """A page of the owner's memories under `prefix`: ranked by `mode` ("auto", "semantic", "keyword",
     "hybrid": `core.memories.resolve_mode`) against `query` (and `indexed`, its embedding), those whose value
     has the `filter`'s fields; every one in key order when there is no query."""

@@ -12,10 +12,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import Absent, caller
-from functions.api.schemas import Forgotten, MemoryHits, MemoryPut, Namespaces
+from functions.api.schemas import Forgotten, MemoryPut, Namespaces
 from store import InvalidInput
 from store.core import codec
-from store.models import MemoryItem
+from store.models import MemoryHits, MemoryItem
 
 router = APIGatewayHttpRouter()
 NAMESPACE_PARAM = 2048
@@ -71,13 +71,14 @@ def search_memories(
     cursor: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> MemoryHits:
     """Bounded per call: one vector search of at most 100 neighbours, or a read of at most 1,000 memories
-    under the prefix. `filter` is a JSON object of value fields and the values they must equal."""
+    under the prefix. `filter` is a JSON object of value fields and the values they must equal. The answer's
+    `mode` says how the search ran (`auto` is semantic when the stack has an embedder, else keyword)."""
     me = caller(router.current_event)
     wanted = codec.parse(filter, "filter", max_depth=8) if filter is not None else None
     found = me.store.search_memories(
         me.owner, _labels(prefix, "prefix") or (), query=q, filter=wanted, mode=mode, limit=limit, cursor=cursor
     )
-    return MemoryHits(items=found.items, next_cursor=found.next_cursor)
+    return found
 
 
 @router.get("/memories/namespaces", tags=["memories"], summary="My namespaces that hold memories")

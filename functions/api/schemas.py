@@ -12,7 +12,6 @@ from store.models import (
     Branch,
     Checkpoint,
     FullSession,
-    MemoryHit,
     Message,
     SessionHit,
     StateSnapshot,
@@ -223,13 +222,6 @@ class MemoryPut(BaseModel):
     value: dict[str, Any]
     index: list[str] | StrictBool | None = None
     ttl_seconds: StrictInt | None = Field(default=None, ge=1)
-
-
-class MemoryHits(BaseModel):
-    """A page of memories, best first (`score`: higher is better; null without a query)."""
-
-    items: list[MemoryHit]
-    next_cursor: str | None = None
 
 
 class Namespaces(BaseModel):

@@ -23,7 +23,7 @@ from store.models import (
     Branches,
     Checkpoint,
     FullSession,
-    MemoryHit,
+    MemoryHits,
     MemoryItem,
     Message,
     MessageRecord,
@@ -471,7 +471,7 @@ def delete_memory(http: HttpBackend, r: rq.DeleteMemory) -> None:
     http.call(r, "DELETE", "/memories/item", query=_query(namespace=_labels(r.namespace), key=r.key))
 
 
-def search_memories(http: HttpBackend, r: rq.SearchMemories) -> Page[MemoryHit]:
+def search_memories(http: HttpBackend, r: rq.SearchMemories) -> MemoryHits:
     query = _query(
         prefix=_labels(r.prefix) if r.prefix else None,
         q=r.query,
@@ -480,7 +480,7 @@ def search_memories(http: HttpBackend, r: rq.SearchMemories) -> Page[MemoryHit]:
         limit=r.limit,
         cursor=r.cursor,
     )
-    return Page[MemoryHit].model_validate(http.call(r, "GET", "/memories/search", query=query))
+    return MemoryHits.model_validate(http.call(r, "GET", "/memories/search", query=query))
 
 
 def list_namespaces(http: HttpBackend, r: rq.ListNamespaces) -> Page[tuple[str, ...]]:

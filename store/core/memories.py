@@ -149,6 +149,15 @@ def resolve_mode(given: str, query_text: str | None, indexed: Indexed | None) ->
     return given
 
 
+def ran(search_mode: str, query_text: str | None) -> Literal["semantic", "keyword", "hybrid"] | None:
+    """The mode a search reports it ran in (`MemoryHits.mode`): None when it had no query (a listing)."""
+    if query_text is None:
+        return None
+    if search_mode == "semantic":
+        return "semantic"
+    return "hybrid" if search_mode == "hybrid" else "keyword"
+
+
 def query(given: Any) -> str | None:
     if given is None:
         return None

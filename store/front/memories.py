@@ -17,7 +17,7 @@ from store.embeddings import embed
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.front.observed import Attributes, observed
-from store.models import MemoryHit, MemoryItem, Page
+from store.models import MemoryHits, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
 
 
@@ -128,7 +128,7 @@ class Memories(Domain):
         mode: str = "auto",
         limit: int = 10,
         cursor: str | None = None,
-    ) -> Page[MemoryHit]:
+    ) -> MemoryHits:
         """The owner's memories under `namespace_prefix` (every namespace that begins with it), best first:
         by meaning (`semantic`), by the query's words (`keyword`), or the memories holding the query's words
         ranked by meaning (`hybrid`); `auto` is semantic when the store has an embedder, else keyword. With

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from store.core import memories as m
 from store.core.timeutil import is_expired
 from store.memory.core import MemoryCore
-from store.models import MemoryHit, MemoryItem, Page
+from store.models import MemoryHit, MemoryHits, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
 
 
@@ -77,7 +77,7 @@ class MemoryMemories(MemoryCore):
             if low <= sk[len(m.MEMORY_PREFIX) :] < high and self._live_memory(r, now) is not None
         ]
 
-    def search_memories(self, request: SearchMemories) -> Page[MemoryHit]:
+    def search_memories(self, request: SearchMemories) -> MemoryHits:
         offset = m.search_cursor(request.cursor, request.owner)
         search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
         with self._lock:
@@ -102,7 +102,7 @@ class MemoryMemories(MemoryCore):
         ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
-        return Page[MemoryHit](items=hits, next_cursor=next_cursor)
+        return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.ran(search_mode, request.query))
 
     def list_namespaces(self, request: ListNamespaces) -> Page[tuple[str, ...]]:
         position, end = m.walk_start(request.prefix, request.cursor, request.owner)

@@ -505,6 +505,7 @@ def test_the_memory_tab_lists_namespaces_and_recalls_by_meaning_with_scores(
     page.wait_for_selector("table[aria-label='Memory search results'] tbody tr")
     best = page.locator("table[aria-label='Memory search results'] tbody tr").first.inner_text()
     assert "window seat" in best and re.match(r"0\.\d{3}", best.strip())
+    expect(page.get_by_text("Searched by meaning.")).to_be_visible()  # the mode the search ran in
     assert "aisle" not in page.content()
     page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
     page.get_by_role("link", name="projects / lisbon").first.click()

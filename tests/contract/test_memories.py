@@ -285,3 +285,22 @@ def test_a_value_too_large_for_an_item_round_trips_and_its_object_goes_with_it(h
     store.delete_memory("alice", ("reports",), "q4")
     harness.cascade()
     assert harness.objects("memories/") == [] and store.get_memory("alice", ("reports",), "q4") is None
+
+
+def test_a_search_says_which_mode_it_ran_in_without_an_embedder(harness: Harness) -> None:
+    """`auto` on a store with no embedder searches by words, and says so: a caller can tell."""
+    remember(harness.store)
+    found = harness.store.search_memories("alice", query="window seat")
+    assert found.mode == "keyword" and found.items
+    assert harness.store.search_memories("alice", query="window seat", mode="keyword").mode == "keyword"
+    assert harness.store.search_memories("alice").mode is None  # no query: a listing
+    with pytest.raises(InvalidInput):
+        harness.store.search_memories("alice", query="window seat", mode="semantic")
+
+
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_a_search_says_which_mode_it_ran_in_with_an_embedder(harness: Harness) -> None:
+    remember(harness.store)
+    for asked, ran in (("auto", "semantic"), ("semantic", "semantic"), ("keyword", "keyword"), ("hybrid", "hybrid")):
+        found = harness.store.search_memories("alice", query="window seat", mode=asked)
+        assert found.mode == ran and found.items, asked

@@ -391,6 +391,10 @@ def test_memories_put_list_search_get_export_delete(remembering: Harness) -> Non
     code, out = run(store, "memories", "search", "where do I like to sit on a plane?")
     first = out.splitlines()[2]  # header, rule, then the best hit
     assert code == 0 and "seat" in first and re.match(r"\s*0\.\d{3}\s", first)
+    assert out.splitlines()[-1] == "searched by meaning (semantic)"  # how it ran: auto, with an embedder
+    code, out = run(store, "memories", "search", "window seat", "--mode", "keyword", "--json")
+    page = json.loads(out)
+    assert code == 0 and page["mode"] == "keyword" and [h["key"] for h in page["items"]] == ["seat"]
     code, out = run(store, "memories", "get", "projects/lisbon-trip", "dates", "--json")
     assert code == 0 and json.loads(out)["value"] == {"text": "in May", "days": 7}
     code, out = run(store, "memories", "export")
@@ -401,3 +405,10 @@ def test_memories_put_list_search_get_export_delete(remembering: Harness) -> Non
     assert run(store, "memories", "delete", "preferences", "seat")[0] == 0
     code, out = run(store, "memories", "get", "preferences", "seat")
     assert code == 1
+
+
+def test_a_memory_search_without_an_embedder_says_it_searched_by_words(h: Harness) -> None:
+    assert run(h.store, "memories", "put", "preferences", "seat", "I prefer a window seat")[0] == 0
+    code, out = run(h.store, "memories", "search", "window seat")
+    assert code == 0 and "seat" in out.splitlines()[2]
+    assert out.splitlines()[-1] == "searched by words (keyword): the store has no embedder"

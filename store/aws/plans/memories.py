@@ -28,7 +28,7 @@ from store.core import codec
 from store.core import memories as m
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
 from store.errors import Conflict, InvalidInput, PayloadTooLarge
-from store.models import MemoryHit, MemoryItem, Page
+from store.models import MemoryHit, MemoryHits, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
 
 VECTOR_INDEX = "by_meaning"
@@ -306,7 +306,7 @@ def _similarity(stored: Item, query: m.Indexed | None) -> float | None:
     return m.cosine(query.vector, vector)
 
 
-def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHit]]:
+def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
     """Semantic: one SearchVectors (the owner's partition, the prefix's range, the query's embedder, not
     expired; the page and those before it, or 100 with a filter). Otherwise one Query of at most 1,000 of
     the owner's memories under the prefix (hybrid ranks those holding the query's words by their vectors)."""
@@ -376,7 +376,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[Page[MemoryHi
         MemoryHit(**{**r.candidate.record.model_dump(), "value": _value(stored, known)}, score=r.score)
         for r, stored in zip(chunk, shown, strict=True)
     ]
-    return Page[MemoryHit](items=hits, next_cursor=next_cursor)
+    return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.ran(search_mode, request.query))
 
 
 def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[str, ...]]]:

@@ -418,18 +418,31 @@ def memories_list(args: Any, t: Target, out: TextIO) -> int:
     return 0
 
 
+SEARCHED = {
+    "semantic": "searched by meaning (semantic)",
+    "keyword": "searched by words (keyword)",
+    "hybrid": "searched by words, ranked by meaning (hybrid)",
+}
+
+
 def memories_search(args: Any, t: Target, out: TextIO) -> int:
-    """Memories ranked against the query, with their scores (higher is better)."""
-    found = t.store.search_memories(
+    """Memories ranked against the query, with their scores (higher is better), and how the search ran (with
+    --json: the page, its `items` and `mode`)."""
+    page = t.store.search_memories(
         t.owner, _namespace(args.namespace), query=args.query, mode=args.mode, limit=min(args.limit, 100)
-    ).items
+    )
     if args.json:
-        out.write(as_json(found) + "\n")
+        out.write(as_json(page) + "\n")
         return 0
     rows = [
-        (f"{h.score:.3f}" if h.score is not None else "-", "/".join(h.namespace), h.key, _shown(h.value)) for h in found
+        (f"{h.score:.3f}" if h.score is not None else "-", "/".join(h.namespace), h.key, _shown(h.value))
+        for h in page.items
     ]
     table(("SCORE", "NAMESPACE", "KEY", "VALUE"), rows, out)
+    shown = SEARCHED.get(page.mode or "", "listed")
+    if args.mode == "auto" and page.mode == "keyword":
+        shown += ": the store has no embedder"
+    out.write(shown + "\n")
     return 0
 
 
