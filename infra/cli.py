@@ -19,8 +19,18 @@ def main(argv: list[str] | None = None) -> int:
     local.add_argument("--data", type=Path, help="a directory that keeps the stack's data across restarts")
     local.add_argument("--no-browser", action="store_true", help="do not open the console in a browser")
     sub.add_parser("demo", help="a scripted agent conversation on an embedded AWS, with request counts")
-    sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
+    validate = sub.add_parser("validate-template", help="SAM transform + cfn-lint of template.yaml")
+    validate.add_argument(
+        "--parameter-overrides",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="the parameters you will deploy with: what CloudFormation would refuse them for is refused here",
+    )
     sub.add_parser("openapi", help="write docs/openapi.json from the API's routes")
+    sub.add_parser(
+        "reembed", help="embed again the memories another embedder embedded (MEMORIES_TABLE, MEMORY_EMBEDDER)"
+    )
     faults = sub.add_parser("faults", help="the contract workflows under injected faults, on a fresh moto server")
     faults.add_argument("--rate", type=float, default=0.1, help="share of requests that fail (0.1 = 10%%)")
     faults.add_argument("--sessions", type=int, default=5)
@@ -57,14 +67,18 @@ def main(argv: list[str] | None = None) -> int:
         from infra.reliability.chaos import main as chaos
 
         return chaos(args.rate, args.sessions, args.turns, args.seed)
+    if args.command == "reembed":
+        from infra.deploy.reembed import main as reembed
+
+        return reembed()
     if args.command == "openapi":
         from infra.deploy.openapi import main as write_openapi
 
         write_openapi()
         return 0
-    from infra.deploy.validate import main as validate
+    from infra.deploy.validate import main as validate_template
 
-    return validate()
+    return validate_template(args.parameter_overrides)
 
 
 if __name__ == "__main__":

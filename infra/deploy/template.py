@@ -87,14 +87,84 @@ class TableSpec:
         return req
 
 
-def tables(doc: dict[str, Any] | None = None) -> dict[str, TableSpec]:
-    """Every DynamoDB table of the template, by logical id."""
+def parameters(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The template's parameters as a deployment sets them: each its default unless overridden (a Number
+    parameter as a number). A name the template does not declare is refused, as CloudFormation refuses it."""
     doc = doc if doc is not None else load()
+    declared = doc.get("Parameters", {})
+    unknown = sorted(set(overrides or {}) - set(declared))
+    if unknown:
+        raise ValueError(f"template.yaml declares no parameter {', '.join(unknown)}")
+    out: dict[str, Any] = {}
+    for name, spec in declared.items():
+        value = (overrides or {}).get(name, spec.get("Default"))
+        out[name] = int(value) if spec.get("Type") == "Number" and value is not None else value
+    return out
+
+
+def _resolved(value: Any, values: dict[str, Any]) -> Any:
+    """`value` with each {"Ref": <a parameter>} replaced by the parameter's value."""
+    if isinstance(value, dict):
+        if set(value) == {"Ref"} and value["Ref"] in values:
+            return values[value["Ref"]]
+        return {k: _resolved(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, values) for v in value]
+    return value
+
+
+def _evaluate(expr: Any, values: dict[str, Any]) -> Any:
+    """A rule's condition or assertion, as CloudFormation evaluates it (Ref, Equals, Contains, Not, And, Or)."""
+    if not isinstance(expr, dict):
+        return expr
+    ((fn, args),) = expr.items()
+    if fn == "Ref":
+        value = values[args]
+        return str(value) if isinstance(value, int) else value
+    given = [_evaluate(a, values) for a in args] if isinstance(args, list) else [_evaluate(args, values)]
+    if fn == "Fn::Equals":
+        return given[0] == given[1]
+    if fn == "Fn::Contains":
+        return given[1] in given[0]
+    if fn == "Fn::Not":
+        return not given[0]
+    if fn == "Fn::And":
+        return all(given)
+    if fn == "Fn::Or":
+        return any(given)
+    raise ValueError(f"a rule uses {fn}, which this reader does not evaluate")
+
+
+def broken_rules(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> list[str]:
+    """What CloudFormation would refuse a deployment with these parameters for: the description of each of
+    the template's rules (`Rules`) whose condition holds and an assertion of which fails."""
+    doc = doc if doc is not None else load()
+    values = parameters(doc, overrides)
+    out = []
+    for rule in doc.get("Rules", {}).values():
+        if "RuleCondition" in rule and not _evaluate(rule["RuleCondition"], values):
+            continue
+        out += [
+            " ".join(a["AssertDescription"].split()) for a in rule["Assertions"] if not _evaluate(a["Assert"], values)
+        ]
+    return out
+
+
+def tables(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, TableSpec]:
+    """Every DynamoDB table of the template, by logical id, its parameters as a deployment sets them."""
+    doc = doc if doc is not None else load()
+    values = parameters(doc, overrides)
     return {
-        logical_id: TableSpec(logical_id, resource.get("Properties", {}))
+        logical_id: TableSpec(logical_id, _resolved(resource.get("Properties", {}), values))
         for logical_id, resource in doc.get("Resources", {}).items()
         if resource.get("Type") == "AWS::DynamoDB::Table"
     }
+
+
+def memory_dimensions(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> int:
+    """The dimensions of the memories table's vector index, as a deployment sets them."""
+    (index,) = tables(doc, overrides)["MemoriesTable"].properties["VectorIndexes"]
+    return int(index["Dimensions"])
 
 
 @dataclass(frozen=True)

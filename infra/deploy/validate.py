@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from infra.deploy.template import TEMPLATE, load
+from infra.deploy.template import TEMPLATE, broken_rules, load
 
 
 class _NoManagedPolicies:
@@ -61,15 +61,35 @@ def cfn_lint(*paths: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(exe), *map(str, paths)], capture_output=True, text=True, check=False)
 
 
-def main() -> int:
+def overrides(given: list[str]) -> dict[str, str]:
+    """`Name=Value` pairs (as `sam deploy --parameter-overrides` takes them) as a dict; ValueError otherwise."""
+    pairs = [g.partition("=") for g in given]
+    bad = [g for g, (name, eq, _) in zip(given, pairs, strict=True) if not name or not eq]
+    if bad:
+        raise ValueError(f"parameter overrides are Name=Value, not {', '.join(bad)}")
+    return {name: value for name, _, value in pairs}
+
+
+def main(given: list[str] | None = None) -> int:
+    """Lint the template (source and transformed); with parameter overrides, also refuse what CloudFormation
+    would refuse a deployment with them for (the template's `Rules`, a parameter it does not declare)."""
+    try:
+        chosen = overrides(given or [])
+        broken = broken_rules(overrides=chosen)
+    except ValueError as exc:
+        print(f"template: {exc}")
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "transformed.json"
         out.write_text(json.dumps(transformed(), indent=1, default=str))
         result = cfn_lint(TEMPLATE, out)
     sys.stdout.write(result.stdout + result.stderr)
-    print("template: OK" if result.returncode == 0 else "template: problems found")
-    return result.returncode
+    for reason in broken:
+        print(f"template: a deployment with these parameters is refused: {reason}")
+    ok = result.returncode == 0 and not broken
+    print("template: OK" if ok else "template: problems found")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -96,10 +96,13 @@ class LocalTables:
         return {env: name for env, name in self.names.items() if env.endswith("_TABLE")}
 
 
-def create_tables(client: Any, prefix: str = "agent-store", s3: Any = None) -> LocalTables:
+def create_tables(
+    client: Any, prefix: str = "agent-store", s3: Any = None, parameters: dict[str, Any] | None = None
+) -> LocalTables:
     """Create every table of template.yaml through `client` (names: prefix-logicalid), enable TTL as
     the template says, and, given an S3 client, every bucket (names: prefix-logicalid, lowercase) with
-    its encryption, public access block, ownership and lifecycle rules; return their names."""
+    its encryption, public access block, ownership and lifecycle rules; return their names. `parameters`
+    overrides the template's parameters' defaults, as a deployment's `--parameter-overrides` does."""
     vectors.install()
     names: dict[str, str] = {}
     if s3 is not None:
@@ -110,7 +113,7 @@ def create_tables(client: Any, prefix: str = "agent-store", s3: Any = None) -> L
                 getattr(s3, op)(**params)
             if logical_id in BUCKET_ENV:
                 names[BUCKET_ENV[logical_id]] = bucket
-    for logical_id, spec in tables().items():
+    for logical_id, spec in tables(overrides=parameters).items():
         name = f"{prefix}-{logical_id}"
         client.create_table(**spec.create_request(name))
         if spec.ttl_attribute:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from infra.deploy.template import TABLE_ENV, StreamMapping, stream_mappings
+from infra.deploy.template import TABLE_ENV, StreamMapping, broken_rules, memory_dimensions, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
@@ -345,6 +345,24 @@ class PortTaken(Exception):
     """The API's or moto's port is in use."""
 
 
+class EmbedderMismatch(Exception):
+    """The template's memories index does not have the dimensions of the embedder the local stack uses."""
+
+
+def _check_embedder(dimensions: int, parameters: dict[str, Any] | None) -> None:
+    """EmbedderMismatch unless the template's memories index (with `parameters`) has `dimensions`: every
+    memory put would be refused otherwise."""
+    refused = broken_rules(overrides=parameters)
+    if refused:
+        raise EmbedderMismatch(f"template.yaml's parameters would be refused: {refused[0]}")
+    index = memory_dimensions(overrides=parameters)
+    if index != dimensions:
+        raise EmbedderMismatch(
+            f"the memories index has {index} dimensions (template.yaml's MemoryEmbeddingDimensions) but the local "
+            f"stack embeds with wordllama's {dimensions}: set MemoryEmbeddingDimensions to {dimensions}"
+        )
+
+
 @contextlib.contextmanager
 def local_stack(
     port: int = 8000,
@@ -353,16 +371,20 @@ def local_stack(
     prefix: str = "local",
     aws_port: int | None = None,
     data: Path | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> Iterator[LocalStack]:
     """Start everything on 127.0.0.1 (the API on `port`, moto on `aws_port`; 0 or None picks a free one)
     and stop it all on exit. Resources are named `prefix`-...; with `data`, what a previous run saved there
-    is loaded first and everything is saved there again on exit. PortTaken when a port is in use."""
+    is loaded first and everything is saved there again on exit; `parameters` override template.yaml's.
+    PortTaken when a port is in use; EmbedderMismatch when the memories index would refuse wordllama's vectors."""
     import functions.api.app
     import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
     from functions import runtime
     from store.session_store import s3_config
 
     per_item_transaction_backups()  # moto would copy every table each transaction touches: memory grows with use
+    embedder = WordLlamaEmbedder()  # offline
+    _check_embedder(embedder.dimensions, parameters)
     if aws_port:
         _check_free(aws_port, "moto's", "--aws-port")
     if port:
@@ -370,10 +392,10 @@ def local_stack(
     with moto_server(aws_port or None) as endpoint:
         dynamodb = local_client(endpoint_url=endpoint)
         s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
-        tables = create_tables(dynamodb, prefix=prefix, s3=s3)
+        tables = create_tables(dynamodb, prefix=prefix, s3=s3, parameters=parameters)
         if data is not None:
             persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
-        store = tables.store(dynamodb, s3, settings=Settings(embedder=WordLlamaEmbedder()))  # wordllama: offline
+        store = tables.store(dynamodb, s3, settings=Settings(embedder=embedder))
         previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
         runtime.use_store(store)
         secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
@@ -462,7 +484,7 @@ def serve(
                     stack.save()
             except KeyboardInterrupt:
                 print("\nstopping..." + (f" (saving to {data})" if data is not None else ""), flush=True)
-    except (PortTaken, persist.DataDirError) as exc:
+    except (PortTaken, EmbedderMismatch, persist.DataDirError) as exc:
         print(f"agent-store local: {exc}", file=sys.stderr)
         return 1
     print("stopped.")

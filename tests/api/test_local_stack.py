@@ -566,3 +566,16 @@ def test_a_refusal_closes_its_connection_and_says_so(stack: LocalStack) -> None:
         healthy.read()
         assert healthy.status == 200, path
     connection.close()
+
+
+def test_a_memories_index_the_local_embedder_cannot_fill_is_refused_at_start() -> None:
+    """`make run` embeds with wordllama's 256 dimensions: a template whose index has others (or whose parameters
+    CloudFormation would refuse) stops the stack before it starts, saying what to change."""
+    from infra.local.stack import EmbedderMismatch
+
+    for parameters, said in (
+        ({"MemoryEmbeddingDimensions": "1024"}, "has 1024 dimensions"),
+        ({"MemoryEmbeddingDimensions": "1536"}, "256, 512 or 1024"),
+    ):
+        with pytest.raises(EmbedderMismatch, match=said), local_stack(port=0, aws_port=0, parameters=parameters):
+            pass

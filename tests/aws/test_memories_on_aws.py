@@ -252,3 +252,65 @@ def test_a_released_memory_value_is_deleted_only_under_its_owners_prefix(dyn: An
     released = dyn.operator().reclaim([removed(own), removed(other), removed("sessions/x/s1/payloads/w/h")])
     assert released == 1
     assert dyn.objects("memories/") == [other] and dyn.objects("sessions/") == ["sessions/x/s1/payloads/w/h"]
+
+
+def test_a_stack_deployed_for_another_embedder_takes_its_vectors(dynamodb_client: Any) -> None:
+    """A LangGraph user whose model embeds with 1,024 dimensions deploys with MemoryEmbeddingDimensions=1024 (and
+    MemoryEmbeddingModel=none: the agent embeds): its memories are put and found by meaning; a store whose
+    embedder makes other dimensions is refused by every put, and its health check names the mismatch."""
+    from store import StoreUnavailable
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0 + (len(t) % 5) if i == len(t) % 1024 else 0.01 for i in range(1024)] for t in texts]
+
+    overrides = {"MemoryEmbeddingDimensions": "1024", "MemoryEmbeddingModel": "none"}
+    tables = create_tables(dynamodb_client, prefix=f"memaws{next(_tables)}", parameters=overrides)
+    store: SessionStore = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(embed, 1024, "m")))
+    store.health_check()
+    store.put_memory("alice", ("facts",), "seat", {"text": "a window seat"})
+    assert [h.key for h in store.search_memories("alice", query="a window seat", mode="semantic").items] == ["seat"]
+    wrong: SessionStore = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "x")))
+    with pytest.raises(StoreUnavailable, match="index has 1024 dimensions, the embedder 'x' makes 256"):
+        wrong.health_check()
+    with pytest.raises(InvalidInput, match="256 dimensions; the table's index has 1024"):
+        wrong.put_memory("alice", ("facts",), "other", {"text": "an aisle seat"})
+    assert wrong.get_memory("alice", ("facts",), "other") is None
+
+
+def test_a_new_embedder_finds_every_memory_once_the_backfill_ran(dynamodb_client: Any) -> None:
+    """Changing the embedder on a live stack (docs/operations.md): a new index of the new dimensions, then
+    `python -m infra.cli reembed` embeds again what the old embedder embedded; a second run changes nothing, a
+    memory put meanwhile keeps its own vector, and a memory put with index=False stays unembedded."""
+    from infra.deploy.reembed import reembed
+
+    def old(texts: list[str]) -> list[list[float]]:
+        return [[1.0 + len(t) % 3, 1.0, 0.5, 0.25] for t in texts]
+
+    def new(texts: list[str]) -> list[list[float]]:
+        return [[1.0 if i == len(t) % 8 else 0.01 for i in range(8)] for t in texts]
+
+    tables = create_tables(
+        dynamodb_client, prefix=f"memaws{next(_tables)}", parameters={"MemoryEmbeddingDimensions": "4"}
+    )
+    before = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(old, 4, "old")))
+    texts = {"a": "a window seat", "b": "vegetarian food", "c": "the Lisbon trip"}
+    for key, text in texts.items():
+        before.put_memory("alice", ("facts",), key, {"text": text})
+    before.put_memory("bob", ("facts",), "hidden", {"text": "not by meaning"}, index=False)
+    (index,) = dynamodb_client.describe_table(TableName=tables.memories)["Table"]["VectorIndexes"]
+    spec = {k: index[k] for k in ("IndexName", "VectorAttribute", "DistanceFunction", "Projection", "SearchSchema")}
+    for update in ({"Delete": {"IndexName": spec["IndexName"]}}, {"Create": {**spec, "Dimensions": 8}}):
+        dynamodb_client.update_table(TableName=tables.memories, VectorIndexUpdates=[update])  # the stack update
+    after = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(new, 8, "new")))
+    assert after.search_memories("alice", query="a window seat", mode="semantic").items == []
+    after.put_memory("alice", ("facts",), "d", {"text": "an aisle seat"})  # put meanwhile: the new embedder's
+    said: list[str] = []
+    assert tables.memories is not None
+    done = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 8, "new"), say=said.append)
+    assert (done.embedded, done.current, done.changed, done.unembedded) == (3, 1, 0, 1) and "re-embedded 3" in said[0]
+    found = after.search_memories("alice", query="a window seat", mode="semantic", limit=10).items
+    assert {h.key for h in found} == {"a", "b", "c", "d"} and found[0].key == "a"
+    again = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 8, "new"), say=said.append)
+    assert (again.embedded, again.current) == (0, 4)
+    assert after.search_memories("bob", query="not by meaning", mode="semantic").items == []
+    assert [h.key for h in after.search_memories("bob", query="meaning", mode="keyword").items] == ["hidden"]

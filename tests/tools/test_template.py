@@ -153,8 +153,20 @@ def test_functions_runtime_tracing_and_least_privilege() -> None:
             for statement in policy["PolicyDocument"]["Statement"]:
                 if statement["Resource"] == "*":
                     assert set(statement["Action"]) <= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
-    client = resources["ClientPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    client = _unconditional(resources["ClientPolicy"]["Properties"]["PolicyDocument"]["Statement"])
     assert all(s["Resource"] != "*" and "*" not in str(s["Action"]) for s in client)
+
+
+def _unconditional(statements: list[Any]) -> list[dict[str, Any]]:
+    """A policy's statements, those under a condition (`Fn::If`) in each of its branches."""
+    out: list[dict[str, Any]] = []
+    for statement in statements:
+        if "Fn::If" in statement:
+            _, *branches = statement["Fn::If"]
+            out += [b for b in branches if b != {"Ref": "AWS::NoValue"}]
+        else:
+            out.append(statement)
+    return out
 
 
 def test_alarms_and_outputs() -> None:
@@ -253,3 +265,44 @@ def test_the_stream_jobs_are_separate_mappings() -> None:
         "CascadeFunction": "functions.cascade.app.lambda_handler",
         "CopyFunction": "functions.cascade.app.copy_handler",
     }
+
+
+def test_the_embedder_and_the_memories_index_are_made_of_the_same_two_parameters() -> None:
+    """The functions' MEMORY_EMBEDDER and the vector index's dimensions are both made of MemoryEmbeddingModel and
+    MemoryEmbeddingDimensions, so a deployment cannot set them apart; the embedder reads what the template says."""
+    from infra.deploy.template import memory_dimensions
+    from store.embeddings import BedrockEmbedder, embedder_from_env
+
+    doc = load()
+    assert doc["Globals"]["Function"]["Environment"]["Variables"]["MEMORY_EMBEDDER"] == {
+        "Fn::If": [
+            "EmbedsMemories",
+            {"Fn::Sub": "bedrock:${MemoryEmbeddingModel}:${MemoryEmbeddingDimensions}"},
+            "none",
+        ]
+    }
+    (index,) = doc["Resources"]["MemoriesTable"]["Properties"]["VectorIndexes"]
+    assert index["Dimensions"] == {"Ref": "MemoryEmbeddingDimensions"}
+    assert memory_dimensions() == 256 and memory_dimensions(overrides={"MemoryEmbeddingDimensions": "1024"}) == 1024
+    made = embedder_from_env("bedrock:amazon.titan-embed-text-v2:0:1024")  # what the functions get at 1024
+    assert isinstance(made, BedrockEmbedder) and made.dimensions == 1024
+    assert made.model_id == "amazon.titan-embed-text-v2:0"
+    assert embedder_from_env("none") is None
+
+
+def test_a_deployment_whose_dimensions_the_model_cannot_make_is_refused(capsys: Any) -> None:
+    """CloudFormation refuses it (the template's Rules); `validate-template --parameter-overrides` says so first."""
+    from infra.cli import main
+    from infra.deploy.template import broken_rules
+
+    assert broken_rules() == []
+    for dims in ("256", "512", "1024"):
+        assert broken_rules(overrides={"MemoryEmbeddingDimensions": dims}) == []
+    (reason,) = broken_rules(overrides={"MemoryEmbeddingDimensions": "1536"})
+    assert "256, 512 or 1024" in reason
+    assert broken_rules(overrides={"MemoryEmbeddingDimensions": "1536", "MemoryEmbeddingModel": "none"}) == []
+    assert main(["validate-template", "--parameter-overrides", "MemoryEmbeddingDimensions=1536"]) == 1
+    out = capsys.readouterr().out
+    assert "refused: Titan Text Embeddings V2 makes vectors of 256, 512 or 1024" in out
+    assert main(["validate-template", "--parameter-overrides", "NoSuchParameter=1"]) == 1
+    assert "declares no parameter NoSuchParameter" in capsys.readouterr().out

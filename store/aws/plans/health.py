@@ -1,10 +1,12 @@
-"""The plan for the health check."""
+"""The plan for the health check: every table and the bucket answer, and the memories index fits the
+store's embedder."""
 
 from __future__ import annotations
 
 from store.aws import keys
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.plans.base import Context
+from store.aws.plans.memories import index_dimensions
 from store.errors import StoreUnavailable
 from store.requests import HealthCheck
 
@@ -26,5 +28,23 @@ def health_check(ctx: Context, request: HealthCheck) -> Plan[None]:
             yield Call("head_bucket", {"Bucket": ctx.bucket}, service="s3")
         except AwsError as err:
             problems.append(f"bucket {ctx.bucket!r}: {err.code}")
+    if ctx.memories_table is not None:
+        problems += yield from _memories_problems(ctx, ctx.memories_table)
     if problems:
         raise StoreUnavailable("unreachable: " + "; ".join(problems))
+
+
+def _memories_problems(ctx: Context, table: str) -> Plan[list[str]]:
+    """What keeps the memories table from serving: unreachable, or its vector index of other dimensions than
+    the store's embedder makes (every put would be refused)."""
+    try:
+        dims = yield from index_dimensions(ctx, table)
+    except AwsError as err:
+        return [f"memories table {table!r}: {err.code}"]
+    embedder = ctx.settings.embedder
+    if embedder is not None and dims is not None and dims != embedder.dimensions:
+        return [
+            f"memories table {table!r}: its vector index has {dims} dimensions, the embedder {embedder.model_id!r} "
+            f"makes {embedder.dimensions} (MEMORY_EMBEDDER and the template's MemoryEmbeddingDimensions must agree)"
+        ]
+    return []

@@ -42,7 +42,7 @@ def _table(ctx: Context) -> str:
     return ctx.memories_table
 
 
-def _dimensions(ctx: Context, table: str) -> Plan[int | None]:
+def index_dimensions(ctx: Context, table: str) -> Plan[int | None]:
     """The dimensions of the table's vector index (one DescribeTable the first time, then kept); None when
     the table has none."""
     known = ctx.index_dimensions.get(table)
@@ -60,7 +60,7 @@ def _check_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Pl
     """InvalidInput, before anything is written, when the vector does not fit the table's index."""
     if indexed is None:
         return
-    dims = yield from _dimensions(ctx, table)
+    dims = yield from index_dimensions(ctx, table)
     if dims is None:
         raise InvalidInput(f"the memories table has no vector index {VECTOR_INDEX!r}: search by keyword")
     if dims != len(indexed.vector):
