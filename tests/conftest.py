@@ -488,8 +488,11 @@ def remembering_store(request: pytest.FixtureRequest) -> SessionStore:
     return store
 
 
-# Parametrized cases moved to `make test-extended` (see the `extended` marker): the slowest variants of
-# tests whose quick variants stay in `make test`.
+# Cases moved to `make test-extended` (see the `extended` marker), which CI runs after `make test`: the slowest
+# variants of tests whose quicker variants stay in `make test` (a contract test's async and HTTP backends where
+# its memory and DynamoDB ones stay), and the slowest scenarios of their own (many writers on moto, the
+# 100,000-message fork, fault injection that waits out retries, the bench's and the static checks' full runs),
+# so that `make test` stays near 4 minutes on 2 cores. Nothing is dropped: each runs in CI.
 EXTENDED_CASES = (
     "test_the_conformance_suite_passes_every_capability[dynamodb]",
     "test_the_conformance_suite_passes_every_capability[async]",
@@ -497,10 +500,41 @@ EXTENDED_CASES = (
     "test_small_load[100-sessions-threads-http]",
     "test_small_load[100-sessions-processes-library]",
     "test_small_load[100-sessions-processes-http]",
+    "test_contention.py::test_sixteen_writers_append_to_one_session[sync-20]",
+    "test_contention.py::test_sixteen_writers_mixing_appends_state_usage_and_pops[sync-20]",
+    "test_fork_scale_on_aws.py::test_a_fork_of_100000_messages_stays_within_one_requests_budget",
+    "test_concurrency.py::test_forks_racing_writers[3]",
+    "test_s3_failures.py::test_failed_reads_are_store_errors",
+    "test_integration_adk.py::test_sixteen_processes_append_to_one_session[3]",
+    "test_memories_on_aws.py::test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade",
+    "test_bench_scale.py::test_a_small_scale_run_measures_every_call",
+    "test_integration_langgraph.py::test_a_checkpoint_does_not_grow_with_the_conversation[dynamodb]",
+    "test_integration_langgraph.py::test_a_checkpoint_does_not_grow_with_the_conversation[async]",
+    "test_forks_on_aws.py::test_a_cascade_invocation_ends_within_its_timeout_whatever_its_batch_holds",
+    "test_dynamo_failures.py::test_persistent_throttling_becomes_store_unavailable",
+    "test_static_checks.py::test_checkov_passes_with_every_skip_justified",
+    "test_schemathesis.py::test_every_operation",
+    "test_turn_costs.py::test_the_documented_turn_costs_are_what_a_turn_costs",
 )
+# contract tests whose async and HTTP variants are in `make test-extended` (their other backends in `make test`)
+EXTENDED_BACKENDS = ("async", "http")
+EXTENDED_ON_SOME_BACKENDS = (
+    "test_fork_copies.py::test_a_long_fork_is_copying_then_readable_and_its_source_pinned_meanwhile",
+    "test_fork_copies.py::test_deleting_either_side_of_a_copy_leaves_the_other_whole",
+    "test_fork_copies.py::test_a_long_rewind_is_copying_then_continues",
+    "test_hostile_properties.py::test_hostile_values_raise_only_store_errors_and_write_nothing",
+)
+
+
+def _extended(item: pytest.Item) -> bool:
+    where = item.nodeid.rpartition("/")[2]
+    if item.name in EXTENDED_CASES or where in EXTENDED_CASES:
+        return True
+    base, _, params = where.partition("[")
+    return base in EXTENDED_ON_SOME_BACKENDS and params.rstrip("]") in EXTENDED_BACKENDS
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.name in EXTENDED_CASES:
+        if _extended(item):
             item.add_marker(pytest.mark.extended)
