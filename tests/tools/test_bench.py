@@ -252,12 +252,20 @@ def test_the_other_frameworks_pairs_measure_every_backend(monkeypatch: pytest.Mo
     monkeypatch.setattr(turn_costs, "SESSION_TURNS", (2,))
     with turn_costs.server() as url:
         costs = [*turn_costs.langgraph_pairs(url), *turn_costs.adk_pairs(url), *turn_costs.openai_pairs(url)]
-    assert [c.framework for c in costs] == ["LangGraph"] * 3 + ["ADK"] * 3 + ["OpenAI Agents"] * 2
+    assert [c.framework for c in costs] == ["LangGraph"] * 3 + ["ADK"] * 5 + ["OpenAI Agents"] * 2
     assert all(c.turn.request_count > 0 and c.resume.request_count > 0 for c in costs)
     by_name = {c.backend: c for c in costs}
     assert "8 messages resumed (of 8)" in by_name["ours, SessionStoreSaver"].window
     adk_peer = by_name["adk-dynamodb-session 0.0.5, DynamoDBSessionService"]
     assert adk_peer.turn.requests["PutItem"] >= 4  # its writes, through PynamoDB, are counted
+    shared, their_shared = (
+        by_name[f"{who}, the tool sets user: state"]
+        for who in ("ours, StoreSessionService()", "adk-dynamodb-session 0.0.5")
+    )
+    assert their_shared.turn.requests["UpdateItem"] == adk_peer.turn.requests["UpdateItem"] + 1  # the user state
+    plain = by_name["ours, StoreSessionService() (default: per turn)"]
+    # the shared state's write, and the turn's events written when it changes as well as at the turn's end
+    assert shared.turn.requests["TransactWriteItems"] == plain.turn.requests["TransactWriteItems"] + 2
     openai_peer = by_name["openai-agents-session 0.1.0, DynamoDBSession"]
     assert openai_peer.turn.requests["PutItem"] == openai_peer.turn.requests["GetItem"] - 1  # read-modify-write
     assert by_name["ours, OpenAIAgentsSession"].resume.request_count == 2
