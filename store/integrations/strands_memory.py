@@ -14,8 +14,8 @@ and both write sinks. A fact added (by the `add_memory` tool, by Strands' client
 `manager.add`) is one memory of the owner's namespace (`("strands", name)` by default), keyed by its
 content's digest: Strands' writes are at-least-once, and a duplicate lands on the same memory (the same id
 comes back). `add_messages` is the sink of extraction without a client-side extractor: each message that
-holds text is one memory, keyed by its sequence number in the batch and its content, so a retried batch
-lands on the same memories. `search` returns only memories that match the query (Strands' semantics: no
+holds text is one memory, keyed by its role and text, so a retried batch (or a message said again) lands on
+the same memories. `search` returns only memories that match the query (Strands' semantics: no
 unrelated neighbours, at most `max_search_results`, equal scores newest first): by meaning above a
 similarity threshold when the store has an embedder (`memory_search.matching`), by the query's words
 otherwise. Store errors keep their types; bad arguments are `InvalidInput`, a `ValueError` as Strands'
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,10 +149,10 @@ class StoreMemory(MemoryStore):
     async def add_messages(
         self, messages: Sequence[Mapping[str, Any]], context: AddMessagesContext | None = None
     ) -> list[StoreMemoryAddResult]:
-        """Keep each message that holds text as one memory (`{"text", "role", "source": "messages", "seq"}`),
-        keyed by its sequence number in the batch (`context.sequence_numbers`, which a retried batch reuses)
-        and its role and text: a retry writes the same memories again, never new ones. Messages without text
-        (tool calls, images) are skipped."""
+        """Keep each message that holds text as one memory (`{"text", "role", "source": "messages", "seq"}`:
+        `seq`, its number in the batch as `context.sequence_numbers` gives it), keyed by its role and text: a
+        retried batch writes the same memories again, never new ones, and a message said again (an "ok") is
+        the same memory, its `seq` the latest. Messages without text (tool calls, images) are skipped."""
         self._writable()
         if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
             raise InvalidInput("StoreMemory: messages must be a list of messages")
@@ -169,7 +168,7 @@ class StoreMemory(MemoryStore):
                 continue
             seq = numbers[i] if numbers is not None else None
             value: dict[str, Any] = {"text": text, "role": role, "source": SOURCE_MESSAGES, "seq": seq}
-            values.append((_digest(json.dumps(seq), role, text), value))
+            values.append((_digest(SOURCE_MESSAGES, role, text), value))
         for key, value in values:
             await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
         return [StoreMemoryAddResult(id=key) for key, _ in values]

@@ -158,7 +158,7 @@ async def fire(manager: MemoryManager, *messages: dict[str, Any]) -> None:
 
 def test_server_side_extraction_hands_the_messages_to_add_messages_once(memories_store: SessionStore) -> None:
     """A store with `add_messages` and extraction without an extractor: Strands hands it the turn's messages;
-    each message with text is a memory, and a retried batch (the same sequence numbers) writes no more."""
+    each message with text is a memory, and a retried batch, or a message said again, writes no more."""
 
     async def scenario() -> None:
         memory = notes(memories_store, extraction=ExtractionConfig(trigger=InvocationTrigger()))
@@ -169,6 +169,8 @@ def test_server_side_extraction_hands_the_messages_to_add_messages_once(memories
         ]
         await fire(MemoryManager(stores=[memory]), *said)
         assert stored(memories_store) == ["I am allergic to peanuts", "Noted: no peanuts."]
+        await fire(MemoryManager(stores=[memory]), {"role": "assistant", "content": [{"text": "Noted: no peanuts."}]})
+        assert stored(memories_store) == ["I am allergic to peanuts", "Noted: no peanuts."]  # said again: the same
         retry = AddMessagesContext(sequence_numbers=[7, 8, 9])
         first = await memory.add_messages(said, retry)
         written = stored(memories_store)
