@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from store.aws.plans.memories import vector_numbers
 from store.core import memories as m
 from store.embeddings import embed, embedder_from_env
 
@@ -61,7 +62,7 @@ def reembed(client: Any, table: str, embedder: Any, *, say: Callable[[str], None
                     UpdateExpression="SET vec = :vec, emb = :emb",
                     ConditionExpression="ua = :ua AND emb = :old",
                     ExpressionAttributeValues={
-                        ":vec": {"L": [{"N": m.float32_text(x)} for x in vector]},
+                        ":vec": {"L": vector_numbers(vector)},
                         ":emb": {"S": wanted},
                         ":ua": item["ua"],
                         ":old": item["emb"],

@@ -32,6 +32,7 @@ from typing import Any
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, SearchOptions
 
 from store import SessionStore
+from store.conversation.blocks import parts_of
 from store.core import memories as m
 from store.core import validation as v
 from store.errors import InvalidInput
@@ -65,13 +66,8 @@ def _digest(*parts: str) -> str:
 
 
 def _text(message: Mapping[str, Any]) -> str:
-    """The text of a Strands message's content blocks ("" when it holds none)."""
-    blocks = message.get("content")
-    if isinstance(blocks, str):
-        return blocks.strip()
-    if not isinstance(blocks, list):
-        return ""
-    return "\n".join(b["text"] for b in blocks if isinstance(b, Mapping) and isinstance(b.get("text"), str)).strip()
+    """The text of a Strands message's text blocks ("" when it holds none: tool calls, images)."""
+    return "\n".join(p.text for p in parts_of(message.get("content")) if p.type == "text" and p.text).strip()
 
 
 class StoreMemory(MemoryStore):

@@ -19,13 +19,21 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tarfile
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from tests.integrations.their_tests import Outcome, assert_passes_as_theirs, extract, from_git, prepare, run, sdist
+from tests.integrations.their_tests import (
+    Outcome,
+    assert_passes_as_theirs,
+    extract,
+    from_git,
+    prepare,
+    run,
+    sdist,
+    under,
+)
 
 pytestmark = pytest.mark.extended
 
@@ -120,17 +128,16 @@ def strands_tests(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("strands-tests")
     archive = sdist("strands-agents", where)
     extract(archive, {path: path for path in (STRANDS_MEMORY, *STRANDS_SESSIONS)}, where)
-    with tarfile.open(archive) as opened:  # their test fixtures, whole
-        fixtures = [n.partition("/")[2] for n in opened.getnames() if "/tests/fixtures/" in n and n.endswith(".py")]
-    extract(archive, {f: f for f in fixtures}, where)
+    extract(archive, {f: f for f in under(archive, "tests/fixtures/")}, where)  # their test fixtures, whole
+    stores = "tests/strands/vended_memory_stores"
     packages = [
         "tests",
         "tests/fixtures",
         "tests/strands",
         "tests/strands/session",
-        "tests/strands/vended_memory_stores",
+        stores,
+        f"{stores}/test_memory_store",
     ]
-    packages.append("tests/strands/vended_memory_stores/test_memory_store")
     prepare(where, {}, packages=packages)
     return where
 

@@ -64,6 +64,12 @@ def extract(archive: Path, members: Mapping[str, str], into: Path) -> None:
             _write(into / target, source.read())
 
 
+def under(archive: Path, folder: str) -> list[str]:
+    """The Python files of the archive under `folder` (a path inside the package, such as "tests/fixtures/")."""
+    with tarfile.open(archive) as opened:
+        return [n.partition("/")[2] for n in opened.getnames() if f"/{folder}" in n and n.endswith(".py")]
+
+
 def from_git(git_dir: Path, commit: str, members: Mapping[str, str], into: Path) -> None:
     """Copy files of a repository snapshot (a git directory) at `commit` to `into` / their targets."""
     for path, target in members.items():

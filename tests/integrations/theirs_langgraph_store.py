@@ -27,6 +27,6 @@ if BACKEND != "reference":
 
         def __init__(self, *, index: Any = None, ttl: Any = None) -> None:
             dims = int(index["dims"]) if index else None
-            super().__init__(new_store(dims=dims if BACKEND == "dynamodb" else None), owner=OWNER, index=index, ttl=ttl)
+            super().__init__(new_store(dims=dims), owner=OWNER, index=index, ttl=ttl)
 
     langgraph_memory.InMemoryStore = StoreUnderTest  # type: ignore[misc,assignment]

@@ -6,8 +6,8 @@ named by AGENT_STORE_BACKEND.
 - `memory-wordllama`: the same with wordllama's model (what `make run` embeds with);
 - `dynamodb`: DynamoDB at the library's defaults (no embedder), on moto's server in a thread of this process
   (one request at a time, as infra/local does, with the vector search of infra/local/vectors.py), fresh
-  tables and bucket per store; `dims` re-makes the memories table's vector index for that many dimensions, as
-  a deployment with another embedder sets it (the template's `MemoryEmbeddingDimensions`)."""
+  tables and bucket per store, their memories index of `dims` dimensions when given (as a deployment with
+  another embedder sets it: the template's `MemoryEmbeddingDimensions`; the memory backend has no index)."""
 
 from __future__ import annotations
 
@@ -55,10 +55,6 @@ def new_store(backend: str = BACKEND, *, dims: int | None = None) -> Any:
     endpoint = _moto()
     client = local_client(endpoint_url=endpoint)
     s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
-    tables = create_tables(client, prefix=f"theirs{next(_tables)}", s3=s3)
-    if dims is not None:
-        (index,) = client.describe_table(TableName=tables.memories)["Table"]["VectorIndexes"]
-        spec = {k: index[k] for k in ("IndexName", "VectorAttribute", "DistanceFunction", "Projection", "SearchSchema")}
-        for update in ({"Delete": {"IndexName": spec["IndexName"]}}, {"Create": {**spec, "Dimensions": dims}}):
-            client.update_table(TableName=tables.memories, VectorIndexUpdates=[update])
+    overrides = {"MemoryEmbeddingDimensions": str(dims), "MemoryEmbeddingModel": "none"} if dims is not None else None
+    tables = create_tables(client, prefix=f"theirs{next(_tables)}", s3=s3, parameters=overrides)
     return tables.store(client, s3)

@@ -36,6 +36,11 @@ NEVER = 2**53  # `exp` of a memory that does not expire (the index's filter comp
 FORGET_BATCH = 1000  # memories one forget_owner call removes before it hands the rest on
 
 
+def vector_numbers(vector: tuple[float, ...] | list[float]) -> list[dict[str, str]]:
+    """A vector as DynamoDB numbers, each the shortest text of its 32-bit float (what the index holds)."""
+    return [{"N": m.float32_text(x)} for x in vector]
+
+
 def _table(ctx: Context) -> str:
     if ctx.memories_table is None:
         raise InvalidInput("this store has no memories table (SessionStore(..., memories_table=...) or MEMORIES_TABLE)")
@@ -148,7 +153,7 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     }
     removes = []
     if request.indexed is not None:
-        fields["vec"] = {"L": [{"N": m.float32_text(x)} for x in request.indexed.vector]}
+        fields["vec"] = {"L": vector_numbers(request.indexed.vector)}
         fields["emb"] = s(request.indexed.embedder_id)
     else:
         removes += ["vec", "emb"]
@@ -334,7 +339,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
             {
                 "TableName": table,
                 "IndexName": VECTOR_INDEX,
-                "SearchVector": [{"N": m.float32_text(x)} for x in query.vector],
+                "SearchVector": vector_numbers(query.vector),
                 "TopK": m.top_k(offset, request.limit, bool(request.filter)),
                 "SearchConditionExpression": " AND ".join(clauses),
                 **expr.params(),
