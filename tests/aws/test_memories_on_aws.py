@@ -11,7 +11,8 @@ import pytest
 
 from infra.local.aws import create_tables
 from store import SessionStore, Settings
-from store.core.memories import check_vector, float32_text
+from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME, document_vector
+from store.core.memories import check_vector, float32_text, unit
 from store.embeddings import FunctionEmbedder
 from store.errors import InvalidInput
 
@@ -82,14 +83,23 @@ def test_a_listing_reads_its_page_and_one_more(recorded: Any) -> None:
     assert sum(calls.returned) == 30  # a filter reads on until the page is full or the prefix ends
 
 
-def test_a_keyword_search_still_reads_every_memory_under_its_prefix(recorded: Any) -> None:
+def test_a_search_by_words_is_one_vector_search_at_any_size(recorded: Any) -> None:
+    """Words are found through the vector index's lexical half: one SearchVectors of at most 100 candidates,
+    whatever the prefix holds (no Query of the prefix), a hybrid search two (meaning and words)."""
     store, calls, _ = recorded
     for i in range(12):
         store.put_memory("alice", ("notes",), f"n{i:02d}", {"text": f"note {i}"}, index=False)
     calls.clear()
     found = store.search_memories("alice", ("notes",), query="11", mode="keyword", limit=1)
     assert [h.key for h in found.items] == ["n11"]
-    assert sum(calls.returned) == 12
+    ((name, params),) = calls.made
+    assert name == "SearchVectors" and params["TopK"] == 100 and "Items" not in params
+    assert len(params["SearchVector"]) == 256 + LEXICAL_DIMENSIONS
+    assert all(v["N"] == "0" for v in params["SearchVector"][:256])  # the words' half only
+    assert params["ExpressionAttributeValues"][":v1"] == {"S": LEXICAL_SCHEME}
+    calls.clear()
+    store.search_memories("alice", ("notes",), query="note 11", mode="hybrid")
+    assert [name for name, _ in calls.made] == ["SearchVectors", "SearchVectors"]
 
 
 def test_a_get_reads_strongly_searches_and_listings_eventually(recorded: Any) -> None:
@@ -108,13 +118,14 @@ def test_vectors_are_written_and_searched_at_32_bit_precision(recorded: Any) -> 
     store.put_memory("alice", ("notes",), "n", {"text": "hello"})
     stored = calls.client.get_item(TableName=tables.memories, Key=_stored_key(calls, tables))["Item"]
     numbers = [v["N"] for v in stored["vec"]["L"]]
-    expected = [_float32(x) for x in _embed(["hello"])[0]]
-    assert [_float32(float(x)) for x in numbers] == expected  # read as 32-bit floats: the nearest ones
+    expected = list(unit(check_vector(_embed(["hello"])[0], 256)))  # length 1, at 32-bit precision
+    assert [_float32(float(x)) for x in numbers[:256]] == expected  # read as 32-bit floats: the nearest ones
+    assert [float(x) for x in numbers[256:]] == list(document_vector(["hello"]) or ())  # the words' half
     assert all(len(x.replace("-", "").replace(".", "").lstrip("0")) <= 9 for x in numbers)
     calls.clear()
     store.search_memories("alice", ("notes",), query="hello", mode="semantic")
     ((_, params),) = [c for c in calls.made if c[0] == "SearchVectors"]
-    assert [_float32(float(v["N"])) for v in params["SearchVector"]] == expected
+    assert [_float32(float(v["N"])) for v in params["SearchVector"]][:256] == expected
 
 
 def _stored_key(calls: Calls, tables: Any) -> dict[str, Any]:
@@ -270,9 +281,9 @@ def test_a_stack_deployed_for_another_embedder_takes_its_vectors(dynamodb_client
     store.put_memory("alice", ("facts",), "seat", {"text": "a window seat"})
     assert [h.key for h in store.search_memories("alice", query="a window seat", mode="semantic").items] == ["seat"]
     wrong: SessionStore = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "x")))
-    with pytest.raises(StoreUnavailable, match="index has 1024 dimensions, the embedder 'x' makes 256"):
+    with pytest.raises(StoreUnavailable, match="index has 1536 dimensions, the embedder 'x' makes 256 and words"):
         wrong.health_check()
-    with pytest.raises(InvalidInput, match="256 dimensions; the table's index has 1024"):
+    with pytest.raises(InvalidInput, match="256 dimensions; the table's index holds 1024"):
         wrong.put_memory("alice", ("facts",), "other", {"text": "an aisle seat"})
     assert wrong.get_memory("alice", ("facts",), "other") is None
 
@@ -284,33 +295,37 @@ def test_a_new_embedder_finds_every_memory_once_the_backfill_ran(dynamodb_client
     from infra.deploy.reembed import reembed
 
     def old(texts: list[str]) -> list[list[float]]:
-        return [[1.0 + len(t) % 3, 1.0, 0.5, 0.25] for t in texts]
+        return [[1.0 + len(t) % 3, 1.0, 0.5, 0.25] * 16 for t in texts]
 
     def new(texts: list[str]) -> list[list[float]]:
-        return [[1.0 if i == len(t) % 8 else 0.01 for i in range(8)] for t in texts]
+        return [[1.0 if i == len(t) % 8 else 0.01 for i in range(128)] for t in texts]
 
     tables = create_tables(
-        dynamodb_client, prefix=f"memaws{next(_tables)}", parameters={"MemoryEmbeddingDimensions": "4"}
+        dynamodb_client, prefix=f"memaws{next(_tables)}", parameters={"MemoryEmbeddingDimensions": "64"}
     )
-    before = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(old, 4, "old")))
+    before = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(old, 64, "old")))
     texts = {"a": "a window seat", "b": "vegetarian food", "c": "the Lisbon trip"}
     for key, text in texts.items():
         before.put_memory("alice", ("facts",), key, {"text": text})
     before.put_memory("bob", ("facts",), "hidden", {"text": "not by meaning"}, index=False)
     (index,) = dynamodb_client.describe_table(TableName=tables.memories)["Table"]["VectorIndexes"]
     spec = {k: index[k] for k in ("IndexName", "VectorAttribute", "DistanceFunction", "Projection", "SearchSchema")}
-    for update in ({"Delete": {"IndexName": spec["IndexName"]}}, {"Create": {**spec, "Dimensions": 8}}):
+    for update in (
+        {"Delete": {"IndexName": spec["IndexName"]}},
+        {"Create": {**spec, "Dimensions": 128 + LEXICAL_DIMENSIONS}},
+    ):
         dynamodb_client.update_table(TableName=tables.memories, VectorIndexUpdates=[update])  # the stack update
-    after = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(new, 8, "new")))
+    after = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(new, 128, "new")))
     assert after.search_memories("alice", query="a window seat", mode="semantic").items == []
     after.put_memory("alice", ("facts",), "d", {"text": "an aisle seat"})  # put meanwhile: the new embedder's
     said: list[str] = []
     assert tables.memories is not None
-    done = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 8, "new"), say=said.append)
-    assert (done.embedded, done.current, done.changed, done.unembedded) == (3, 1, 0, 1) and "re-embedded 3" in said[0]
+    done = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 128, "new"), say=said.append)
+    assert (done.embedded, done.current, done.changed, done.unembedded, done.words) == (3, 1, 0, 1, 1)
+    assert "re-embedded 3" in said[0]
     found = after.search_memories("alice", query="a window seat", mode="semantic", limit=10).items
     assert {h.key for h in found} == {"a", "b", "c", "d"} and found[0].key == "a"
-    again = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 8, "new"), say=said.append)
+    again = reembed(dynamodb_client, tables.memories, FunctionEmbedder(new, 128, "new"), say=said.append)
     assert (again.embedded, again.current) == (0, 4)
     assert after.search_memories("bob", query="not by meaning", mode="semantic").items == []
     assert [h.key for h in after.search_memories("bob", query="meaning", mode="keyword").items] == ["hidden"]

@@ -84,10 +84,41 @@ def test_keyword_search_returns_only_memories_holding_the_words(harness: Harness
     remember(store)
     hits = store.search_memories("alice", query="window seat", mode="keyword", limit=10).items
     assert {h.key for h in hits} == {"seat", "decoy"}
-    assert all(h.score == 1.0 for h in hits)
+    assert all(h.score is not None and h.score > 0 for h in hits)  # BM25: higher is better
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)  # type: ignore[type-var]
     assert store.search_memories("alice", query="submarine", mode="keyword").items == []
+    # words are matched stemmed and case-folded: "Flight" finds "flights", "WINDOWS" finds "window"
+    assert [h.key for h in store.search_memories("alice", query="Flight", mode="keyword").items] == ["seat"]
+    assert {h.key for h in store.search_memories("alice", query="WINDOWS", mode="keyword").items} == {"seat", "decoy"}
     hybrid = store.search_memories("alice", query="flights window", mode="hybrid").items
-    assert {h.key for h in hybrid} <= {"seat", "decoy"} and hybrid[0].key == "seat"
+    assert hybrid[0].key == "seat" and {h.key for h in hybrid[:2]} == {"seat", "decoy"}
+
+
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_hybrid_finds_what_either_mode_alone_finds(harness: Harness) -> None:
+    """Hybrid fuses both rankings over both modes' candidates: a rare literal that only words find, and a
+    paraphrase that shares no word with its memory, which only meaning finds, both come first."""
+    store = harness.store
+    remember(store)
+    store.put_memory("alice", ("preferences",), "code", {"text": "The door code of the Alfama flat is QX4471"})
+    assert store.search_memories("alice", query="qx4471", mode="keyword").items[0].key == "code"
+    assert store.search_memories("alice", query="qx4471", mode="hybrid").items[0].key == "code"
+    paraphrase = "which dishes suit a vegan"
+    assert store.search_memories("alice", query=paraphrase, mode="keyword").items == []
+    assert store.search_memories("alice", query=paraphrase, mode="semantic").items[0].key == "food"
+    assert store.search_memories("alice", query=paraphrase, mode="hybrid").items[0].key == "food"
+    assert store.search_memories("alice", query=paraphrase).mode == "hybrid"  # auto, with an embedder
+
+
+def test_words_find_a_memory_behind_more_than_a_thousand_others(harness: Harness) -> None:
+    """Search by words has no window: the one memory that holds the words is found first behind 1,200 that
+    sort before it and hold none of them (a search used to read only the first 1,000 under its prefix)."""
+    store = harness.store
+    for i in range(1200):
+        store.put_memory("alice", ("log",), f"a{i:04d}", {"text": f"routine entry {i} about the weather"})
+    store.put_memory("alice", ("log",), "z-target", {"text": "The spare key is under the blue flowerpot"})
+    hits = store.search_memories("alice", ("log",), query="where is the spare key?", mode="keyword").items
+    assert [h.key for h in hits] == ["z-target"]
 
 
 def test_without_an_embedder_search_is_by_keyword_and_meaning_is_refused(harness: Harness) -> None:
@@ -301,6 +332,6 @@ def test_a_search_says_which_mode_it_ran_in_without_an_embedder(harness: Harness
 @pytest.mark.settings(embedder=WORDLLAMA)
 def test_a_search_says_which_mode_it_ran_in_with_an_embedder(harness: Harness) -> None:
     remember(harness.store)
-    for asked, ran in (("auto", "semantic"), ("semantic", "semantic"), ("keyword", "keyword"), ("hybrid", "hybrid")):
+    for asked, ran in (("auto", "hybrid"), ("semantic", "semantic"), ("keyword", "keyword"), ("hybrid", "hybrid")):
         found = harness.store.search_memories("alice", query="window seat", mode=asked)
         assert found.mode == ran and found.items, asked

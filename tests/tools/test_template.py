@@ -10,6 +10,7 @@ from infra.deploy.template import load, matches, stream_mappings, tables
 from infra.deploy.validate import cfn_lint, transformed
 from infra.local.aws import create_tables
 from store.aws import keys
+from store.core.lexical import LEXICAL_DIMENSIONS
 
 
 def _index(props: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
@@ -282,8 +283,14 @@ def test_the_embedder_and_the_memories_index_are_made_of_the_same_two_parameters
         ]
     }
     (index,) = doc["Resources"]["MemoriesTable"]["Properties"]["VectorIndexes"]
-    assert index["Dimensions"] == {"Ref": "MemoryEmbeddingDimensions"}
-    assert memory_dimensions() == 256 and memory_dimensions(overrides={"MemoryEmbeddingDimensions": "1024"}) == 1024
+    assert index["Dimensions"] == {
+        "Fn::FindInMap": ["MemoryVectorIndex", {"Ref": "MemoryEmbeddingDimensions"}, "Dimensions"]
+    }
+    assert index["DistanceFunction"] == "DOT_PRODUCT"
+    # the embedding's dimensions and the words' 512, for every size the parameter allows
+    for dims in doc["Parameters"]["MemoryEmbeddingDimensions"]["AllowedValues"]:
+        assert memory_dimensions(overrides={"MemoryEmbeddingDimensions": str(dims)}) == dims + LEXICAL_DIMENSIONS
+    assert memory_dimensions() == 256 + 512
     made = embedder_from_env("bedrock:amazon.titan-embed-text-v2:0:1024")  # what the functions get at 1024
     assert isinstance(made, BedrockEmbedder) and made.dimensions == 1024
     assert made.model_id == "amazon.titan-embed-text-v2:0"
@@ -304,5 +311,7 @@ def test_a_deployment_whose_dimensions_the_model_cannot_make_is_refused(capsys: 
     assert main(["validate-template", "--parameter-overrides", "MemoryEmbeddingDimensions=1536"]) == 1
     out = capsys.readouterr().out
     assert "refused: Titan Text Embeddings V2 makes vectors of 256, 512 or 1024" in out
+    (reason,) = broken_rules(overrides={"MemoryEmbeddingDimensions": "300", "MemoryEmbeddingModel": "none"})
+    assert "MemoryEmbeddingDimensions must be one of 64, 128, 256" in reason
     assert main(["validate-template", "--parameter-overrides", "NoSuchParameter=1"]) == 1
     assert "declares no parameter NoSuchParameter" in capsys.readouterr().out

@@ -7,6 +7,7 @@ from store.aws import keys
 from store.aws.calls import AwsError, Call, Plan
 from store.aws.plans.base import Context
 from store.aws.plans.memories import index_dimensions
+from store.core.lexical import LEXICAL_DIMENSIONS
 from store.errors import StoreUnavailable
 from store.requests import HealthCheck
 
@@ -42,9 +43,10 @@ def _memories_problems(ctx: Context, table: str) -> Plan[list[str]]:
     except AwsError as err:
         return [f"memories table {table!r}: {err.code}"]
     embedder = ctx.settings.embedder
-    if embedder is not None and dims is not None and dims != embedder.dimensions:
+    if embedder is not None and dims is not None and dims != embedder.dimensions + LEXICAL_DIMENSIONS:
         return [
             f"memories table {table!r}: its vector index has {dims} dimensions, the embedder {embedder.model_id!r} "
-            f"makes {embedder.dimensions} (MEMORY_EMBEDDER and the template's MemoryEmbeddingDimensions must agree)"
+            f"makes {embedder.dimensions} and words take {LEXICAL_DIMENSIONS} (MEMORY_EMBEDDER and the template's "
+            "MemoryEmbeddingDimensions must agree)"
         ]
     return []

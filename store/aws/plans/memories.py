@@ -26,6 +26,7 @@ from store.aws.plans.objects import abandon, get_objects, put_objects, record_in
 from store.aws.plans.transactions import Actions
 from store.core import codec
 from store.core import memories as m
+from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
 from store.errors import Conflict, InvalidInput, PayloadTooLarge
 from store.models import MemoryHit, MemoryHits, MemoryItem, Page
@@ -48,8 +49,8 @@ def _table(ctx: Context) -> str:
 
 
 def index_dimensions(ctx: Context, table: str) -> Plan[int | None]:
-    """The dimensions of the table's vector index (one DescribeTable the first time, then kept); None when
-    the table has none."""
+    """The dimensions of the table's vector index (one DescribeTable the first time, then kept): the dense
+    embedding's and the words' (`lexical.LEXICAL_DIMENSIONS`); None when the table has none."""
     known = ctx.index_dimensions.get(table)
     if known is not None:
         return known
@@ -61,17 +62,25 @@ def index_dimensions(ctx: Context, table: str) -> Plan[int | None]:
     return int(index["Dimensions"])
 
 
-def _check_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Plan[None]:
-    """InvalidInput, before anything is written, when the vector does not fit the table's index."""
-    if indexed is None:
-        return
+def dense_dimensions(ctx: Context, table: str, indexed: m.Indexed | None) -> Plan[int]:
+    """The dimensions of the dense part of the table's vectors (the index's, less the words'). InvalidInput,
+    before anything is written, when the table has no vector index, one made for vectors of meaning alone
+    (docs/operations.md, "Changing the memory embedder"), or one the embedding does not fit."""
     dims = yield from index_dimensions(ctx, table)
     if dims is None:
-        raise InvalidInput(f"the memories table has no vector index {VECTOR_INDEX!r}: search by keyword")
-    if dims != len(indexed.vector):
+        raise InvalidInput(f"the memories table has no vector index {VECTOR_INDEX!r} (template.yaml makes one)")
+    dense = dims - LEXICAL_DIMENSIONS
+    if dense < 1:
         raise InvalidInput(
-            f"the embedder's vectors have {len(indexed.vector)} dimensions; the table's index has {dims}"
+            f"the memories table's vector index has {dims} dimensions: it needs the embedder's and "
+            f"{LEXICAL_DIMENSIONS} for words (docs/operations.md, 'Changing the memory embedder')"
         )
+    if indexed is not None and dense != len(indexed.vector):
+        raise InvalidInput(
+            f"the embedder's vectors have {len(indexed.vector)} dimensions; the table's index holds {dense} "
+            f"(and {LEXICAL_DIMENSIONS} for words)"
+        )
+    return dense
 
 
 SHOWN = ("sk", "v", "ref", "txt", "ca", "ua", "exa")  # what a memory read is made of; `vec`, `emb` only to rank
@@ -139,7 +148,7 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     its pointer (`ref`) and releases the intent, then a GetItem of its creation time (PayloadTooLarge with no
     bucket). A replaced value's object is released by the memories table's stream (the cascade)."""
     table = _table(ctx)
-    yield from _check_dimensions(ctx, table, request.indexed)
+    dense = yield from dense_dimensions(ctx, table, request.indexed)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
     expires = now + request.ttl if request.ttl is not None else None
@@ -152,11 +161,19 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
         "exp": n(epoch(expires) if expires else NEVER),
     }
     removes = []
+    found = m.vectors(request.text, request.indexed)
+    if found.empty:
+        removes.append("vec")
+    else:
+        fields["vec"] = {"L": vector_numbers(m.layout(found, dense))}
     if request.indexed is not None:
-        fields["vec"] = {"L": vector_numbers(request.indexed.vector)}
         fields["emb"] = s(request.indexed.embedder_id)
     else:
-        removes += ["vec", "emb"]
+        removes.append("emb")
+    if found.lexical is not None:
+        fields["lex"] = s(LEXICAL_SCHEME)
+    else:
+        removes.append("lex")
     if expires is not None and request.ttl is not None:
         fields.update(exa=s(iso(expires)), ttl=n(epoch(expires)), tts=n(int(request.ttl.total_seconds())))
     else:
@@ -251,16 +268,15 @@ def _under(
     prefix: m.Namespace,
     limit: int,
     *,
-    vectors: bool,
     enough: int | None = None,
     wanted: Mapping[str, Any] | None = None,
     known: dict[str, dict[str, Any]] | None = None,
 ) -> Plan[list[Item]]:
     """The owner's live memories under `prefix`, in key order, at most `limit`, read eventually consistently
-    (as the vector index is); their vectors only with `vectors` (a 256-dimension vector is most of an item's
-    size). With `enough`, it stops once that many of them match `wanted` (a listing needs no more than its
-    page and one past it): pages of `enough` items, or of at least 100 when a filter may drop some (values
-    kept in the bucket are fetched into `known` to be matched)."""
+    (as the vector index is), without their vectors (most of an item's size). With `enough`, it stops once
+    that many of them match `wanted` (a listing needs no more than its page and one past it): pages of
+    `enough` items, or of at least 100 when a filter may drop some (values kept in the bucket are fetched
+    into `known` to be matched)."""
     table = _table(ctx)
     now = ctx.now()
     low, high = m.prefix_range(prefix)
@@ -271,7 +287,7 @@ def _under(
         condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
     else:
         condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
-    shown = (*SHOWN, "vec", "emb") if vectors else SHOWN
+    shown = SHOWN
     page = limit if enough is None else min(limit, enough if not wanted else max(enough, 100))
     params = {
         "TableName": table,
@@ -299,75 +315,84 @@ def _under(
     return out[:limit]
 
 
-def _vector(stored: Item) -> tuple[float, ...] | None:
-    found = stored.get("vec")
-    return tuple(float(x["N"]) for x in found["L"]) if found else None
-
-
-def _similarity(stored: Item, query: m.Indexed | None) -> float | None:
-    vector = _vector(stored)
-    if query is None or vector is None or get_s(stored, "emb") != query.embedder_id:
-        return None
-    return m.cosine(query.vector, vector)
+def _nearest(
+    ctx: Context,
+    request: SearchMemories,
+    table: str,
+    vector: tuple[float, ...],
+    kind: tuple[str, str],
+    top_k: int,
+) -> Plan[list[tuple[Item, float]]]:
+    """One SearchVectors: the owner's live memories under the prefix whose `kind` attribute (`emb`: the
+    query's embedder; `lex`: the words' scheme) matches, the `top_k` largest dot products with `vector`."""
+    now = ctx.now()
+    expr = Expr()
+    clauses = [
+        f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
+        f"{expr.name(kind[0])} = {expr.value(s(kind[1]))}",
+        f"{expr.name('exp')} >= {expr.value(n(epoch(now)))}",  # to the second: `_live` decides exactly
+    ]
+    if request.prefix:
+        low, high = m.prefix_range(request.prefix)
+        clauses.append(f"{expr.name('ns')} >= {expr.value(s(low))}")
+        clauses.append(f"{expr.name('ns')} < {expr.value(s(high))}")
+    answer = yield Call(
+        "search_vectors",
+        {
+            "TableName": table,
+            "IndexName": VECTOR_INDEX,
+            "SearchVector": vector_numbers(vector),
+            "TopK": top_k,
+            "SearchConditionExpression": " AND ".join(clauses),
+            **expr.params(),
+        },
+    )
+    return [(r["Item"], float(r["Score"])) for r in answer.get("SearchResults", []) if _live(r["Item"], now)]
 
 
 def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
-    """Semantic: one SearchVectors (the owner's partition, the prefix's range, the query's embedder, not
-    expired; the page and those before it, or 100 with a filter). Otherwise one Query of at most 1,000 of
-    the owner's memories under the prefix (hybrid ranks those holding the query's words by their vectors)."""
+    """With a query, by the table's vector index (dot products): keyword, one SearchVectors of the 100
+    memories whose words weigh most against the query's; semantic, one SearchVectors of the nearest by meaning
+    (the page and those before it, or 100 with a filter); hybrid, both (100 each). The candidates are ranked
+    by `core.memories.rank`. With no query, a Query of the prefix's memories in key order (the page and one
+    more)."""
     table = _table(ctx)
     offset = m.search_cursor(request.cursor, request.owner)
     search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
-    now = ctx.now()
-    query = request.indexed
-    found: list[tuple[Item, float | None]]
+    found: dict[str, tuple[Item, float | None]] = {}  # by sort key
     known: dict[str, dict[str, Any]] = {}  # values kept in the bucket, fetched: by object key
-    if request.query is not None and search_mode == "semantic" and query is not None:
-        yield from _check_dimensions(ctx, table, query)
-        expr = Expr()
-        clauses = [
-            f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
-            f"{expr.name('emb')} = {expr.value(s(query.embedder_id))}",
-            f"{expr.name('exp')} >= {expr.value(n(epoch(now)))}",  # to the second: `_live` decides exactly
-        ]
-        if request.prefix:
-            low, high = m.prefix_range(request.prefix)
-            clauses.append(f"{expr.name('ns')} >= {expr.value(s(low))}")
-            clauses.append(f"{expr.name('ns')} < {expr.value(s(high))}")
-        answer = yield Call(
-            "search_vectors",
-            {
-                "TableName": table,
-                "IndexName": VECTOR_INDEX,
-                "SearchVector": vector_numbers(query.vector),
-                "TopK": m.top_k(offset, request.limit, bool(request.filter)),
-                "SearchConditionExpression": " AND ".join(clauses),
-                **expr.params(),
-            },
-        )
-        # a cosine distance (0: the same direction, 2: the opposite) as a similarity (higher is better)
-        found = [(r["Item"], 1.0 - float(r["Score"])) for r in answer.get("SearchResults", []) if _live(r["Item"], now)]
-        ceiling = m.MAX_TOP_K
-    else:
-        ranked_by_meaning = search_mode == "hybrid" and query is not None
-        listing = request.query is None  # key order: only the page and one past it are needed
+    if request.query is None:
         items = yield from _under(
             ctx,
             request.owner,
             request.prefix,
-            m.KEYWORD_ITEMS,
-            vectors=ranked_by_meaning,
-            enough=offset + request.limit + 1 if listing else None,
+            m.LISTED_ITEMS,
+            enough=offset + request.limit + 1,
             wanted=request.filter,
             known=known,
         )
-        found = [(i, _similarity(i, query)) for i in items]
-        ceiling = m.KEYWORD_ITEMS
+        found = {i["sk"]["S"]: (i, None) for i in items}
+        ceiling = m.LISTED_ITEMS
+    else:
+        dense = yield from dense_dimensions(ctx, table, request.indexed)
+        words = m.lexical_query(request.query)
+        if search_mode in ("keyword", "hybrid") and words is not None:
+            vector = (0.0,) * dense + words
+            for hit, _ in (yield from _nearest(ctx, request, table, vector, ("lex", LEXICAL_SCHEME), m.MAX_TOP_K)):
+                found[hit["sk"]["S"]] = (hit, None)
+        if search_mode in ("semantic", "hybrid") and request.indexed is not None:
+            vector = m.dense_query(request.indexed) + (0.0,) * LEXICAL_DIMENSIONS
+            top_k = m.top_k(offset, request.limit, bool(request.filter)) if search_mode == "semantic" else m.MAX_TOP_K
+            kind = ("emb", request.indexed.embedder_id)
+            for hit, score in (yield from _nearest(ctx, request, table, vector, kind, top_k)):
+                found[hit["sk"]["S"]] = (hit, score)
+        ceiling = m.MAX_TOP_K
+    ordered = [found[k] for k in sorted(found)]
     if request.filter:  # the filter matches values: those in the bucket are fetched to be matched
-        yield from _fetch(ctx, [stored for stored, _ in found], known)
+        yield from _fetch(ctx, [stored for stored, _ in ordered], known)
     candidates = []
     stored_of: dict[tuple[tuple[str, ...], str], Item] = {}
-    for stored, similarity in found:
+    for stored, similarity in ordered:
         item = _item(stored, _value(stored, known) or {})
         stored_of[(item.namespace, item.key)] = stored
         candidates.append(
