@@ -98,13 +98,15 @@ def our_copy(item: dict[str, Any], i: int, vector: list[float]) -> dict[str, Any
     from store.core import memories as m
 
     exact = m.check_vector(vector, DIMS)
+    text = value(i)["text"]
+    found = m.vectors(text, m.Indexed(exact, item["emb"]["S"]))  # the embedding and the words, as a put makes them
     return {
         **item,
         **our_key(i),
         "ns": {"S": m.namespace_part(namespace(i))},
         "v": {"S": codec.dumps(value(i))},
-        "txt": {"S": value(i)["text"]},
-        "vec": {"L": [{"N": m.float32_text(x)} for x in exact]},
+        "txt": {"S": text},
+        "vec": {"L": [{"N": m.float32_text(x)} for x in m.layout(found, DIMS)]},
     }
 
 
@@ -234,6 +236,17 @@ class Runner:
             lambda: self.store.search(namespace(1), query=asked[next(turn) % len(asked)].text, limit=10), REPEAT
         )
         row["search the owner"] = self.measured(lambda: self.store.search((OWNER,), query=asked[0].text, limit=10))
+        library = getattr(self.store, "store", None)  # ours: the SessionStore behind the LangGraph store
+        if library is not None:
+            for mode in ("keyword", "hybrid"):
+                row[f"search by {mode}"] = self.measured(
+                    lambda mode=mode: (
+                        library.search_memories(  # type: ignore[misc]
+                            OWNER, namespace(1), query=asked[next(turn) % len(asked)].text, mode=mode, limit=10
+                        ).items
+                    ),
+                    REPEAT,
+                )
         row["list"] = self.measured(lambda: self.store.search(namespace(2), limit=10))
         if self.scans and size > SCAN_SIZE_MAX:
             row["list_namespaces"] = {"skipped": SCAN_SKIPPED}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from store.core.memories import Embedder
 from store.core.timeutil import Clock, utcnow
@@ -44,6 +45,8 @@ class Settings:
         `rewind_session` can bring back the state as of the point it rewinds to (0 keeps none).
     embedder: what embeds memories for search by meaning (`store.embeddings`: Bedrock deployed, wordllama
         locally, or any callable with `model_id` and `dimensions`); None: memories are searched by keyword.
+    reranker: what reorders a memory search's page of hits by its query (`store.rerank`: Bedrock's rerank
+        models, or any callable); None (the default): the store's own ranking.
     memory_refresh_ttl: whether `get_memory` renews an expiring memory's TTL when the call does not say.
     copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
         above it (S3 copies the bytes; none pass through the caller).
@@ -75,4 +78,5 @@ class Settings:
     fork_inline_messages: int = 1_000
     state_history: int = 8
     embedder: Embedder | None = field(default=None, compare=False)
+    reranker: Any = field(default=None, compare=False)
     memory_refresh_ttl: bool = False

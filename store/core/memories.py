@@ -9,6 +9,7 @@ ranking and paging of one search, so that every backend returns the same hits fo
 from __future__ import annotations
 
 import math
+import operator
 import struct
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -284,7 +285,9 @@ def unit(vector: Sequence[float]) -> tuple[float, ...]:
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
     """The dot product, summed in order (as the vector index sums it)."""
-    return sum(x * y for x, y in zip(a, b, strict=True))
+    if len(a) != len(b):
+        raise ValueError("vectors of different dimensions")
+    return float(sum(map(operator.mul, a, b)))
 
 
 @dataclass(frozen=True)

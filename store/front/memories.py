@@ -19,6 +19,7 @@ from store.front.base import Domain
 from store.front.observed import Attributes, observed
 from store.models import MemoryHits, MemoryItem, Page
 from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+from store.rerank import reranked
 
 
 def _depth(labels: Any) -> int:
@@ -151,7 +152,12 @@ class Memories(Domain):
             limit=v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,
             cursor=cursor,
         )
-        return self._backend.execute(request)
+        found = self._backend.execute(request)
+        reranker = self.settings.reranker
+        if reranker is None or text is None or len(found.items) < 2:
+            return found
+        order = reranked(reranker, text, [m.indexed_text(h.value, None) for h in found.items])
+        return found if order is None else found.model_copy(update={"items": [found.items[i] for i in order]})
 
     def list_namespaces(
         self,

@@ -28,7 +28,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from store import SessionStore
-from store.integrations.memory_search import THRESHOLD, matching
+from store.integrations.memory_search import matching
 
 RESULTS = 10
 
@@ -36,7 +36,7 @@ RESULTS = 10
 class StoreMemoryService(BaseMemoryService):
     """ADK's memory service over a `SessionStore`'s memories."""
 
-    def __init__(self, store: SessionStore, *, results: int = RESULTS, threshold: float = THRESHOLD) -> None:
+    def __init__(self, store: SessionStore, *, results: int = RESULTS, threshold: float | None = None) -> None:
         self.store = store
         self.results = results
         self.threshold = threshold

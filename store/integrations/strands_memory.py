@@ -36,7 +36,7 @@ from store.conversation.blocks import parts_of
 from store.core import memories as m
 from store.core import validation as v
 from store.errors import InvalidInput
-from store.integrations.memory_search import THRESHOLD, matching
+from store.integrations.memory_search import matching
 
 DEFAULT_RESULTS = 5
 SOURCE_MESSAGES = "messages"  # `source` of a memory `add_messages` wrote
@@ -84,7 +84,7 @@ class StoreMemory(MemoryStore):
         max_search_results: int | None = DEFAULT_RESULTS,
         writable: bool = True,
         extraction: Any = None,
-        threshold: float = THRESHOLD,
+        threshold: float | None = None,
     ) -> None:
         """Checked at once (InvalidInput, a ValueError): `name` not blank, `max_search_results` at least 1,
         `writable` a bool, the owner and namespace as the store takes them."""
