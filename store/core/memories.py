@@ -278,9 +278,11 @@ def words(text: str) -> list[str]:
 
 
 def unit(vector: Sequence[float]) -> tuple[float, ...]:
-    """`vector` scaled to length 1, at 32-bit precision (a dot product of two is their cosine)."""
+    """`vector` scaled to length 1 (a dot product of two is their cosine), each number as DynamoDB holds it:
+    the shortest decimal of its 32-bit float (`float32_text`), read back. The memory backend ranks these very
+    numbers, so both backends compute the same dot products."""
     length = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return tuple(_float32(x / length) for x in vector)
+    return tuple(float(float32_text(_float32(x / length))) for x in vector)
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:

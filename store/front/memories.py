@@ -132,11 +132,12 @@ class Memories(Domain):
         cursor: str | None = None,
     ) -> MemoryHits:
         """The owner's memories under `namespace_prefix` (every namespace that begins with it), best first:
-        by meaning (`semantic`), by the query's words (`keyword`), or the memories holding the query's words
-        ranked by meaning (`hybrid`); `auto` is semantic when the store has an embedder, else keyword. With
-        no query, every memory in namespace and key order. `filter` keeps the memories whose value has each
-        of its fields equal. Bounded: one vector search of at most 100 neighbours, or a read of at most 1,000
-        memories under the prefix; `next_cursor` pages within that."""
+        by meaning (`semantic`), by the query's words (`keyword`: BM25 over stemmed words), or both fused
+        (`hybrid`); `auto` is hybrid when the store has an embedder, else keyword. With no query, every memory
+        in namespace and key order. `filter` keeps the memories whose value has each of its fields equal.
+        Bounded at any size: one vector search of at most 100 candidates per mode (hybrid: two), or a read of
+        the page (a listing); `next_cursor` pages within the first 100 hits. With `Settings.reranker`, the
+        page is reordered by the reranker."""
         prefix = m.namespace(namespace_prefix, "namespace_prefix", allow_empty=True)
         text = m.query(query)
         chosen = m.mode(mode)

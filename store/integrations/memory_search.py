@@ -4,7 +4,7 @@ unrelated ones, in the order each framework's own store gives them."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from store import SessionStore
 from store.core import memories as m
@@ -39,6 +39,15 @@ def has_words(query: str) -> bool:
     return bool(m.words(query))
 
 
+def share(query: str, value: dict[str, Any]) -> float:
+    """The share of the query's distinct words (stemmed, as search matches them) that a memory's text holds:
+    how ADK's and Strands' own stores score a match by words, so equal shares are ties that keep their order
+    (the store's BM25 decided which memories match)."""
+    wanted = set(m.words(query))
+    held = set(m.words(m.indexed_text(value, None)))
+    return len(wanted & held) / len(wanted) if wanted else 0.0
+
+
 def matching(
     store: SessionStore,
     owner: str,
@@ -57,8 +66,9 @@ def matching(
     if not has_words(query):
         return []
     least = threshold_of(store, threshold)
-    if store.settings.embedder is None:  # the whole window: equal scores are common (shares of the query's words)
-        hits = store.search_memories(owner, namespace, query=query, mode="keyword", limit=m.MAX_SEARCH_LIMIT).items
+    if store.settings.embedder is None:  # every match: ranked as the frameworks' own stores rank words
+        found = store.search_memories(owner, namespace, query=query, mode="keyword", limit=m.MAX_SEARCH_LIMIT)
+        hits = [h.model_copy(update={"score": share(query, h.value)}) for h in found.items]
     else:  # similarities of unrelated vectors are never equal: the page asked for is enough
         found = store.search_memories(owner, namespace, query=query, mode="semantic", limit=limit)
         hits = [h for h in found.items if h.score is not None and h.score >= least]

@@ -490,7 +490,7 @@ def test_the_memory_tab_lists_namespaces_and_recalls_by_meaning_with_scores(
     page: Any, stack: LocalStack, tmp_path: Path
 ) -> None:
     """What alice's agents remembered: her namespaces, a namespace's memories, and a search by meaning that
-    ranks the window seat first for a question about planes (the local stack's wordllama model), scored;
+    ranks the window seat first for a question about planes (the local stack's embedder), scored;
     nothing of bob's; every request answered below 400."""
     failures: list[str] = []
     page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -505,7 +505,7 @@ def test_the_memory_tab_lists_namespaces_and_recalls_by_meaning_with_scores(
     page.wait_for_selector("table[aria-label='Memory search results'] tbody tr")
     best = page.locator("table[aria-label='Memory search results'] tbody tr").first.inner_text()
     assert "window seat" in best and re.match(r"0\.\d{3}", best.strip())
-    expect(page.get_by_text("Searched by meaning.")).to_be_visible()  # the mode the search ran in
+    expect(page.get_by_text("Searched by words and meaning.")).to_be_visible()  # auto, with an embedder: hybrid
     assert "aisle" not in page.content()
     page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
     page.get_by_role("link", name="projects / lisbon").first.click()

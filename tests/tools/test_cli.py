@@ -391,7 +391,7 @@ def test_memories_put_list_search_get_export_delete(remembering: Harness) -> Non
     code, out = run(store, "memories", "search", "where do I like to sit on a plane?")
     first = out.splitlines()[2]  # header, rule, then the best hit
     assert code == 0 and "seat" in first and re.match(r"\s*0\.\d{3}\s", first)
-    assert out.splitlines()[-1] == "searched by meaning (semantic)"  # how it ran: auto, with an embedder
+    assert out.splitlines()[-1] == "searched by words and meaning (hybrid)"  # how it ran: auto, with an embedder
     code, out = run(store, "memories", "search", "window seat", "--mode", "keyword", "--json")
     page = json.loads(out)
     assert code == 0 and page["mode"] == "keyword" and [h["key"] for h in page["items"]] == ["seat"]

@@ -221,7 +221,7 @@ CALLS: dict[str, Callable[[SessionStore, dict[str, Any]], Any]] = {
     "put_memory": lambda s, c: s.put_memory("alice", ("notes",), "n2", {"text": "y"}),
     "get_memory": lambda s, c: s.get_memory("alice", ("notes",), "n1"),
     "delete_memory": lambda s, c: s.delete_memory("alice", ("notes",), "n1"),
-    "search_memories": lambda s, c: s.search_memories("alice", ("notes",), query="x"),
+    "search_memories": lambda s, c: s.search_memories("alice", ("notes",), query="note"),
     "list_namespaces": lambda s, c: s.list_namespaces("alice", limit=1),
     "forget_owner": lambda s, c: s.forget_owner("alice"),
 }

@@ -305,7 +305,7 @@ async function memoryView(namespace) {
     say("Searching memories…");
     try {
       const found = await api("/memories/search", { q: q.value.trim(), prefix, limit: 20 });
-      const how = { semantic: "by meaning", keyword: "by words (the stack has no embedder)", hybrid: "by words, ranked by meaning" };
+      const how = { semantic: "by meaning", keyword: "by words (the stack has no embedder)", hybrid: "by words and meaning" };
       results.replaceChildren(el("h2", {}, "Best matches"), memoryTable("Memory search results", found.items, true),
         el("p", { class: "totals" }, `Searched ${how[found.mode] || "by words"}.`));
       say("");

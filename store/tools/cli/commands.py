@@ -421,7 +421,7 @@ def memories_list(args: Any, t: Target, out: TextIO) -> int:
 SEARCHED = {
     "semantic": "searched by meaning (semantic)",
     "keyword": "searched by words (keyword)",
-    "hybrid": "searched by words, ranked by meaning (hybrid)",
+    "hybrid": "searched by words and meaning (hybrid)",
 }
 
 
