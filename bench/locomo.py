@@ -32,6 +32,7 @@ from typing import Any
 from store import SessionStore, Settings
 
 KS = (5, 10, 25, 50)
+DATA = "github.com/snap-research/locomo, data/locomo10.zip (its per-conversation files), not committed here"
 OWNER = "locomo"
 
 
@@ -166,6 +167,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--noise", type=int, default=0, help="unrelated memories put under the owner")
     parser.add_argument("--sample", type=int, default=5, help="with --noise: every K-th question")
+    parser.add_argument("--record", action="store_true", help="keep the numbers in bench/results.json (and .md)")
     args = parser.parse_args()
     from bench.noise import unrelated
     from store.embeddings import embedder_from_env
@@ -179,6 +181,24 @@ def main() -> None:
     else:
         result = measure(store, conversations, modes)
     print(json.dumps({"embedder": args.embedder, **result}, indent=2))
+    if args.record:
+        keep(args, result)
+
+
+def keep(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """Add this run to bench/results.json ("memory_locomo") and render bench/results.md again."""
+    from datetime import UTC, datetime
+
+    from bench.report import record
+
+    path = Path(__file__).parent / "results.json"
+    kept = json.loads(path.read_text()).get("memory_locomo") or {"embedders": {}}
+    kept.update(date=datetime.now(UTC).date().isoformat(), data=DATA)
+    if args.noise:
+        kept["at_size"] = {**result, "embedder": args.embedder, "sample": args.sample}
+    else:
+        kept["embedders"][args.embedder] = result
+    record("memory_locomo", kept)
 
 
 if __name__ == "__main__":

@@ -169,6 +169,17 @@ def tables(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None =
     }
 
 
+def with_embedding_dimensions(doc: dict[str, Any], dimensions: int, words: int) -> dict[str, Any]:
+    """A copy of the template that also allows an embedder of `dimensions` (its index: those and `words`):
+    the edit docs/operations.md describes for a model whose size the template does not list."""
+    out = copy.deepcopy(doc)
+    allowed = out["Parameters"]["MemoryEmbeddingDimensions"]["AllowedValues"]
+    if dimensions not in allowed:
+        allowed.append(dimensions)
+    out["Mappings"]["MemoryVectorIndex"][str(dimensions)] = {"Dimensions": dimensions + words}
+    return out
+
+
 def memory_dimensions(doc: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> int:
     """The dimensions of the memories table's vector index, as a deployment sets them (the embedding's and
     the words')."""

@@ -97,12 +97,17 @@ class LocalTables:
 
 
 def create_tables(
-    client: Any, prefix: str = "agent-store", s3: Any = None, parameters: dict[str, Any] | None = None
+    client: Any,
+    prefix: str = "agent-store",
+    s3: Any = None,
+    parameters: dict[str, Any] | None = None,
+    template: dict[str, Any] | None = None,
 ) -> LocalTables:
     """Create every table of template.yaml through `client` (names: prefix-logicalid), enable TTL as
     the template says, and, given an S3 client, every bucket (names: prefix-logicalid, lowercase) with
     its encryption, public access block, ownership and lifecycle rules; return their names. `parameters`
-    overrides the template's parameters' defaults, as a deployment's `--parameter-overrides` does."""
+    overrides the template's parameters' defaults, as a deployment's `--parameter-overrides` does; `template`
+    replaces template.yaml (an edited copy of it)."""
     vectors.install()
     names: dict[str, str] = {}
     if s3 is not None:
@@ -113,7 +118,7 @@ def create_tables(
                 getattr(s3, op)(**params)
             if logical_id in BUCKET_ENV:
                 names[BUCKET_ENV[logical_id]] = bucket
-    for logical_id, spec in tables(overrides=parameters).items():
+    for logical_id, spec in tables(template, overrides=parameters).items():
         name = f"{prefix}-{logical_id}"
         client.create_table(**spec.create_request(name))
         if spec.ttl_attribute:

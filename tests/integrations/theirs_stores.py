@@ -55,6 +55,11 @@ def new_store(backend: str = BACKEND, *, dims: int | None = None) -> Any:
     endpoint = _moto()
     client = local_client(endpoint_url=endpoint)
     s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
+    from infra.deploy.template import load, with_embedding_dimensions
+    from store.core.lexical import LEXICAL_DIMENSIONS
+
     overrides = {"MemoryEmbeddingDimensions": str(dims), "MemoryEmbeddingModel": "none"} if dims is not None else None
-    tables = create_tables(client, prefix=f"theirs{next(_tables)}", s3=s3, parameters=overrides)
+    # LangGraph's tests embed with 500 dimensions, a size the template does not list: the operator's edit
+    template = with_embedding_dimensions(load(), dims, LEXICAL_DIMENSIONS) if dims is not None else None
+    tables = create_tables(client, prefix=f"theirs{next(_tables)}", s3=s3, parameters=overrides, template=template)
     return tables.store(client, s3)
