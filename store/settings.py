@@ -43,8 +43,9 @@ class Settings:
         and writes of the new transcript work meanwhile: docs/decisions.md, "Fork and rewind").
     state_history: how many states saved by `save_full` a session keeps beside its current one, so that
         `rewind_session` can bring back the state as of the point it rewinds to (0 keeps none).
-    embedder: what embeds memories for search by meaning (`store.embeddings`: Bedrock deployed, wordllama
-        locally, or any callable with `model_id` and `dimensions`); None: memories are searched by keyword.
+    embedder: what embeds memories for search by meaning (`store.embeddings`: Bedrock deployed, e5-small or
+        wordllama locally, or any callable with `model_id` and `dimensions`); None: memories are searched by
+        keyword.
     reranker: what reorders a memory search's page of hits by its query (`store.rerank`: Bedrock's rerank
         models, or any callable); None (the default): the store's own ranking.
     memory_refresh_ttl: whether `get_memory` renews an expiring memory's TTL when the call does not say.
