@@ -320,15 +320,22 @@ def _search_vectors(self: Any) -> Any:
         wanted = [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
     attribute = index["VectorAttribute"]["AttributeName"]
     scored = []
+    needed = {attribute} | {c[0] for c in clauses}  # what the comparison reads: the rest only for the results
     for position, stored in enumerate(sorted(_candidates(table, clauses), key=_key_order(keys))):
-        item = {k: v.to_regular_json() for k, v in stored.attrs.items()}
+        item = {k: stored.attrs[k].to_regular_json() for k in needed if k in stored.attrs}
         vector = _vector(item.get(attribute), index["Dimensions"])
         if vector is None or not _holds(item, clauses):
             continue
-        scored.append((_score(index["DistanceFunction"], query, vector), position, item))
+        scored.append((_score(index["DistanceFunction"], query, vector), position, stored))
     descending = index["DistanceFunction"] == "DOT_PRODUCT"
     scored.sort(key=lambda t: ((-t[0] if descending else t[0]), t[1]))
-    results = [{"Item": _projected(item, index, keys, wanted), "Score": score} for score, _, item in scored[:top_k]]
+    results = [
+        {
+            "Item": _projected({k: v.to_regular_json() for k, v in found.attrs.items()}, index, keys, wanted),
+            "Score": score,
+        }
+        for score, _, found in scored[:top_k]
+    ]
     answer: dict[str, Any] = {"SearchResults": results}
     if body.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
         size = 4 * len(query)
