@@ -120,7 +120,7 @@ class MemoryMemories(MemoryCore):
                 )
                 for similarity, _, r in _nearest(dense, asked):
                     chosen[_at(r)] = (r, similarity)
-        ordered = sorted(chosen.values(), key=lambda t: m.memory_sk(t[0].item.namespace, t[0].item.key))
+        ordered = [chosen[sk] for sk in sorted(chosen)]  # key order, as the index breaks ties
         candidates = [
             m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in ordered
         ]

@@ -287,12 +287,11 @@ def _under(
         condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
     else:
         condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
-    shown = SHOWN
     page = limit if enough is None else min(limit, enough if not wanted else max(enough, 100))
     params = {
         "TableName": table,
         "KeyConditionExpression": condition,
-        "ProjectionExpression": ", ".join(expr.name(a) for a in shown),
+        "ProjectionExpression": ", ".join(expr.name(a) for a in SHOWN),
         "Limit": page,
         **expr.params(),
     }
