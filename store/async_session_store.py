@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
+from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
+from store.front.extraction import drive_async
 from store.front.observed import opened, watch_of
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
@@ -143,6 +145,26 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         search_memories = awaited(SessionStore.search_memories)
         list_namespaces = awaited(SessionStore.list_namespaces)
         forget_owner = awaited(SessionStore.forget_owner)
+
+    async def extract_memories(
+        self,
+        session_id: str,
+        *,
+        strategies: Any = None,
+        owner: str | None = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> list[ExtractionRun]:
+        """`SessionStore.extract_memories`, awaitable (the model is asked in a worker thread)."""
+        used, flow = self._checks._extraction_flow(
+            session_id, strategies=strategies, owner=owner, model=model, trigger=trigger
+        )
+        result: list[ExtractionRun] = await drive_async(self, used, flow)
+        return result
+
+    async def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
+        """`SessionStore.list_extraction_runs`, awaitable."""
+        return stored_runs(await self.load_records(session_id, RUNS_KIND, owner=owner))
 
     async def open_artifact(
         self, session_id: str, name: str, *, version: int | None = None, owner: str | None = None

@@ -12,6 +12,7 @@ from store.backend import AsyncBackend, Backend
 from store.errors import InvalidInput
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
+from store.front.extraction import Extraction
 from store.front.forks import Forks
 from store.front.memories import Memories
 from store.front.messages import APPEND_MAX, Messages
@@ -168,7 +169,17 @@ class StoreFront(Generic[B]):
 
 
 class SessionStore(
-    StoreFront[Backend], Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Memories, Operations
+    StoreFront[Backend],
+    Sessions,
+    Forks,
+    Messages,
+    State,
+    Checkpoints,
+    Artifacts,
+    Traces,
+    Memories,
+    Extraction,
+    Operations,
 ):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from store.core.memories import Embedder
 from store.core.timeutil import Clock, utcnow
+from store.extraction.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Settings:
         keyword.
     reranker: what reorders a memory search's page of hits by its query (`store.rerank`: Bedrock's rerank
         models, or any callable); None (the default): the store's own ranking.
+    extraction_model: the chat model memory extraction asks (`store.extraction`: Bedrock's Converse, any
+        OpenAI-compatible endpoint, or a function); None: `extract_memories` needs one given.
+    extraction_limits: what bounds one extraction run (messages, characters, tokens, attempts).
     memory_refresh_ttl: whether `get_memory` renews an expiring memory's TTL when the call does not say.
     copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
         above it (S3 copies the bytes; none pass through the caller).
@@ -81,3 +85,5 @@ class Settings:
     embedder: Embedder | None = field(default=None, compare=False)
     reranker: Any = field(default=None, compare=False)
     memory_refresh_ttl: bool = False
+    extraction_model: Any = field(default=None, compare=False)
+    extraction_limits: Limits = field(default_factory=Limits)

@@ -1,0 +1,132 @@
+"""The public operations of memory extraction: run strategies over a session now (`extract_memories`), and read
+the runs a session had (`list_extraction_runs`). The run itself is `store.extraction.runs` (written once, as
+steps); this module checks the arguments and drives the steps with the store's own public methods, so a run
+sees and writes exactly what any caller would (the owner's checks included)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, cast
+
+from store.core import validation as v
+from store.errors import InvalidInput
+from store.extraction.models import ModelError, ModelRejected
+from store.extraction.runs import RUNS_KIND, Ask, Call, ExtractionRun, Flow, Now, Sleep, extraction, stored_runs
+from store.extraction.strategies import strategies as chosen_strategies
+from store.front.base import Domain
+
+TRIGGERS = ("on_demand", "messages", "idle")
+
+
+def chosen_model(given: Any, default: Any) -> Any:
+    """The model a call uses: the one given, else the store's (`Settings.extraction_model`)."""
+    model = given if given is not None else default
+    if model is None:
+        raise InvalidInput("no extraction model: give model=, or Settings(extraction_model=...)")
+    if not callable(model) or not isinstance(getattr(model, "model_id", None), str):
+        raise InvalidInput("the extraction model must be callable and have a model_id (store.extraction)")
+    return model
+
+
+class Extraction(Domain):
+    """Memory extraction on demand, and the record of its runs."""
+
+    def _extraction_flow(
+        self,
+        session_id: str,
+        *,
+        strategies: Any = None,
+        owner: str | None = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> tuple[Any, Flow]:
+        """`extract_memories`'s arguments checked: (the model, the run's steps)."""
+        if trigger not in TRIGGERS:
+            raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
+        checked = v.ident(session_id, "session_id")
+        who = v.optional_owner(owner)
+        picked = chosen_strategies(strategies)
+        used = chosen_model(model, self.settings.extraction_model)
+        return used, extraction(checked, who, picked, self.settings.extraction_limits, trigger, used.model_id)
+
+    def extract_memories(
+        self,
+        session_id: str,
+        *,
+        strategies: Any = None,
+        owner: str | None = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> list[ExtractionRun]:
+        """Distil the session's messages that each strategy has not read yet into the owner's memories, now:
+        one run per strategy that has new messages (`strategies`: built-in names or `Strategy`s; default facts
+        and preferences), with `model` or `Settings.extraction_model`. A range already done returns its earlier
+        run and writes nothing; a model that fails, refuses or answers badly gives a run with `status` "failed"
+        or "refused" and writes no memory. Bounded by `Settings.extraction_limits`. SessionNotFound for a
+        session that does not exist or is another owner's."""
+        used, flow = self._extraction_flow(session_id, strategies=strategies, owner=owner, model=model, trigger=trigger)
+        result: list[ExtractionRun] = drive(self, used, flow)
+        return result
+
+    def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
+        """The session's extraction runs, oldest first (the newest 100 are kept)."""
+        return stored_runs(cast(Any, self).load_records(session_id, RUNS_KIND, owner=owner))
+
+
+def drive(store: Any, model: Any, flow: Flow) -> Any:
+    """Run `flow`'s steps with `store`'s methods and `model`, synchronously: its result."""
+    answer: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = flow.throw(failure) if failure is not None else flow.send(answer)
+        except StopIteration as done:
+            return done.value
+        answer, failure = None, None
+        try:
+            if isinstance(step, Call):
+                answer = getattr(store, step.method)(*step.args, **step.kwargs)
+            elif isinstance(step, Ask):
+                answer = asked(model, step.request)
+            elif isinstance(step, Sleep):
+                time.sleep(step.seconds)
+            elif isinstance(step, Now):
+                answer = store.settings.clock()
+        except Exception as exc:  # handed to the flow, which decides (a model's failure) or passes it on
+            failure = exc
+
+
+def asked(model: Any, request: Any) -> Any:
+    """`model`'s reply to `request`; whatever a caller's model raises that is not a ModelError is ModelRejected."""
+    try:
+        return model(request)
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise ModelRejected(f"the model failed: {type(exc).__name__}") from None
+
+
+async def drive_async(store: Any, model: Any, flow: Flow) -> Any:
+    """`drive` for an `AsyncSessionStore`: its methods awaited, the model asked in a worker thread (a model's
+    client blocks), sleeps on the loop."""
+    import asyncio
+
+    answer: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = flow.throw(failure) if failure is not None else flow.send(answer)
+        except StopIteration as done:
+            return done.value
+        answer, failure = None, None
+        try:
+            if isinstance(step, Call):
+                answer = await getattr(store, step.method)(*step.args, **step.kwargs)
+            elif isinstance(step, Ask):
+                answer = await asyncio.to_thread(asked, model, step.request)
+            elif isinstance(step, Sleep):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, Now):
+                answer = store.settings.clock()
+        except Exception as exc:
+            failure = exc
