@@ -107,11 +107,13 @@ def _mapped(exc: Exception) -> ModelError:
 
 
 def _reply(answer: dict[str, Any], tool: str, model_id: str) -> ModelReply:
+    usage = answer.get("usage") or {}
+    spent = {"input_tokens": int(usage.get("inputTokens") or 0), "output_tokens": int(usage.get("outputTokens") or 0)}
     stop = answer.get("stopReason")
     if stop in _REFUSALS:
-        raise ModelRefused(f"Bedrock stopped: {stop}")
+        raise ModelRefused(f"Bedrock stopped: {stop}", **spent)
     if stop in _CUT:
-        raise ModelOutputInvalid(f"Bedrock stopped: {stop}")
+        raise ModelOutputInvalid(f"Bedrock stopped: {stop}", **spent)
     content = ((answer.get("output") or {}).get("message") or {}).get("content") or []
     inputs = [
         block["toolUse"].get("input")
@@ -119,11 +121,5 @@ def _reply(answer: dict[str, Any], tool: str, model_id: str) -> ModelReply:
         if isinstance(block, dict) and isinstance(block.get("toolUse"), dict) and block["toolUse"].get("name") == tool
     ]
     if not inputs or not isinstance(inputs[0], dict):
-        raise ModelOutputInvalid("Bedrock's answer holds no tool input")
-    usage = answer.get("usage") or {}
-    return ModelReply(
-        data=inputs[0],
-        input_tokens=int(usage.get("inputTokens") or 0),
-        output_tokens=int(usage.get("outputTokens") or 0),
-        model_id=model_id,
-    )
+        raise ModelOutputInvalid("Bedrock's answer holds no tool input", **spent)
+    return ModelReply(inputs[0], spent["input_tokens"], spent["output_tokens"], model_id)

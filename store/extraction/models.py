@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from store.errors import InvalidInput, StoreError
@@ -38,7 +38,6 @@ class ModelReply:
     input_tokens: int = 0
     output_tokens: int = 0
     model_id: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class ChatModel(Protocol):
@@ -55,6 +54,11 @@ class ModelError(StoreError):
 
     code = "model_error"
     transient = False
+
+    def __init__(self, message: str, *, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        super().__init__(message)
+        self.input_tokens = input_tokens  # what an answer that could not be used still cost
+        self.output_tokens = output_tokens
 
 
 class ModelThrottled(ModelError):

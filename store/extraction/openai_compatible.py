@@ -122,18 +122,20 @@ def _reply(raw: bytes, model_id: str) -> ModelReply:
         message = choice.get("message") or {}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise ModelUnavailable("the endpoint's answer is not a chat completion") from None
-    if message.get("refusal") or choice.get("finish_reason") == "content_filter":
-        raise ModelRefused("the model refused")
-    if choice.get("finish_reason") == "length":
-        raise ModelOutputInvalid("the answer was cut at its token limit")
-    data = json_object(message.get("content"))
     usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
-    return ModelReply(
-        data=data,
-        input_tokens=_count(usage.get("prompt_tokens")),
-        output_tokens=_count(usage.get("completion_tokens")),
-        model_id=model_id,
-    )
+    spent = {
+        "input_tokens": _count(usage.get("prompt_tokens")),
+        "output_tokens": _count(usage.get("completion_tokens")),
+    }
+    if message.get("refusal") or choice.get("finish_reason") == "content_filter":
+        raise ModelRefused("the model refused", **spent)
+    if choice.get("finish_reason") == "length":
+        raise ModelOutputInvalid("the answer was cut at its token limit", **spent)
+    try:
+        data = json_object(message.get("content"))
+    except ModelOutputInvalid as error:
+        raise ModelOutputInvalid(str(error), **spent) from None
+    return ModelReply(data, spent["input_tokens"], spent["output_tokens"], model_id)
 
 
 def _count(value: Any) -> int:

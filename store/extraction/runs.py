@@ -29,7 +29,7 @@ from store.conversation import canonical
 from store.core.timeutil import iso
 from store.extraction import consolidation as c
 from store.extraction.limits import Limits
-from store.extraction.models import ModelError, ModelOutputInvalid, ModelReply, ModelRequest
+from store.extraction.models import ModelError, ModelOutputInvalid, ModelRefused, ModelReply, ModelRequest
 from store.extraction.strategies import MAX_TEXT, MEMORIES_SCHEMA, REFLECTION_INSTRUCTIONS, Strategy
 from store.models import MessageRecord
 
@@ -153,22 +153,33 @@ def asked(request: ModelRequest, limits: Limits, tally: dict[str, Any], read: Ca
         tally["attempts"] += 1
         try:
             reply: ModelReply = yield Ask(request)
-            tally["model_calls"] += 1
-            tally["input_tokens"] += reply.input_tokens
-            tally["output_tokens"] += reply.output_tokens
-            tally["model"] = reply.model_id or tally["model"]
-            return read(reply.data)
         except ModelError as error:
-            if not error.transient or attempt == limits.max_attempts:
-                raise
-            if isinstance(error, ModelOutputInvalid):
-                continue  # asked again at once: a bad answer puts no load on the service to back off from
-            pause = random.uniform(0.5, 1.0) * limits.backoff * 2 ** (attempt - 1)
-            if slept + pause > limits.max_backoff:
-                raise
-            slept += pause
-            yield Sleep(pause)
+            failure = error
+            if isinstance(error, (ModelOutputInvalid, ModelRefused)):  # answered: its tokens were spent
+                _count(tally, error.input_tokens, error.output_tokens)
+        else:
+            _count(tally, reply.input_tokens, reply.output_tokens)
+            tally["model"] = reply.model_id or tally["model"]
+            try:
+                return read(reply.data)
+            except ModelOutputInvalid as error:
+                failure = error
+        if not failure.transient or attempt == limits.max_attempts:
+            raise failure
+        if isinstance(failure, ModelOutputInvalid):
+            continue  # asked again at once: a bad answer puts no load on the service to back off from
+        pause = random.uniform(0.5, 1.0) * limits.backoff * 2 ** (attempt - 1)
+        if slept + pause > limits.max_backoff:
+            raise failure
+        slept += pause
+        yield Sleep(pause)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _count(tally: dict[str, Any], input_tokens: int, output_tokens: int) -> None:
+    tally["model_calls"] += 1
+    tally["input_tokens"] += input_tokens
+    tally["output_tokens"] += output_tokens
 
 
 def candidates(data: dict[str, Any], seqs: set[int], limit: int) -> list[c.Candidate]:
