@@ -133,15 +133,24 @@ class StoreFront(Generic[B]):
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Self:
-        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE and
-        MEMORY_EMBEDDER (long-term memory, optional: `store.embeddings.embedder_from_env`) and the standard AWS
+        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE,
+        MEMORY_EMBEDDER (long-term memory, optional: `store.embeddings.embedder_from_env`), EXTRACTION_MODEL
+        (memory extraction's model, optional: `store.extraction.triggers.model_from_env`) and the standard AWS
         variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
         sessions, messages, bucket = env_resources()
         kwargs.setdefault("memories_table", os.environ.get("MEMORIES_TABLE") or None)
-        if "settings" not in kwargs and os.environ.get("MEMORY_EMBEDDER"):
-            from store.embeddings import embedder_from_env
+        if "settings" not in kwargs:
+            chosen: dict[str, Any] = {}
+            if os.environ.get("MEMORY_EMBEDDER"):
+                from store.embeddings import embedder_from_env
 
-            kwargs["settings"] = Settings(embedder=embedder_from_env(os.environ["MEMORY_EMBEDDER"]))
+                chosen["embedder"] = embedder_from_env(os.environ["MEMORY_EMBEDDER"])
+            if os.environ.get("EXTRACTION_MODEL"):
+                from store.extraction.triggers import model_from_env
+
+                chosen["extraction_model"] = model_from_env()
+            if chosen:
+                kwargs["settings"] = Settings(**chosen)
         return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod

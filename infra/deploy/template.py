@@ -241,13 +241,15 @@ def buckets(doc: dict[str, Any] | None = None) -> dict[str, BucketSpec]:
 @dataclass(frozen=True)
 class StreamMapping:
     """One event source mapping of a function on a table's stream, as the template declares it: the function's
-    handler (`module.function`), its batch size, its filter patterns, and the table (its logical id)."""
+    handler (`module.function`), its batch size, its filter patterns, the table (its logical id) and the
+    function's timeout (seconds)."""
 
     function: str
     handler: str
     batch_size: int
     patterns: tuple[dict[str, Any], ...]
     table: str = "SessionsTable"
+    timeout: int = 29
 
     def wants(self, record: dict[str, Any]) -> bool:
         """Whether Lambda would hand `record` to the function (no pattern: every record)."""
@@ -287,5 +289,6 @@ def stream_mappings(doc: dict[str, Any] | None = None) -> list[StreamMapping]:
             stream = spec["Stream"]["Fn::GetAtt"]
             table = stream.split(".")[0] if isinstance(stream, str) else stream[0]
             batch = int(spec.get("BatchSize", 100))
-            found.append(StreamMapping(logical_id, props["Handler"], batch, patterns, table))
+            timeout = int(props.get("Timeout", doc.get("Globals", {}).get("Function", {}).get("Timeout", 29)))
+            found.append(StreamMapping(logical_id, props["Handler"], batch, patterns, table, timeout))
     return found

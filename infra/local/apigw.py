@@ -86,9 +86,10 @@ class LambdaContext:
     aws_request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     log_group_name: str = "/aws/lambda/agent-store-local"
     log_stream_name: str = "local"
+    timeout_ms: int = 30_000  # the function's timeout: what it has left as it starts
 
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        return self.timeout_ms
 
 
 def response_body(response: dict[str, Any]) -> bytes:

@@ -292,7 +292,8 @@ class CascadePoller:
         name = f"agent-store-{mapping.function}"
         for start in range(0, len(records), mapping.batch_size):
             with self.lock:
-                handler({"Records": records[start : start + mapping.batch_size]}, LambdaContext(function_name=name))
+                context = LambdaContext(function_name=name, timeout_ms=mapping.timeout * 1000)
+                handler({"Records": records[start : start + mapping.batch_size]}, context)
 
 
 @dataclass

@@ -142,12 +142,12 @@ def test_stream_mapping_reports_batch_failures_and_has_a_failure_destination() -
 def test_functions_runtime_tracing_and_least_privilege() -> None:
     resources = _resources()
     functions = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
-    assert set(functions) == {"ApiFunction", "CascadeFunction", "CopyFunction"}
+    assert set(functions) == {"ApiFunction", "CascadeFunction", "CopyFunction", "ExtractionFunction"}
     for props in functions.values():
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert "POWERTOOLS_SERVICE_NAME" in props["Environment"]["Variables"]
-    for name in ("ApiRole", "CascadeRole"):
+    for name in ("ApiRole", "CascadeRole", "ExtractionRole"):
         role = resources[name]["Properties"]
         assert role["ManagedPolicyArns"] == [{"Ref": "ClientPolicy"}], "no broad AWS managed policies"
         for policy in role["Policies"]:
@@ -156,6 +156,33 @@ def test_functions_runtime_tracing_and_least_privilege() -> None:
                     assert set(statement["Action"]) <= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
     client = _unconditional(resources["ClientPolicy"]["Properties"]["PolicyDocument"]["Statement"])
     assert all(s["Resource"] != "*" and "*" not in str(s["Action"]) for s in client)
+
+
+def test_the_extraction_function_exists_only_with_a_model_and_may_invoke_that_model_only() -> None:
+    doc = load()
+    params, resources = doc["Parameters"], _resources()
+    assert params["ExtractionModelId"]["Default"] == "" and doc["Conditions"]["ExtractsMemories"]
+    for name in ("ExtractionFunction", "ExtractionRole", "ExtractionLogs", "ExtractionFunctionErrorsAlarm"):
+        assert doc["Resources"][name]["Condition"] == "ExtractsMemories", name
+    function = resources["ExtractionFunction"]["Properties"]
+    assert function["Environment"]["Variables"]["EXTRACTION_MODEL"] == {"Fn::Sub": "bedrock:${ExtractionModelId}"}
+    (mapping,) = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": "ExtractionFunction"}
+    ]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": "SessionsTable.StreamArn"}
+    assert '"HEAD"' in mapping["FilterCriteria"]["Filters"][0]["Pattern"]  # session heads' changes only
+    statements = [
+        s for p in resources["ExtractionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]
+    ]
+    bedrock = [s for s in statements if s["Action"] == "bedrock:InvokeModel"]
+    assert len(bedrock) == 2
+    named = bedrock[0]["Resource"]
+    assert all("${ExtractionModelId}" in r["Fn::Sub"] for r in named)
+    routed = bedrock[1]  # any Region's copy of a model, only through the stack's inference profile
+    assert "${ExtractionModelId}" in routed["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]["Fn::Sub"]
 
 
 def _unconditional(statements: list[Any]) -> list[dict[str, Any]]:
@@ -175,7 +202,7 @@ def test_alarms_and_outputs() -> None:
     alarms = [r["Properties"] for r in doc["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
     metrics = {(a.get("Namespace"), a.get("MetricName")) for a in alarms}
     assert ("AWS/ApiGateway", "5xx") in metrics
-    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 3  # one per function
+    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 4  # one per function
     assert ("AWS/Lambda", "IteratorAge") in metrics
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in metrics
     throttles = [a for a in alarms if "Metrics" in a]
@@ -246,7 +273,7 @@ def test_the_stream_jobs_are_separate_mappings() -> None:
     resources = _resources()
     every = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
     mappings = {m["FunctionName"]["Ref"]: m for m in every if "SessionsTable" in str(m["EventSourceArn"])}
-    assert set(mappings) == {"CascadeFunction", "CopyFunction"}
+    assert set(mappings) == {"CascadeFunction", "CopyFunction", "ExtractionFunction"}
     copy, cascade = mappings["CopyFunction"], mappings["CascadeFunction"]
     assert copy["BatchSize"] == 1 and cascade["BatchSize"] == 100
     assert copy["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -265,7 +292,11 @@ def test_the_stream_jobs_are_separate_mappings() -> None:
     assert handlers == {
         "CascadeFunction": "functions.cascade.app.lambda_handler",
         "CopyFunction": "functions.cascade.app.copy_handler",
+        "ExtractionFunction": "functions.extraction.app.lambda_handler",
     }
+    head = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "S#f"}, "sk": {"S": "HEAD"}}, "NewImage": {}}}
+    state = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "S#f"}, "sk": {"S": "STATE"}}, "NewImage": {}}}
+    assert local["ExtractionFunction"].wants(head) and not local["ExtractionFunction"].wants(state)
 
 
 def test_the_embedder_and_the_memories_index_are_made_of_the_same_two_parameters() -> None:

@@ -1,0 +1,88 @@
+"""The extraction function (its own event source mapping on the sessions table's stream: session heads' changes
+only). A session whose `last_seq` crossed a multiple of EXTRACTION_EVERY in a batch gets one extraction
+(`SessionStore.extract_memories`, trigger "messages") with EXTRACTION_MODEL and EXTRACTION_STRATEGIES
+(`store.extraction.triggers`). It runs beside the session's writes, never in their way: a write has returned
+before its stream record exists.
+
+A model's failure is a run recorded as failed (its range is read again by the next run), never an error of the
+batch; a failure of the store (throttling that outlasted retries, say) reports that session's records as failed
+(`ReportBatchItemFailures`), so Lambda hands them again and the run, idempotent per range, is made once. A
+session left when too little of the invocation's time remains for a run is reported the same way. Metrics:
+MemoryExtractionRuns, MemoryExtractionFailed, MemoryExtractionRefused, MemoryExtractionTokens; logs name
+sessions and codes, never content."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.runtime import TRACED_MODULES, store
+from store.errors import SessionNotFound, StoreError
+from store.extraction.triggers import due, every_from_env, model_from_env, strategies_from_env
+
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-extraction"))
+tracer = Tracer(patch_modules=TRACED_MODULES)
+warnings.filterwarnings("ignore", message="No application metrics to publish")
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
+RUN_RESERVE_SECONDS = 90.0  # a run's worst case: three questions with their retries (left for the next batch)
+_model: Any = None
+
+
+def model() -> Any:
+    """The container's model (EXTRACTION_MODEL), made once; None when extraction is off."""
+    global _model
+    if _model is None:
+        _model = model_from_env() or False
+    return _model or None
+
+
+def _sessions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:
+    return [
+        r["dynamodb"]["SequenceNumber"]
+        for r in records
+        if ((r.get("dynamodb") or {}).get("NewImage") or {}).get("id", {}).get("S") == session_id
+        and "SequenceNumber" in (r.get("dynamodb") or {})
+    ]
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Extract for each session the batch makes due; the records of sessions not done reported as failures."""
+    records = event.get("Records") or []
+    chosen = model()
+    if chosen is None:
+        return {"batchItemFailures": []}
+    sessions = due(records, every_from_env())
+    picked = strategies_from_env()
+    failed: list[str] = []
+    for session_id, _owner in sessions.items():
+        if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
+            failed += _sessions_of(records, session_id)
+            continue
+        try:
+            runs = store().extract_memories(session_id, strategies=picked, model=chosen, trigger="messages")
+        except StoreError as error:
+            logger.warning("extraction not done", extra={"session_id": session_id, "error": type(error).__name__})
+            if not isinstance(error, SessionNotFound):  # a session deleted since: nothing to do
+                failed += _sessions_of(records, session_id)
+            continue
+        for run in runs:
+            metrics.add_metric(name="MemoryExtractionRuns", unit=MetricUnit.Count, value=1)
+            metrics.add_metric(
+                name="MemoryExtractionTokens", unit=MetricUnit.Count, value=run.input_tokens + run.output_tokens
+            )
+            if run.status != "succeeded":
+                name = "MemoryExtractionRefused" if run.status == "refused" else "MemoryExtractionFailed"
+                metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+                logger.warning(
+                    "extraction run did not succeed",
+                    extra={"session_id": session_id, "strategy": run.strategy, "error": run.error},
+                )
+    return {"batchItemFailures": [{"itemIdentifier": s} for s in failed]}
