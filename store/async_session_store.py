@@ -162,6 +162,32 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         result: list[ExtractionRun] = await drive_async(self, used, flow)
         return result
 
+    async def extract_from_messages(
+        self,
+        owner: str,
+        messages: list[dict[str, Any]],
+        *,
+        source: str,
+        namespace: tuple[str, ...] | list[str] = (),
+        sequence_numbers: list[int] | None = None,
+        strategies: Any = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> list[ExtractionRun]:
+        """`SessionStore.extract_from_messages`, awaitable (the model is asked in a worker thread)."""
+        used, flow = self._checks._messages_flow(
+            owner,
+            messages,
+            source=source,
+            namespace=namespace,
+            sequence_numbers=sequence_numbers,
+            strategies=strategies,
+            model=model,
+            trigger=trigger,
+        )
+        result: list[ExtractionRun] = await drive_async(self, used, flow)
+        return result
+
     async def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """`SessionStore.list_extraction_runs`, awaitable."""
         return stored_runs(await self.load_records(session_id, RUNS_KIND, owner=owner))

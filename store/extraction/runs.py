@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from store.conversation import canonical
+from store.core import memories as m
 from store.core.timeutil import iso
 from store.extraction import consolidation as c
 from store.extraction.limits import Limits
@@ -105,9 +106,9 @@ Step = Call | Ask | Sleep | Now
 Flow = Generator[Step, Any, Any]
 
 
-def run_id(session_id: str, strategy: str, first: int, last: int) -> str:
-    """The run's id: the same session, strategy and range, the same id."""
-    return hashlib.blake2b(f"{session_id}\0{strategy}\0{first}\0{last}".encode(), digest_size=10).hexdigest()
+def digest_of(source: str, strategy: str, first: Any, last: Any) -> str:
+    """A run's id: the same source (a session, or a framework's batch), strategy and range, the same id."""
+    return hashlib.blake2b(f"{source}\0{strategy}\0{first}\0{last}".encode(), digest_size=10).hexdigest()
 
 
 def finished_up_to(runs: list[ExtractionRun], strategy: str) -> int:
@@ -234,14 +235,18 @@ class Run:
         records: list[MessageRecord],
         limits: Limits,
         model_id: str,
+        *,
+        within: tuple[str, ...] = (),
+        run_id: str | None = None,
     ) -> None:
         self.owner, self.session_id, self.strategy, self.limits = owner, session_id, strategy, limits
         self.records = records
         self.seqs = {r.seq for r in records}
-        self.target = strategy.target(owner, session_id)
+        self.target = m.namespace((*within, *strategy.target(owner, session_id)))
+        self.within = within
         self.tally: dict[str, Any] = {"attempts": 0, "model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.tally["model"] = model_id
-        self.run_id = run_id(session_id, strategy.name, records[0].seq, records[-1].seq)
+        self.run_id = run_id or digest_of(session_id, strategy.name, records[0].seq, records[-1].seq)
 
     def source(self, evidence: tuple[int, ...], at: str) -> dict[str, Any]:
         """A memory's provenance."""
@@ -377,7 +382,7 @@ class Run:
             found = yield from asked(
                 request, self.limits, self.tally, lambda d: candidates(d, set(), self.limits.max_memories)
             )
-            reflections = self.strategy.reflections_target(self.owner, self.session_id)
+            reflections = m.namespace((*self.within, *self.strategy.reflections_target(self.owner, self.session_id)))
             decided, values, unchanged = yield from self.decide(found, reflections, True)
             yield Call("put_memory", (self.owner, self.target, key, value), {"index": ["text"]})
             more = yield from self.write(decided, values, reflections, at)
@@ -423,39 +428,113 @@ def extraction(
         if done is not None:
             out.append(done)
             continue
-        started: datetime = yield Now()
-        status: Status = "succeeded"
-        error = None
-        changes: list[MemoryChange] = []
-        unchanged = 0
-        if conversation.strip():  # only tool plumbing or system text: nothing to read, the range is done
-            try:
-                changes, unchanged = yield from run.flow(conversation, iso(started))
-            except ModelError as failure:
-                status = "refused" if failure.code == "refused" else "failed"
-                error = failure.code
-        finished: datetime = yield Now()
-        record = ExtractionRun(
-            run_id=run.run_id,
-            session_id=session_id,
-            strategy=strategy.name,
-            trigger=trigger,
-            first_seq=used[0].seq,
-            last_seq=used[-1].seq,
-            status=status,
-            error=error,
-            model=run.tally["model"],
-            model_calls=run.tally["model_calls"],
-            attempts=run.tally["attempts"],
-            input_tokens=run.tally["input_tokens"],
-            output_tokens=run.tally["output_tokens"],
-            changes=changes,
-            unchanged=unchanged,
-            started_at=started,
-            finished_at=finished,
-        )
+        record = yield from performed(run, conversation, trigger)
         runs = [*(r for r in runs if r.run_id != record.run_id), record][-MAX_RUNS_KEPT:]
         kept = [r.model_dump(mode="json") for r in runs]
         yield Call("save_records", (session_id, RUNS_KIND, kept), {"owner": owner})
         out.append(record)
+    return out
+
+
+def performed(run: Run, conversation: str, trigger: str) -> Flow:
+    """`run` carried out over `conversation`: its record (a model's failure is the record's status, never
+    raised; the store's errors are)."""
+    started: datetime = yield Now()
+    status: Status = "succeeded"
+    error = None
+    changes: list[MemoryChange] = []
+    unchanged = 0
+    if conversation.strip():  # only tool plumbing or system text: nothing to read, the range is done
+        try:
+            changes, unchanged = yield from run.flow(conversation, iso(started))
+        except ModelError as failure:
+            status = "refused" if failure.code == "refused" else "failed"
+            error = failure.code
+    finished: datetime = yield Now()
+    return ExtractionRun(
+        run_id=run.run_id,
+        session_id=run.session_id,
+        strategy=run.strategy.name,
+        trigger=trigger,
+        first_seq=run.records[0].seq,
+        last_seq=run.records[-1].seq,
+        status=status,
+        error=error,
+        model=run.tally["model"],
+        model_calls=run.tally["model_calls"],
+        attempts=run.tally["attempts"],
+        input_tokens=run.tally["input_tokens"],
+        output_tokens=run.tally["output_tokens"],
+        changes=changes,
+        unchanged=unchanged,
+        started_at=started,
+        finished_at=finished,
+    )
+
+
+def as_records(messages: list[Any], source: str, numbers: list[int] | None, now: datetime) -> list[MessageRecord]:
+    """A framework's messages (dicts of its own shape, read as canonical messages) as records numbered by
+    `numbers` (1, 2, 3, ... when None); one that is not a message is InvalidInput."""
+    from store.errors import InvalidInput
+
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InvalidInput("each message must be a dict with a role")
+        seq = numbers[i] if numbers is not None else i + 1
+        fields = {k: v for k, v in message.items() if k not in ("id", "seq", "session_id", "created_at", "kind")}
+        try:
+            out.append(MessageRecord(**fields, id=f"m{seq}", seq=seq, session_id=source, created_at=now))
+        except ValueError:
+            raise InvalidInput("a message could not be read (its role must be a short string)") from None
+    return out
+
+
+CHECKPOINT_SCOPE = "workflow"  # where a batch's runs are remembered (no session holds them)
+
+
+def message_extraction(
+    owner: str,
+    messages: list[Any],
+    source: str,
+    within: tuple[str, ...],
+    numbers: list[int] | None,
+    chosen: tuple[Strategy, ...],
+    limits: Limits,
+    trigger: str,
+    model_id: str,
+) -> Flow:
+    """Each strategy over a framework's batch of messages (no session of the store's: Strands' `add_messages`,
+    ADK's events), its memories under `within` (the framework's namespace): the runs. A batch handed again
+    (the same source, strategy and text) is found done in a checkpoint kept for `idempotency_ttl`, and writes
+    nothing; one longer than a run takes is read in several runs."""
+    now: datetime = yield Now()
+    records = as_records(messages, source, numbers, now)
+    out: list[ExtractionRun] = []
+    for strategy in chosen:
+        left = records
+        while left:
+            conversation, used = transcript(left[: limits.max_messages], limits.max_prompt_chars)
+            left = left[len(used) :]
+            text = hashlib.blake2b(conversation.encode(), digest_size=16).hexdigest()
+            run = Run(
+                owner,
+                source,
+                strategy,
+                used,
+                limits,
+                model_id,
+                within=within,
+                run_id=digest_of(f"{owner}\0{source}", strategy.name, text, len(used)),
+            )
+            key = f"extraction:{run.run_id}"
+            done = yield Call("load_checkpoint", (CHECKPOINT_SCOPE, key))
+            if done is not None:
+                kept = stored_runs([done.data])
+                if kept and kept[0].status == "succeeded":
+                    out.append(kept[0])
+                    continue
+            record = yield from performed(run, conversation, trigger)
+            yield Call("save_checkpoint", (CHECKPOINT_SCOPE, key, record.model_dump(mode="json")))
+            out.append(record)
     return out

@@ -8,14 +8,27 @@ from __future__ import annotations
 import time
 from typing import Any, cast
 
+from store.core import memories as m
 from store.core import validation as v
 from store.errors import InvalidInput
 from store.extraction.models import ModelError, ModelRejected
-from store.extraction.runs import RUNS_KIND, Ask, Call, ExtractionRun, Flow, Now, Sleep, extraction, stored_runs
+from store.extraction.runs import (
+    RUNS_KIND,
+    Ask,
+    Call,
+    ExtractionRun,
+    Flow,
+    Now,
+    Sleep,
+    extraction,
+    message_extraction,
+    stored_runs,
+)
 from store.extraction.strategies import strategies as chosen_strategies
 from store.front.base import Domain
 
 TRIGGERS = ("on_demand", "messages", "idle")
+MAX_BATCH = 1000  # messages one extract_from_messages call takes
 
 
 def chosen_model(given: Any, default: Any) -> Any:
@@ -65,6 +78,78 @@ class Extraction(Domain):
         or "refused" and writes no memory. Bounded by `Settings.extraction_limits`. SessionNotFound for a
         session that does not exist or is another owner's."""
         used, flow = self._extraction_flow(session_id, strategies=strategies, owner=owner, model=model, trigger=trigger)
+        result: list[ExtractionRun] = drive(self, used, flow)
+        return result
+
+    def _messages_flow(
+        self,
+        owner: str,
+        messages: Any,
+        *,
+        source: str,
+        namespace: Any = (),
+        sequence_numbers: Any = None,
+        strategies: Any = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> tuple[Any, Flow]:
+        """`extract_from_messages`'s arguments checked: (the model, the run's steps)."""
+        if trigger not in TRIGGERS:
+            raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
+        if not isinstance(messages, (list, tuple)) or len(messages) > MAX_BATCH:
+            raise InvalidInput(f"messages must be a list of at most {MAX_BATCH} messages")
+        numbers = None
+        if sequence_numbers is not None:
+            numbers = list(sequence_numbers) if isinstance(sequence_numbers, (list, tuple)) else None
+            if (
+                numbers is None
+                or len(numbers) != len(messages)
+                or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers)
+            ):
+                raise InvalidInput("sequence_numbers must give each message a number of its own (0 or more)")
+        within = m.namespace(namespace, "namespace", allow_empty=True)
+        picked = chosen_strategies(strategies)
+        used = chosen_model(model, self.settings.extraction_model)
+        flow = message_extraction(
+            v.owner(owner),
+            list(messages),
+            v.ident(source, "source"),
+            within,
+            numbers,
+            picked,
+            self.settings.extraction_limits,
+            trigger,
+            used.model_id,
+        )
+        return used, flow
+
+    def extract_from_messages(
+        self,
+        owner: str,
+        messages: list[dict[str, Any]],
+        *,
+        source: str,
+        namespace: tuple[str, ...] | list[str] = (),
+        sequence_numbers: list[int] | None = None,
+        strategies: Any = None,
+        model: Any = None,
+        trigger: str = "on_demand",
+    ) -> list[ExtractionRun]:
+        """Distil a framework's messages that no session of this store holds (Strands' `add_messages`, ADK's
+        events) into `owner`'s memories, each strategy's namespace under `namespace`: the runs. `source` names
+        the conversation (an id: the framework's session); a batch handed again within `idempotency_ttl` (the
+        same owner, source, strategy and text) returns its earlier run and writes nothing. Otherwise as
+        `extract_memories`."""
+        used, flow = self._messages_flow(
+            owner,
+            messages,
+            source=source,
+            namespace=namespace,
+            sequence_numbers=sequence_numbers,
+            strategies=strategies,
+            model=model,
+            trigger=trigger,
+        )
         result: list[ExtractionRun] = drive(self, used, flow)
         return result
 

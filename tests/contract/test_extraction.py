@@ -268,3 +268,51 @@ def test_a_candidate_the_model_invents_a_target_for_fails_the_run(harness: Harne
     (run,) = store.extract_memories(sid, strategies=["facts"], model=model)
     assert (run.status, run.error) == ("failed", "invalid_output")
     assert [h.value["text"] for h in store.search_memories("alice", ("facts",)).items] == ["The user flies to Lisbon."]
+
+
+STRANDS_BATCH = [
+    {"role": "user", "content": [{"text": "I'm allergic to peanuts."}]},
+    {"role": "assistant", "content": [{"text": "I'll remember that."}]},
+]
+
+
+@pytest.mark.needs("load_checkpoint", "save_checkpoint")
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_a_frameworks_batch_of_messages_is_extracted_under_its_namespace_once(harness: Harness) -> None:
+    store = harness.store
+    model = Scripted({"record_facts": [memories("The user is allergic to peanuts.", evidence=[7])] * 2})
+    (run,) = store.extract_from_messages(
+        "alice",
+        STRANDS_BATCH,
+        source="strands-s1",
+        namespace=("strands", "agent"),
+        sequence_numbers=[7, 8],
+        strategies=["facts"],
+        model=model,
+    )
+    assert (run.status, run.first_seq, run.last_seq, run.session_id) == ("succeeded", 7, 8, "strands-s1")
+    (fact,) = store.search_memories("alice", ("strands", "agent")).items
+    assert fact.namespace == ("strands", "agent", "facts") and fact.value["source"]["seqs"] == [7]
+    assert "[7] user: I'm allergic to peanuts." in model.asked[0].prompt
+    again = store.extract_from_messages(
+        "alice",
+        STRANDS_BATCH,
+        source="strands-s1",
+        namespace=("strands", "agent"),
+        sequence_numbers=[7, 8],
+        strategies=["facts"],
+        model=model,
+    )
+    assert [r.run_id for r in again] == [run.run_id] and len(model.asked) == 1  # a retried batch: nothing asked
+    # another owner's identical batch is its own run, in its own memories
+    store.extract_from_messages("bob", STRANDS_BATCH, source="strands-s1", strategies=["facts"], model=model)
+    assert len(model.asked) == 2 and len(store.search_memories("bob", ("facts",)).items) == 1
+    assert len(store.search_memories("alice", ()).items) == 1
+    for bad in ("not a list", [{"content": "no role"}], [42]):
+        with pytest.raises(InvalidInput):
+            store.extract_from_messages("alice", bad, source="s", model=model)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.extract_from_messages("alice", STRANDS_BATCH, source="s", sequence_numbers=[1], model=model)
+    with pytest.raises(InvalidInput):
+        store.extract_from_messages("alice", STRANDS_BATCH, source="no spaces allowed", model=model)
+    assert len(model.asked) == 2
