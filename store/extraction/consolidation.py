@@ -101,6 +101,24 @@ def identical(candidate: Candidate, neighbours: list[dict[str, Any]]) -> bool:
     return any(isinstance(n.get("text"), str) and normalised(n["text"]) == mine for n in neighbours)
 
 
+SUBJECT = frozenset({"user"})  # what every memory names, by the strategies' own instructions: no relation
+
+
+def related(candidate: Candidate, hit: Any, meaning: float | None) -> bool:
+    """Whether a memory a search found is near enough to the candidate to be shown with it: it shares a word
+    with it (stemmed; not "user", which every memory names), or, with an embedder (`meaning`: the least
+    similarity it takes to match), is that similar in meaning: "lives in Porto" and "moved to Lisbon" share
+    no word and still meet."""
+    from store.core.lexical import terms
+
+    text = hit.value.get("text") if isinstance(getattr(hit, "value", None), dict) else None
+    if not isinstance(text, str):
+        return False
+    if (set(terms(candidate.text)) & set(terms(text))) - SUBJECT:
+        return True
+    return meaning is not None and isinstance(hit.score, (int, float)) and hit.score >= meaning
+
+
 def question(candidates: list[Candidate], neighbours: list[list[tuple[str, str]]], max_tokens: int) -> ModelRequest:
     """The consolidation question: each candidate (numbered from 0) with its nearest memories (id, text)."""
     blocks = []

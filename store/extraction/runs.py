@@ -238,12 +238,14 @@ class Run:
         *,
         within: tuple[str, ...] = (),
         run_id: str | None = None,
+        meaning: float | None = None,
     ) -> None:
         self.owner, self.session_id, self.strategy, self.limits = owner, session_id, strategy, limits
         self.records = records
         self.seqs = {r.seq for r in records}
         self.target = m.namespace((*within, *strategy.target(owner, session_id)))
         self.within = within
+        self.meaning = meaning  # the least similarity that makes a memory related (None: no embedder)
         self.tally: dict[str, Any] = {"attempts": 0, "model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.tally["model"] = model_id
         self.run_id = run_id or digest_of(session_id, strategy.name, records[0].seq, records[-1].seq)
@@ -294,10 +296,13 @@ class Run:
                 continue
             hits = []
             if consolidate:
+                mode = "keyword" if self.meaning is None else "semantic"
                 page = yield Call(
-                    "search_memories", (self.owner, target), {"query": candidate.text, "limit": self.limits.neighbours}
+                    "search_memories",
+                    (self.owner, target),
+                    {"query": candidate.text, "limit": self.limits.neighbours, "mode": mode},
                 )
-                hits = [h for h in page.items if isinstance(h.value.get("text"), str) and h.namespace == target]
+                hits = [h for h in page.items if h.namespace == target and c.related(candidate, h, self.meaning)]
             if c.identical(candidate, [h.value for h in hits]):
                 unchanged += 1
                 continue
@@ -403,7 +408,13 @@ def stored_runs(records: list[Any]) -> list[ExtractionRun]:
 
 
 def extraction(
-    session_id: str, owner: str | None, chosen: tuple[Strategy, ...], limits: Limits, trigger: str, model_id: str
+    session_id: str,
+    owner: str | None,
+    chosen: tuple[Strategy, ...],
+    limits: Limits,
+    trigger: str,
+    model_id: str,
+    meaning: float | None = None,
 ) -> Flow:
     """Run each strategy once over the session's messages it has not done yet (a strategy with none is left
     out): the runs, new or (for a range already done) the earlier record. SessionNotFound for a session that
@@ -423,7 +434,7 @@ def extraction(
         if not page.items:
             continue
         conversation, used = transcript(page.items, limits.max_prompt_chars)
-        run = Run(session.owner, session_id, strategy, used, limits, model_id)
+        run = Run(session.owner, session_id, strategy, used, limits, model_id, meaning=meaning)
         done = next((r for r in runs if r.run_id == run.run_id and r.status == "succeeded"), None)
         if done is not None:
             out.append(done)
@@ -503,6 +514,7 @@ def message_extraction(
     limits: Limits,
     trigger: str,
     model_id: str,
+    meaning: float | None = None,
 ) -> Flow:
     """Each strategy over a framework's batch of messages (no session of the store's: Strands' `add_messages`,
     ADK's events), its memories under `within` (the framework's namespace): the runs. A batch handed again
@@ -511,30 +523,34 @@ def message_extraction(
     now: datetime = yield Now()
     records = as_records(messages, source, numbers, now)
     out: list[ExtractionRun] = []
+    windows: dict[int, list[MessageRecord]] = {}  # by position, so a grown conversation's earlier windows
+    for message in records:  # read the same (and are found done): only its last one is read again
+        windows.setdefault(max(message.seq - 1, 0) // limits.max_messages, []).append(message)
     for strategy in chosen:
-        left = records
-        while left:
-            conversation, used = transcript(left[: limits.max_messages], limits.max_prompt_chars)
-            left = left[len(used) :]
-            text = hashlib.blake2b(conversation.encode(), digest_size=16).hexdigest()
-            run = Run(
-                owner,
-                source,
-                strategy,
-                used,
-                limits,
-                model_id,
-                within=within,
-                run_id=digest_of(f"{owner}\0{source}", strategy.name, text, len(used)),
-            )
-            key = f"extraction:{run.run_id}"
-            done = yield Call("load_checkpoint", (CHECKPOINT_SCOPE, key))
-            if done is not None:
-                kept = stored_runs([done.data])
-                if kept and kept[0].status == "succeeded":
-                    out.append(kept[0])
-                    continue
-            record = yield from performed(run, conversation, trigger)
-            yield Call("save_checkpoint", (CHECKPOINT_SCOPE, key, record.model_dump(mode="json")))
-            out.append(record)
+        for window in windows.values():
+            left = window
+            while left:
+                conversation, used = transcript(left[: limits.max_messages], limits.max_prompt_chars)
+                left = left[len(used) :]
+                text = hashlib.blake2b(conversation.encode(), digest_size=16).hexdigest()
+                run = Run(
+                    owner,
+                    source,
+                    strategy,
+                    used,
+                    limits,
+                    model_id,
+                    within=within,
+                    run_id=digest_of(f"{owner}\0{source}", strategy.name, text, len(used)),
+                )
+                key = f"extraction:{run.run_id}"
+                done = yield Call("load_checkpoint", (CHECKPOINT_SCOPE, key))
+                if done is not None:
+                    kept = stored_runs([done.data])
+                    if kept and kept[0].status == "succeeded":
+                        out.append(kept[0])
+                        continue
+                made = yield from performed(run, conversation, trigger)
+                yield Call("save_checkpoint", (CHECKPOINT_SCOPE, key, made.model_dump(mode="json")))
+                out.append(made)
     return out

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from store.core import memories as m
 from store.core import validation as v
+from store.core.steps import Stepper
 from store.errors import InvalidInput
 from store.extraction.models import ModelError, ModelRejected
 from store.extraction.runs import (
@@ -18,7 +19,6 @@ from store.extraction.runs import (
     Call,
     ExtractionRun,
     Flow,
-    Now,
     Sleep,
     extraction,
     message_extraction,
@@ -41,6 +41,19 @@ def chosen_model(given: Any, default: Any) -> Any:
     return model
 
 
+MEANING = 0.5  # the least similarity that relates two memories with an embedder that names none
+
+
+def meaning_of(settings: Any) -> float | None:
+    """The least similarity in meaning that makes two memories related (consolidation's neighbours): the
+    store's embedder's `match_threshold`, else MEANING; None without an embedder (words only)."""
+    embedder = settings.embedder
+    if embedder is None:
+        return None
+    named = getattr(embedder, "match_threshold", None)
+    return float(named) if isinstance(named, (int, float)) and not isinstance(named, bool) else MEANING
+
+
 class Extraction(Domain):
     """Memory extraction on demand, and the record of its runs."""
 
@@ -60,7 +73,8 @@ class Extraction(Domain):
         who = v.optional_owner(owner)
         picked = chosen_strategies(strategies)
         used = chosen_model(model, self.settings.extraction_model)
-        return used, extraction(checked, who, picked, self.settings.extraction_limits, trigger, used.model_id)
+        limits = self.settings.extraction_limits
+        return used, extraction(checked, who, picked, limits, trigger, used.model_id, meaning_of(self.settings))
 
     def extract_memories(
         self,
@@ -120,6 +134,7 @@ class Extraction(Domain):
             self.settings.extraction_limits,
             trigger,
             used.model_id,
+            meaning_of(self.settings),
         )
         return used, flow
 
@@ -159,26 +174,25 @@ class Extraction(Domain):
 
 
 def drive(store: Any, model: Any, flow: Flow) -> Any:
-    """Run `flow`'s steps with `store`'s methods and `model`, synchronously: its result."""
-    answer: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = flow.throw(failure) if failure is not None else flow.send(answer)
-        except StopIteration as done:
-            return done.value
-        answer, failure = None, None
+    """Run `flow`'s steps with `store`'s methods and `model`, synchronously (`store.core.steps.Stepper`): its
+    result."""
+    stepper = Stepper(flow)
+    while not stepper.done:
+        step = stepper.current
         try:
             if isinstance(step, Call):
-                answer = getattr(store, step.method)(*step.args, **step.kwargs)
+                outcome: Any = getattr(store, step.method)(*step.args, **step.kwargs)
             elif isinstance(step, Ask):
-                answer = asked(model, step.request)
+                outcome = asked(model, step.request)
             elif isinstance(step, Sleep):
                 time.sleep(step.seconds)
-            elif isinstance(step, Now):
-                answer = store.settings.clock()
+                outcome = None
+            else:
+                outcome = store.settings.clock()
         except Exception as exc:  # handed to the flow, which decides (a model's failure) or passes it on
-            failure = exc
+            outcome = exc
+        stepper.advance(outcome)
+    return stepper.result
 
 
 def asked(model: Any, request: Any) -> Any:
@@ -196,22 +210,20 @@ async def drive_async(store: Any, model: Any, flow: Flow) -> Any:
     client blocks), sleeps on the loop."""
     import asyncio
 
-    answer: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = flow.throw(failure) if failure is not None else flow.send(answer)
-        except StopIteration as done:
-            return done.value
-        answer, failure = None, None
+    stepper = Stepper(flow)
+    while not stepper.done:
+        step = stepper.current
         try:
             if isinstance(step, Call):
-                answer = await getattr(store, step.method)(*step.args, **step.kwargs)
+                outcome: Any = await getattr(store, step.method)(*step.args, **step.kwargs)
             elif isinstance(step, Ask):
-                answer = await asyncio.to_thread(asked, model, step.request)
+                outcome = await asyncio.to_thread(asked, model, step.request)
             elif isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
-            elif isinstance(step, Now):
-                answer = store.settings.clock()
+                outcome = None
+            else:
+                outcome = store.settings.clock()
         except Exception as exc:
-            failure = exc
+            outcome = exc
+        stepper.advance(outcome)
+    return stepper.result

@@ -8,8 +8,10 @@ ADK's `load_memory` and `preload_memory` tools.
 
 The owner is ADK's `user_id` (as the session service's), each app a namespace: `("adk", app_name)`. A session
 added to memory (`add_session_to_memory`, again and again over its life) or a delta of events
-(`add_events_to_memory`) puts one memory per event that says something, keyed by the event's id, so adding
-twice changes nothing; `add_memory` writes explicit entries; `delete_memory` removes one by the id a search
+(`add_events_to_memory`) is distilled into memories by the store's extraction model when it has one
+(`Settings.extraction_model`: facts and preferences under the app's namespace, as Memory Bank generates them,
+issue 48), else puts one memory per event that says something, keyed by the event's id; adding twice changes
+nothing; `add_memory` writes explicit entries; `delete_memory` removes one by the id a search
 returned. `search_memory` returns only memories that match the query (ADK's semantics): by meaning above a
 similarity threshold when the store has an embedder (`memory_search.matching`), by the query's words otherwise."""
 
@@ -36,18 +38,47 @@ RESULTS = 10
 class StoreMemoryService(BaseMemoryService):
     """ADK's memory service over a `SessionStore`'s memories."""
 
-    def __init__(self, store: SessionStore, *, results: int = RESULTS, threshold: float | None = None) -> None:
+    def __init__(
+        self, store: SessionStore, *, results: int = RESULTS, threshold: float | None = None, strategies: Any = None
+    ) -> None:
         self.store = store
         self.results = results
         self.threshold = threshold
+        self.strategies = strategies  # what a model extracts (None: facts and preferences)
 
     @staticmethod
     def _namespace(app_name: str) -> tuple[str, ...]:
         return ("adk", app_name)
 
     async def add_session_to_memory(self, session: Session) -> None:
+        """With the store's extraction model: the session's events distilled into memories (facts and
+        preferences, or `strategies`) under the app's namespace, as Memory Bank generates them; adding the
+        session again reads only its newest window of events again. Without one: one memory per event."""
+        if self.store.settings.extraction_model is not None:
+            await self._extract(session.app_name, session.user_id, session.id, session.events, first=1)
+            return
         await self.add_events_to_memory(
             app_name=session.app_name, user_id=session.user_id, events=session.events, session_id=session.id
+        )
+
+    async def _extract(
+        self, app_name: str, user_id: str, session_id: str | None, events: Sequence[Event], first: int
+    ) -> None:
+        said = [(i, e) for i, e in enumerate(events, start=first) if _text(e.content)]
+        messages = [
+            {"role": "user" if e.author == "user" else "assistant", "content": _text(e.content)} for _, e in said
+        ]
+        if not messages:
+            return
+        source = "adk-" + hashlib.sha256(f"{app_name}\0{session_id or ''}".encode()).hexdigest()[:24]
+        await asyncio.to_thread(
+            self.store.extract_from_messages,
+            user_id,
+            messages,
+            source=source,
+            namespace=self._namespace(app_name),
+            sequence_numbers=[i for i, _ in said],
+            strategies=self.strategies,
         )
 
     async def add_events_to_memory(
@@ -59,6 +90,11 @@ class StoreMemoryService(BaseMemoryService):
         session_id: str | None = None,
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
+        """With the store's extraction model: the events distilled into memories (a delta handed again is found
+        done). Without one: one memory per event that says something, keyed by the event's id."""
+        if self.store.settings.extraction_model is not None:
+            await self._extract(app_name, user_id, session_id, events, first=1)
+            return
         for event in events:
             text = _text(event.content)
             if not text:

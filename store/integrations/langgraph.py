@@ -272,6 +272,12 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         """The store session of a thread (its state names its log's generation)."""
         return scoped_id(self.owner, thread_id)
 
+    def extract_memories(self, thread_id: str, **options: Any) -> Any:
+        """Distil the thread's conversation into its owner's memories now (`SessionStore.extract_memories` on
+        the thread's session: `strategies`, `model`; awaitable when the saver's store is an
+        AsyncSessionStore). Without a call, the stack's extraction function does it as the thread grows."""
+        return self.store.extract_memories(self.thread_session_id(thread_id), owner=self.owner, **options)
+
     def log_session_id(self, thread_id: str, generation: int) -> str:
         return scoped_id(self.owner, f"{thread_id}.g{generation}")
 

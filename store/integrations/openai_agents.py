@@ -109,6 +109,11 @@ class OpenAIAgentsSession:
             SessionSettings() if session_settings is None else coerce_session_settings(session_settings)
         )
 
+    async def extract_memories(self, **options: Any) -> Any:
+        """Distil this session's conversation into its owner's memories now (`SessionStore.extract_memories`:
+        `strategies`, `model`); without a call, the stack's extraction function does it as the session grows."""
+        return await self._store.extract_memories(self.store_session_id, owner=self.owner, **options)
+
     async def get_items(self, limit: int | None = None, wrapper: Any = None) -> list[Any]:
         """The latest `limit` items in order, exactly that many as the SDK's `SQLiteSession` returns (all of
         them for None or a negative limit; none for 0): one Query. A window that starts at a tool call's

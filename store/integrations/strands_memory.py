@@ -13,9 +13,11 @@ required and not blank; `description`; `max_search_results`, at least 1; `writab
 and both write sinks. A fact added (by the `add_memory` tool, by Strands' client-side extraction, or
 `manager.add`) is one memory of the owner's namespace (`("strands", name)` by default), keyed by its
 content's digest: Strands' writes are at-least-once, and a duplicate lands on the same memory (the same id
-comes back). `add_messages` is the sink of extraction without a client-side extractor: each message that
-holds text is one memory, keyed by its role and text, so a retried batch (or a message said again) lands on
-the same memories. `search` returns only memories that match the query (Strands' semantics: no
+comes back). `add_messages` is the sink of extraction without a client-side extractor: with the store's
+extraction model (`Settings.extraction_model`) the backend extracts facts and preferences from the messages
+(issue 48, no model call on the client); without one, each message that holds text is one memory, keyed by
+its role and text, so a retried batch (or a message said again) lands on the same memories. `search` returns
+only memories that match the query (Strands' semantics: no
 unrelated neighbours, at most `max_search_results`, equal scores newest first): by meaning above a
 similarity threshold when the store has an embedder (`memory_search.matching`), by the query's words
 otherwise. Store errors keep their types; bad arguments are `InvalidInput`, a `ValueError` as Strands'
@@ -85,6 +87,7 @@ class StoreMemory(MemoryStore):
         writable: bool = True,
         extraction: Any = None,
         threshold: float | None = None,
+        strategies: Any = None,
     ) -> None:
         """Checked at once (InvalidInput, a ValueError): `name` not blank, `max_search_results` at least 1,
         `writable` a bool, the owner and namespace as the store takes them."""
@@ -103,6 +106,7 @@ class StoreMemory(MemoryStore):
         self.writable = writable
         self.extraction = extraction
         self.threshold = threshold
+        self.strategies = strategies  # what `add_messages` extracts with a model (None: facts and preferences)
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         """The memories that match `query`, best first: at most the call's `max_search_results`, else the
@@ -145,20 +149,26 @@ class StoreMemory(MemoryStore):
     async def add_messages(
         self, messages: Sequence[Mapping[str, Any]], context: AddMessagesContext | None = None
     ) -> list[StoreMemoryAddResult]:
-        """Keep each message that holds text as one memory (`{"text", "role", "source": "messages", "seq"}`:
-        `seq`, its number in the batch as `context.sequence_numbers` gives it), keyed by its role and text: a
-        retried batch writes the same memories again, never new ones, and a message said again (an "ok") is
-        the same memory, its `seq` the latest. Messages without text (tool calls, images) are skipped."""
+        """The sink of Strands' extraction without a client-side extractor (`ExtractionConfig` with no
+        `extractor`). When the store has an extraction model (`Settings.extraction_model`), the messages are
+        distilled server-side (`SessionStore.extract_from_messages`: this store's `strategies`, each under
+        this store's namespace, so `search` finds them) and the memories a run wrote or changed come back; a
+        retried batch (the same messages) is found done and writes nothing. Without a model, each message that
+        holds text is one memory (`{"text", "role", "source": "messages", "seq"}`: `seq`, its number in the
+        batch as `context.sequence_numbers` gives it), keyed by its role and text: a retried batch writes the
+        same memories again, never new ones. Messages without text (tool calls, images) are skipped."""
         self._writable()
         if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
             raise InvalidInput("StoreMemory: messages must be a list of messages")
         numbers = context.sequence_numbers if context is not None else None
         if numbers is not None and len(numbers) != len(messages):
             raise InvalidInput("StoreMemory: sequence_numbers must name each message once")
+        if any(not isinstance(message, Mapping) for message in messages):
+            raise InvalidInput("StoreMemory: each message must be a dict with a role and content")
+        if self.store.settings.extraction_model is not None:
+            return await self._extracted(messages, numbers)
         values: list[tuple[str, dict[str, Any]]] = []
         for i, message in enumerate(messages):
-            if not isinstance(message, Mapping):
-                raise InvalidInput("StoreMemory: each message must be a dict with a role and content")
             role, text = str(message.get("role", "")), _text(message)
             if not text:
                 continue
@@ -168,3 +178,17 @@ class StoreMemory(MemoryStore):
         for key, value in values:
             await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
         return [StoreMemoryAddResult(id=key) for key, _ in values]
+
+    async def _extracted(
+        self, messages: Sequence[Mapping[str, Any]], numbers: list[int] | None
+    ) -> list[StoreMemoryAddResult]:
+        runs = await asyncio.to_thread(
+            self.store.extract_from_messages,
+            self.owner,
+            [dict(message) for message in messages],
+            source=f"strands-{_digest(self.name)[:16]}",
+            namespace=self.namespace,
+            sequence_numbers=numbers,
+            strategies=self.strategies,
+        )
+        return [StoreMemoryAddResult(id=change.key) for run in runs for change in run.changes]
