@@ -412,3 +412,48 @@ def test_a_memory_search_without_an_embedder_says_it_searched_by_words(h: Harnes
     code, out = run(h.store, "memories", "search", "window seat")
     assert code == 0 and "seat" in out.splitlines()[2]
     assert out.splitlines()[-1] == "searched by words (keyword): the store has no embedder"
+
+
+def test_memories_extract_runs_and_show_with_a_local_model_endpoint(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator extracts from a session with the model EXTRACTION_MODEL names (an OpenAI-compatible server
+    on 127.0.0.1 replaying recorded completions), lists the runs, and shows a memory with its source messages
+    and, after a contradiction, its earlier text."""
+    from tests.extraction_support import Replay, completion
+
+    store = as_owner(h.store, "alice")
+    store.create_session("alice", session_id="trip")
+    store.append_messages(
+        "trip", [{"role": "user", "content": "I fly to Lisbon on 10 May."}, {"role": "assistant", "content": "Noted."}]
+    )
+    endpoint = Replay()
+    try:
+        monkeypatch.delenv("EXTRACTION_MODEL", raising=False)
+        code, out = run(h.store, "memories", "extract", "trip")
+        assert code == 1 and store.list_extraction_runs("trip") == []  # no model named: refused, nothing written
+        monkeypatch.setenv("EXTRACTION_MODEL", f"openai:{endpoint.url}#qwen2.5")
+        fact = {"memories": [{"text": "The user flies to Lisbon on 10 May.", "evidence": [1]}]}
+        endpoint.answers.append((200, completion(json.dumps(fact)), 0))
+        code, out = run(h.store, "memories", "extract", "trip", "--strategy", "facts")
+        assert code == 0 and "succeeded" in out and "add facts facts-" in out
+        code, out = run(h.store, "memories", "runs", "trip", "--json")
+        (made,) = json.loads(out)
+        assert code == 0 and made["strategy"] == "facts" and made["model"] == "qwen2.5" and made["input_tokens"] == 300
+        key = made["changes"][0]["key"]
+        store.append_messages("trip", [{"role": "user", "content": "Change: Lisbon on 12 May."}])
+        moved = {"memories": [{"text": "The user flies to Lisbon on 12 May.", "evidence": [3]}]}
+        decide = {
+            "decisions": [
+                {"candidate": 0, "action": "supersede", "target": key, "text": "The user flies to Lisbon on 12 May."}
+            ]
+        }
+        endpoint.answers += [(200, completion(json.dumps(moved)), 0), (200, completion(json.dumps(decide)), 0)]
+        assert run(h.store, "memories", "extract", "trip", "--strategy", "facts")[0] == 0
+        code, out = run(h.store, "memories", "show", "facts", key)
+        assert code == 0 and "The user flies to Lisbon on 12 May." in out.splitlines()[1]
+        assert "from session trip messages 3, by facts (qwen2.5)" in out
+        assert "[3] user: Change: Lisbon on 12 May." in out and "was (supersede" in out and "10 May" in out
+        assert run(h.store, "memories", "runs", "trip", owner="mallory")[0] == 1  # another owner's session: absent
+    finally:
+        endpoint.close()

@@ -9,6 +9,7 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store traces show ID [RUN]
     agent-store artifacts list ID | get ID NAME
     agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
+    agent-store memories show NS KEY | extract SESSION [--strategy S] | runs SESSION
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -169,6 +170,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("key", help="the memory's key")
     p = sub.add_parser("export", parents=[common], help="every memory (under --namespace) as JSON lines")
     p.add_argument("--namespace", help="only under this namespace prefix")
+    p = sub.add_parser("show", parents=[common], help="one memory, where it came from and its earlier texts")
+    p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
+    p.add_argument("key", help="the memory's key")
+    p = sub.add_parser("extract", parents=[common], help="extract memories from a session now ($EXTRACTION_MODEL)")
+    p.add_argument("session_id", help="the session's id")
+    p.add_argument(
+        "--strategy",
+        action="append",
+        choices=["facts", "preferences", "summary", "episodes"],
+        help="a strategy to run (repeat; default: facts and preferences)",
+    )
+    p = sub.add_parser("runs", parents=[common], help="a session's extraction runs")
+    p.add_argument("session_id", help="the session's id")
 
     token = groups.add_parser(
         "token", parents=[common], help="the local stack only: a development token for another owner"
@@ -190,6 +204,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
     from store.tools.cli import commands as c
+    from store.tools.cli import extraction as x
 
     return {
         ("sessions", "list"): c.sessions_list,
@@ -213,6 +228,9 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("memories", "put"): c.memories_put,
         ("memories", "delete"): c.memories_delete,
         ("memories", "export"): c.memories_export,
+        ("memories", "show"): x.memories_show,
+        ("memories", "extract"): x.memories_extract,
+        ("memories", "runs"): x.memories_runs,
     }
 
 

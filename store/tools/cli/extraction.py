@@ -1,0 +1,99 @@
+"""The CLI's memory extraction commands: run the strategies over a session now, list a session's runs, and
+show one memory with where it came from (its source messages, the run that made it) and its history."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from store.conversation import viewed
+from store.errors import InvalidInput
+from store.extraction.triggers import model_from_env
+from store.tools.cli.show import as_json, short, table
+from store.tools.cli.target import Target
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value or "")
+
+
+def _runs_table(runs: list[Any], out: TextIO) -> None:
+    rows = [
+        (
+            _when(r.started_at),
+            r.strategy,
+            f"{r.first_seq}-{r.last_seq}",
+            r.status + (f" ({r.error})" if r.error else ""),
+            ", ".join(f"{c.action} {'/'.join(c.namespace)} {c.key}" for c in r.changes) or "-",
+            r.unchanged,
+            r.input_tokens + r.output_tokens,
+        )
+        for r in runs
+    ]
+    table(("STARTED", "STRATEGY", "MESSAGES", "STATUS", "CHANGES", "KNOWN", "TOKENS"), rows, out)
+
+
+def memories_extract(args: Any, t: Target, out: TextIO) -> int:
+    """Extract memories from a session now, with the model EXTRACTION_MODEL names (`bedrock:<model id>` or
+    `openai:<base URL>#<model>`), asked from this machine."""
+    model = model_from_env()
+    if model is None:
+        raise InvalidInput("set EXTRACTION_MODEL (bedrock:<model id>, or openai:<base URL>#<model>) to extract")
+    runs = t.store.extract_memories(args.session_id, strategies=args.strategy or None, owner=t.owner, model=model)
+    if args.json:
+        out.write(as_json(runs) + "\n")
+    elif runs:
+        _runs_table(runs, out)
+    else:
+        out.write("nothing new to extract\n")
+    return 0
+
+
+def memories_runs(args: Any, t: Target, out: TextIO) -> int:
+    """The session's extraction runs, oldest first."""
+    runs = t.store.list_extraction_runs(args.session_id, owner=t.owner)
+    if args.json:
+        out.write(as_json(runs) + "\n")
+    elif runs:
+        _runs_table(runs, out)
+    else:
+        out.write("no extraction runs\n")
+    return 0
+
+
+def memories_show(args: Any, t: Target, out: TextIO) -> int:
+    """One memory: its text, where it came from (session, messages, strategy, model, when; the messages
+    themselves when the session is the owner's and still there) and its earlier texts."""
+    from store.tools.cli.commands import _namespace
+
+    found = t.store.get_memory(t.owner, _namespace(args.namespace), args.key)
+    if found is None:
+        raise InvalidInput(f"no memory {args.key!r} in {args.namespace}")
+    value = found.value
+    source = value.get("source") if isinstance(value.get("source"), dict) else None
+    messages: list[Any] = []
+    if source and isinstance(source.get("session_id"), str) and isinstance(source.get("seqs"), list):
+        seqs = [s for s in source["seqs"] if isinstance(s, int)]
+        if seqs:
+            try:
+                page = t.store.list_messages(
+                    source["session_id"], after_seq=min(seqs) - 1, before_seq=max(seqs) + 1, owner=t.owner
+                )
+                messages = [viewed(m) for m in page.items if m.seq in seqs]
+            except Exception:
+                messages = []
+    if args.json:
+        out.write(as_json({"memory": found, "source_messages": messages}) + "\n")
+        return 0
+    out.write(f"{'/'.join(found.namespace)} {found.key}\n  {value.get('text', as_json(value))}\n")
+    if source:
+        cited = ", ".join(str(s) for s in source.get("seqs") or [])
+        out.write(
+            f"from session {source.get('session_id')} messages {cited}, by {source.get('strategy')} "
+            f"({source.get('model')}) at {source.get('extracted_at')}\n"
+        )
+    for m in messages:
+        out.write(f"  [{m.seq}] {m.canonical.role}: {short(m.canonical.text(), 100)}\n")
+    for h in value.get("history") or []:
+        if isinstance(h, dict):
+            out.write(f"  was ({h.get('change')} at {h.get('replaced_at')}): {short(str(h.get('text')), 100)}\n")
+    return 0
