@@ -22,6 +22,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.runtime import TRACED_MODULES, store
+from store import SessionStore
+from store.backends.scoped import ScopedBackend
+from store.core.scoped_ids import unscoped_id
 from store.errors import SessionNotFound, StoreError
 from store.extraction.triggers import due, every_from_env, model_from_env, strategies_from_env
 
@@ -50,39 +53,78 @@ def _sessions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:
     ]
 
 
+def owners_view(session_id: str, owner: str) -> tuple[SessionStore, str]:
+    """The store and session id a run uses: for a session of an owner's namespace (the API's, the adapters'),
+    the owner's view and the id as the owner names it, so a memory's provenance and namespaces read the
+    same over HTTP; else the shared store and the id as stored."""
+    shared = store()
+    local = unscoped_id(owner, session_id)
+    if local is None:
+        return shared, session_id
+    return SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings), local
+
+
+def _asked(request: dict[str, Any], chosen: Any) -> dict[str, Any]:
+    """A run the API asked for (`{"extract": {"owner", "session_id", "strategies"}}`, the id as the owner names
+    it): its runs (a model's failure is in them; a session gone is no runs)."""
+    owner = str(request.get("owner") or "")
+    shared = store()
+    view = SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings)
+    try:
+        runs = view.extract_memories(
+            str(request.get("session_id") or ""),
+            strategies=request.get("strategies") or None,
+            owner=owner,
+            model=chosen,
+            trigger="on_demand",
+        )
+    except SessionNotFound:
+        return {"runs": []}
+    _count(runs, str(request.get("session_id")))
+    return {"runs": [r.model_dump(mode="json") for r in runs]}
+
+
+def _count(runs: list[Any], session_id: str) -> None:
+    for run in runs:
+        metrics.add_metric(name="MemoryExtractionRuns", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(
+            name="MemoryExtractionTokens", unit=MetricUnit.Count, value=run.input_tokens + run.output_tokens
+        )
+        if run.status != "succeeded":
+            name = "MemoryExtractionRefused" if run.status == "refused" else "MemoryExtractionFailed"
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+            logger.warning(
+                "extraction run did not succeed",
+                extra={"session_id": session_id, "strategy": run.strategy, "error": run.error},
+            )
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Extract for each session the batch makes due; the records of sessions not done reported as failures."""
-    records = event.get("Records") or []
+    """Extract for each session the batch makes due; the records of sessions not done reported as failures.
+    An event `{"extract": {...}}` (the API's asynchronous invocation) is one run asked for."""
     chosen = model()
+    if isinstance(event.get("extract"), dict):
+        return _asked(event["extract"], chosen) if chosen is not None else {"runs": []}
+    records = event.get("Records") or []
     if chosen is None:
         return {"batchItemFailures": []}
     sessions = due(records, every_from_env())
     picked = strategies_from_env()
     failed: list[str] = []
-    for session_id, _owner in sessions.items():
+    for session_id, owner in sessions.items():
         if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
             failed += _sessions_of(records, session_id)
             continue
+        view, named = owners_view(session_id, owner)
         try:
-            runs = store().extract_memories(session_id, strategies=picked, model=chosen, trigger="messages")
+            runs = view.extract_memories(named, strategies=picked, model=chosen, trigger="messages")
         except StoreError as error:
             logger.warning("extraction not done", extra={"session_id": session_id, "error": type(error).__name__})
             if not isinstance(error, SessionNotFound):  # a session deleted since: nothing to do
                 failed += _sessions_of(records, session_id)
             continue
-        for run in runs:
-            metrics.add_metric(name="MemoryExtractionRuns", unit=MetricUnit.Count, value=1)
-            metrics.add_metric(
-                name="MemoryExtractionTokens", unit=MetricUnit.Count, value=run.input_tokens + run.output_tokens
-            )
-            if run.status != "succeeded":
-                name = "MemoryExtractionRefused" if run.status == "refused" else "MemoryExtractionFailed"
-                metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
-                logger.warning(
-                    "extraction run did not succeed",
-                    extra={"session_id": session_id, "strategy": run.strategy, "error": run.error},
-                )
+        _count(runs, session_id)
     return {"batchItemFailures": [{"itemIdentifier": s} for s in failed]}

@@ -151,7 +151,7 @@ def test_functions_runtime_tracing_and_least_privilege() -> None:
         role = resources[name]["Properties"]
         assert role["ManagedPolicyArns"] == [{"Ref": "ClientPolicy"}], "no broad AWS managed policies"
         for policy in role["Policies"]:
-            for statement in policy["PolicyDocument"]["Statement"]:
+            for statement in _unconditional(policy["PolicyDocument"]["Statement"]):
                 if statement["Resource"] == "*":
                     assert set(statement["Action"]) <= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
     client = _unconditional(resources["ClientPolicy"]["Properties"]["PolicyDocument"]["Statement"])
@@ -183,6 +183,15 @@ def test_the_extraction_function_exists_only_with_a_model_and_may_invoke_that_mo
     assert all("${ExtractionModelId}" in r["Fn::Sub"] for r in named)
     routed = bedrock[1]  # any Region's copy of a model, only through the stack's inference profile
     assert "${ExtractionModelId}" in routed["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]["Fn::Sub"]
+    # the API hands a run asked for to that function, and may invoke nothing else
+    api = [
+        s
+        for p in resources["ApiRole"]["Properties"]["Policies"]
+        for s in _unconditional(p["PolicyDocument"]["Statement"])
+    ]
+    assert [s["Resource"] for s in api if s["Action"] == "lambda:InvokeFunction"] == [
+        {"Fn::GetAtt": "ExtractionFunction.Arn"}
+    ]
 
 
 def _unconditional(statements: list[Any]) -> list[dict[str, Any]]:

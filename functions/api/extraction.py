@@ -1,0 +1,70 @@
+"""Routes for memory extraction on a session of the caller's: its runs, and a run asked for now.
+
+`POST /sessions/{id}/memory-runs` runs the strategies (facts and preferences unless named) over what the
+session's messages hold that they have not read: inline when this function has a model (the local stack with
+EXTRACTION_MODEL: 200 and the runs), else handed to the stack's extraction function, which has the model and
+the time a model takes (202; the runs appear in `GET`), else 400 (`ExtractionModelId` is not set)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from pydantic import BaseModel
+
+from functions.api.context import Absent, caller
+from functions.api.schemas import Strict
+from store import InvalidInput
+from store.extraction import ExtractionRun
+
+router = APIGatewayHttpRouter()
+FUNCTION_ENV = "EXTRACTION_FUNCTION"  # the stack's extraction function, when ExtractionModelId is set
+_lambda: Any = None
+
+BuiltIn = Literal["facts", "preferences", "summary", "episodes"]
+
+
+class ExtractRequest(Strict):
+    strategies: list[BuiltIn] | None = None
+
+
+class ExtractionRuns(BaseModel):
+    """A session's extraction runs, oldest first (`accepted`: a run asked for is on its way, not in `items`)."""
+
+    items: list[ExtractionRun]
+    accepted: bool = False
+
+
+def _lambda_client() -> Any:
+    global _lambda
+    if _lambda is None:
+        import boto3
+
+        _lambda = boto3.client("lambda")
+    return _lambda
+
+
+@router.get("/sessions/<session_id>/memory-runs", tags=["memories"], summary="A session's memory extraction runs")
+def list_runs(session_id: str) -> ExtractionRuns:
+    me = caller(router.current_event)
+    return ExtractionRuns(items=me.store.list_extraction_runs(session_id, owner=me.owner))
+
+
+@router.post("/sessions/<session_id>/memory-runs", tags=["memories"], summary="Extract memories from a session now")
+def extract(session_id: str, body: ExtractRequest) -> Response[ExtractionRuns]:
+    me = caller(router.current_event)
+    if me.store.get_session(session_id, owner=me.owner) is None:
+        raise Absent(f"session {session_id!r} not found")
+    names = list(body.strategies) if body.strategies else None
+    if me.store.settings.extraction_model is not None:
+        runs = me.store.extract_memories(session_id, strategies=names, owner=me.owner)
+        return Response(200, content_type="application/json", body=ExtractionRuns(items=runs))
+    function = os.environ.get(FUNCTION_ENV)
+    if not function:
+        raise InvalidInput("memory extraction is not configured on this stack (its ExtractionModelId is not set)")
+    payload = {"extract": {"owner": me.owner, "session_id": session_id, "strategies": names}}
+    _lambda_client().invoke(FunctionName=function, InvocationType="Event", Payload=json.dumps(payload).encode())
+    return Response(202, content_type="application/json", body=ExtractionRuns(items=[], accepted=True))
