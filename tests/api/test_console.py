@@ -512,3 +512,48 @@ def test_the_memory_tab_lists_namespaces_and_recalls_by_meaning_with_scores(
     expect(page.locator("h1")).to_have_text("Memory · projects / lisbon")
     expect(page.locator("table[aria-label=Memories] tbody tr")).to_have_count(1)
     assert failures == []
+
+
+def test_extracted_memories_show_their_runs_source_messages_and_history(
+    page: Any, stack: LocalStack, tmp_path: Path
+) -> None:
+    """A session's Memory tab lists the extraction runs that read it (what each wrote, linked); a memory they
+    wrote shows where it came from, its source messages and, once superseded, its earlier text."""
+    from tests.extraction_support import Scripted, decisions, memories
+
+    erin = SessionStore(backend=HttpBackend(stack.api_url, stack.token("erin")))
+    erin.create_session("erin", session_id="trip")
+    erin.append_messages(
+        "trip", [{"role": "user", "content": "I fly to Lisbon on 10 May."}, {"role": "assistant", "content": "Noted."}]
+    )
+    erin.extract_memories(
+        "trip",
+        strategies=["facts"],
+        model=Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]}),
+    )
+    (old,) = erin.search_memories("erin", ("facts",)).items
+    erin.append_messages("trip", [{"role": "user", "content": "Change of plan: 12 May."}])
+    moved = Scripted(
+        {
+            "record_facts": [memories("The user flies to Lisbon on 12 May.", evidence=[3])],
+            "consolidate_memories": [decisions((0, "supersede", old.key, "The user flies to Lisbon on 12 May."))],
+        }
+    )
+    erin.extract_memories("trip", strategies=["facts"], model=moved)
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    open_console(page, stack, "erin", "/s/trip/memory")
+    rows = page.locator("table[aria-label='Memory runs'] tbody tr")
+    expect(rows).to_have_count(2)
+    assert "supersede" in rows.first.inner_text() and "#3–#3" in rows.first.inner_text()
+    assert "add" in rows.nth(1).inner_text() and "scripted-model" in rows.nth(1).inner_text()
+    page.screenshot(path=str(shots(tmp_path) / "memory-runs.png"), full_page=True)
+    rows.first.get_by_role("link", name="facts").click()
+    memory = page.locator("table[aria-label=Memories] tbody tr").first
+    expect(memory).to_contain_text("The user flies to Lisbon on 12 May.")
+    expect(memory.locator(".provenance")).to_contain_text("From trip · messages 3 · facts · scripted-model")
+    memory.get_by_text("Source messages and history").click()
+    expect(memory.locator("ul[aria-label='Source messages']")).to_contain_text("#3 user: Change of plan: 12 May.")
+    expect(memory.locator("ul[aria-label=History]")).to_contain_text("The user flies to Lisbon on 10 May.")
+    page.screenshot(path=str(shots(tmp_path) / "memory-provenance.png"), full_page=True)
+    assert failures == []

@@ -280,8 +280,42 @@ function memoryRows(items, withScore) {
     withScore ? el("td", { class: "num" }, h.score == null ? "–" : h.score.toFixed(3)) : null,
     el("td", {}, el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(h.namespace))}` }, nsText(h.namespace))),
     el("td", {}, h.key),
-    el("td", {}, typeof h.value?.text === "string" ? h.value.text : pretty(h.value)),
+    el("td", {}, typeof h.value?.text === "string" ? h.value.text : pretty(h.value), provenance(h.value)),
     el("td", {}, when(h.updated_at))));
+}
+function provenance(value) {
+  // an extracted memory: where it came from (a session's messages, by a strategy and a model), its source
+  // messages on demand, and the texts it had before a merge or a supersede
+  const source = value?.source;
+  if (!source || typeof source.session_id !== "string") return null;
+  const seqs = (Array.isArray(source.seqs) ? source.seqs : []).filter((n) => Number.isInteger(n));
+  const first = seqs.length ? Math.min(...seqs) : 1;
+  const line = el("p", { class: "meta provenance" }, "From ",
+    el("a", { href: `#/s/${encodeURIComponent(source.session_id)}/transcript?seq=${first}` }, source.session_id),
+    seqs.length ? ` · messages ${seqs.join(", ")}` : "", ` · ${source.strategy || "?"} · ${source.model || "?"} · ${when(source.extracted_at)}`);
+  const shown = el("div", { class: "source-messages" });
+  const details = el("details", {}, el("summary", {}, "Source messages and history"), shown);
+  details.addEventListener("toggle", async () => {
+    if (!details.open || shown.childElementCount) return;
+    const history = (Array.isArray(value.history) ? value.history : []).map((h) => el("li", {},
+      `Was (${h.change || "changed"} ${when(h.replaced_at)}): ${h.text ?? ""}`));
+    try {
+      const page = seqs.length ? await api(`/sessions/${encodeURIComponent(source.session_id)}/messages`,
+        { after_seq: first - 1, before_seq: Math.max(...seqs) + 1, limit: 100 }) : { items: [] };
+      const said = page.items.filter((m) => seqs.includes(m.seq)).map((m) => el("li", {},
+        el("span", { class: "who" }, `#${m.seq} ${m.canonical?.role || m.role}: `), textOf(m)));
+      shown.replaceChildren(el("ul", { "aria-label": "Source messages" }, said.length ? said : [el("li", { class: "muted" }, "The messages are no longer there.")]),
+        el("ul", { "aria-label": "History" }, history.length ? history : [el("li", { class: "muted" }, "No earlier text.")]));
+    } catch (error) {
+      shown.replaceChildren(el("p", { class: "muted" }, error.status === 404 ? "The session is no longer there." : error.message),
+        el("ul", { "aria-label": "History" }, history));
+    }
+  });
+  return el("div", {}, line, details);
+}
+function textOf(message) {
+  const parts = message.canonical?.parts || [];
+  return parts.filter((p) => p.type === "text" && p.text).map((p) => p.text).join(" ") || "(no text)";
 }
 function memoryTable(label, items, withScore) {
   const head = [withScore ? el("th", { class: "num" }, "Score") : null, el("th", {}, "Namespace"), el("th", {}, "Key"),
@@ -418,7 +452,7 @@ async function sessionView(id, tab) {
     failed(error);
     return;
   }
-  const tabs = ["transcript", "state", "artifacts", "traces"];
+  const tabs = ["transcript", "state", "artifacts", "traces", "memory"];
   const current = tabs.includes(tab) ? tab : "transcript";
   const bar = el("div", { class: "tabs", role: "tablist" }, tabs.map((t) => el("button", {
     role: "tab", type: "button", "aria-selected": t === current ? "true" : "false",
@@ -437,6 +471,36 @@ async function sessionView(id, tab) {
   if (current === "state") await stateTab(id, panel);
   if (current === "artifacts") await artifactsTab(id, panel);
   if (current === "traces") await tracesTab(id, panel);
+  if (current === "memory") await memoryRunsTab(id, panel);
+}
+
+async function memoryRunsTab(id, panel) {
+  // the extraction runs that read this session: what each wrote (links to the memories), or why it failed
+  const path = `/sessions/${encodeURIComponent(id)}/memory-runs`;
+  const note = el("p", { class: "meta" });
+  const button = el("button", { type: "button", onclick: async () => {
+    button.disabled = true;
+    say("Extracting memories…");
+    try {
+      const made = await apiPost(path, {});
+      say(made.accepted ? "Asked for: the runs appear here when the stack has made them." : "");
+      await memoryRunsTab(id, panel);
+    } catch (error) { failed(error); button.disabled = false; }
+  } }, "Extract memories now");
+  try {
+    const runs = (await api(path)).items;
+    const rows = runs.slice().reverse().map((r) => el("tr", {},
+      el("td", {}, when(r.started_at)), el("td", {}, r.strategy), el("td", {}, `#${r.first_seq}–#${r.last_seq}`),
+      el("td", { class: r.status === "succeeded" ? "" : "error" }, r.status + (r.error ? ` (${r.error})` : "")),
+      el("td", {}, r.changes.length ? r.changes.map((c) => el("div", {}, `${c.action} `,
+        el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(c.namespace))}` }, nsText(c.namespace)), ` ${c.key}`)) : "–"),
+      el("td", { class: "num" }, String(r.unchanged)), el("td", {}, r.model || "–"),
+      el("td", { class: "num" }, String(r.input_tokens + r.output_tokens))));
+    note.textContent = runs.length ? `${count(runs.length, "run")}, newest first.` : "No memory has been extracted from this session yet.";
+    panel.replaceChildren(el("p", { class: "row" }, button), note, el("table", { "aria-label": "Memory runs" },
+      el("thead", {}, el("tr", {}, ["Started", "Strategy", "Messages", "Status", "Wrote", "Known", "Model", "Tokens"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows)));
+  } catch (error) { failed(error); }
 }
 
 function sourceOf(session) {
