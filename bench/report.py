@@ -546,6 +546,30 @@ def locomo_section(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def extraction_section(results: dict[str, Any]) -> list[str]:
+    """Memory extraction's cost per turn at each trigger setting (bench/extraction_costs.py)."""
+    r = results.get("memory_extraction")
+    if not r:
+        return not_measured("bench.extraction_costs")
+    lines = [
+        f"Measured {r['date']} by bench/extraction_costs.py: one conversation appended a message at a time on "
+        "DynamoDB (moto), facts and preferences extracted each time the session grew by N messages, as the "
+        "stack's extraction function does; the model a deterministic function in the answer's shape (no model is "
+        "reachable here), so the store's requests and the characters sent are measured and the tokens estimated "
+        "(4 characters a token). Per user turn (a user message and the assistant's answer):",
+        "",
+        "| every N messages | requests | WCU | RCU | model questions | characters sent | estimated tokens |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in r["rows"]:
+        t = row["per turn"]
+        lines.append(
+            f"| {row['every']} | {t['requests']} | {t['wcu']} | {t['rcu']} | {t['model questions']} | "
+            f"{t['characters sent']:,} | {t['estimated tokens']:,} |"
+        )
+    return [*lines, ""]
+
+
 def record(key: str, value: dict[str, Any]) -> None:
     """Keep one benchmark's measurement in bench/results.json under `key` and render bench/results.md again."""
     path = Path(__file__).parent / "results.json"
@@ -591,6 +615,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## Many writers on one session", "", *contention_section(results)]
     lines += ["## The OTLP receiver's worst requests", "", *otlp_section(results)]
     lines += ["## Memory retrieval on LoCoMo", "", *locomo_section(results)]
+    lines += ["## Memory extraction: cost per turn", "", *extraction_section(results)]
     lines += ["## Long-term memory: recall@5", "", *recall_section(results)]
     lines += [
         "## Long-term memory: against langgraph-checkpoint-aws's DynamoDBStore",

@@ -12,7 +12,7 @@ from store.backend import AsyncBackend, Backend
 from store.errors import InvalidInput
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
-from store.front.extraction import Extraction
+from store.extraction.front import Extraction
 from store.front.forks import Forks
 from store.front.memories import Memories
 from store.front.messages import APPEND_MAX, Messages

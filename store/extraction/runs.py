@@ -1,5 +1,5 @@
 """An extraction run, written once for both fronts: a generator of steps (`Call` a store method, `Ask` the
-model, `Sleep`), driven by `store.front.extraction` with a `SessionStore` or an `AsyncSessionStore`.
+model, `Sleep`), driven by `store.extraction.front` with a `SessionStore` or an `AsyncSessionStore`.
 
 One run = one strategy over one range of one session's messages: those after the last range that strategy
 finished (at most `Limits.max_messages`, and no more text than `Limits.max_prompt_chars`). Its id is a digest

@@ -269,3 +269,25 @@ def test_the_other_frameworks_pairs_measure_every_backend(monkeypatch: pytest.Mo
     openai_peer = by_name["openai-agents-session 0.1.0, DynamoDBSession"]
     assert openai_peer.turn.requests["PutItem"] == openai_peer.turn.requests["GetItem"] - 1  # read-modify-write
     assert by_name["ours, OpenAIAgentsSession"].resume.request_count == 2
+
+
+def test_the_extraction_bench_counts_a_run_per_trigger_and_what_the_model_is_sent() -> None:
+    """bench/extraction_costs.py on a moto server of its own: every 5 messages of 5 turns (10 messages) is 2
+    triggers, each running facts and preferences; the deterministic model finds the user's facts in the shape
+    a model answers, and the per-turn figures are the metered totals divided by the turns."""
+    from bench.extraction_costs import conversation, measure
+    from bench.report import extraction_section
+    from infra.local.aws import moto_server_process
+
+    said = conversation(5)
+    assert len(said) == 10 and said[8]["content"] == "I prefer short answers in the morning."
+    with moto_server_process() as url:
+        row = measure(5, 5, url)
+    assert row["runs"] == 4 and row["memories written"] >= 3
+    calls = row["requests by operation"]
+    assert calls["TransactWriteItems"] == 4  # one run record a run
+    assert calls["UpdateItem"] == row["memories written"]  # one put a memory
+    turn = row["per turn"]
+    assert turn["model questions"] >= 4 / 5 and turn["characters sent"] > 1000 and turn["requests"] > 0
+    lines = extraction_section({"memory_extraction": {"date": "2026-12-06", "rows": [row]}})
+    assert any(line.startswith("| 5 | ") for line in lines)
