@@ -169,7 +169,7 @@ class Extraction(Domain):
         return result
 
     def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
-        """The session's extraction runs, oldest first (the newest 100 are kept)."""
+        """The session's extraction runs, oldest first (the newest within about 6 KB, and each strategy's newest, are kept)."""
         return stored_runs(cast(Any, self).load_records(session_id, RUNS_KIND, owner=owner))
 
 

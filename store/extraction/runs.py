@@ -17,6 +17,7 @@ answered, so a failed run has written nothing; its record says why (an error cod
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from store.extraction.strategies import MAX_TEXT, MEMORIES_SCHEMA, REFLECTION_IN
 from store.models import MessageRecord
 
 RUNS_KIND = "memory-extraction"  # the session's records (`load_records`) that hold its runs
-MAX_RUNS_KEPT = 100  # the newest runs a session keeps in its records
+RUNS_BYTES = 6000  # the JSON of the runs a session keeps (its newest; each strategy's newest always): ~15 runs
 MAX_MESSAGE_CHARS = 4000  # of one message shown to the model
 
 Status = Literal["succeeded", "failed", "refused"]
@@ -426,6 +427,7 @@ def extraction(
         raise SessionNotFound(session_id)
     runs = stored_runs((yield Call("load_records", (session_id, RUNS_KIND), {"owner": owner})))
     out: list[ExtractionRun] = []
+    fresh = False
     for strategy in chosen:
         after = finished_up_to(runs, strategy.name)
         page = yield Call(
@@ -440,11 +442,30 @@ def extraction(
             out.append(done)
             continue
         record = yield from performed(run, conversation, trigger)
-        runs = [*(r for r in runs if r.run_id != record.run_id), record][-MAX_RUNS_KEPT:]
-        kept = [r.model_dump(mode="json") for r in runs]
-        yield Call("save_records", (session_id, RUNS_KIND, kept), {"owner": owner})
+        runs = [*(r for r in runs if r.run_id != record.run_id), record]
         out.append(record)
+        fresh = True
+    if fresh:  # one write for the call's new runs
+        yield Call("save_records", (session_id, RUNS_KIND, kept(runs)), {"owner": owner})
     return out
+
+
+def kept(runs: list[ExtractionRun]) -> list[dict[str, Any]]:
+    """What a session keeps of its runs (oldest first): the newest within RUNS_BYTES of JSON, and always each
+    strategy's newest (where the next run of it starts), so the record stays one small item however many runs
+    a session has had."""
+    dumped = [r.model_dump(mode="json", exclude_defaults=True) for r in runs]
+    newest = {r.strategy: i for i, r in enumerate(runs)}
+    chosen: set[int] = set(newest.values())
+    size = sum(len(json.dumps(dumped[i])) for i in chosen)
+    for i in range(len(runs) - 1, -1, -1):
+        if i in chosen:
+            continue
+        size += len(json.dumps(dumped[i]))
+        if size > RUNS_BYTES:
+            break
+        chosen.add(i)
+    return [dumped[i] for i in sorted(chosen)]
 
 
 def performed(run: Run, conversation: str, trigger: str) -> Flow:
