@@ -291,3 +291,74 @@ def test_the_extraction_bench_counts_a_run_per_trigger_and_what_the_model_is_sen
     assert turn["model questions"] >= 4 / 5 and turn["characters sent"] > 1000 and turn["requests"] > 0
     lines = extraction_section({"memory_extraction": {"date": "2026-12-06", "rows": [row]}})
     assert any(line.startswith("| 5 | ") for line in lines)
+
+
+def test_the_longmemeval_harness_reads_the_benchmarks_shape_and_measures_recall_by_provenance(tmp_path: Path) -> None:
+    """bench/longmemeval.py on two questions in LongMemEval's own shape (written here; the data is fetched by
+    whoever runs it): each history session extracted, the question asked of the memories, session recall read
+    from the memories' provenance; answering and judging asked of the model; the cost estimate made offline."""
+    from bench.longmemeval import estimate, load, run
+    from store import SessionStore, Settings
+    from store.embeddings import WordLlamaEmbedder
+    from store.extraction import FunctionModel, Limits, ModelRequest
+
+    def session(*user: str) -> list[dict[str, Any]]:
+        return [
+            t for said in user for t in ({"role": "user", "content": said}, {"role": "assistant", "content": "OK."})
+        ]
+
+    items = [
+        {
+            "question_id": "q1",
+            "question_type": "single-session-user",
+            "question": "Where did I buy my bike?",
+            "answer": "Decathlon",
+            "question_date": "2023/05/30",
+            "haystack_session_ids": ["a1", "a2", "a3"],
+            "haystack_dates": ["2023/05/01", "2023/05/02", "2023/05/03"],
+            "haystack_sessions": [session("I bought my bike at Decathlon."), session("I like tea."), session("Hi.")],
+            "answer_session_ids": ["a1"],
+        },
+        {
+            "question_id": "q2",
+            "question_type": "multi-session",
+            "question": "How many pets do I have?",
+            "answer": "2",
+            "question_date": "2023/06/01",
+            "haystack_session_ids": ["b1", "b2"],
+            "haystack_dates": ["2023/05/01", "2023/05/09"],
+            "haystack_sessions": [session("I have a cat named Tom."), session("I adopted a dog, Rex.")],
+            "answer_session_ids": ["b1", "b2"],
+        },
+    ]
+    data = tmp_path / "longmemeval_s_cleaned.json"
+    data.write_text(json.dumps(items))
+    asked: list[str] = []
+
+    def answers(request: ModelRequest) -> dict[str, Any]:  # the caller's function, answering in each shape
+        asked.append(request.schema_name)
+        if request.schema_name == "record_facts":
+            said = [line.split(": ", 1)[1] for line in request.prompt.splitlines() if "] user: " in line]
+            return {"memories": [{"text": f"The user said: {s}", "evidence": []} for s in said if s != "Hi."]}
+        if request.schema_name == "answer":
+            return {"answer": "Decathlon" if "Decathlon" in request.prompt else "two"}
+        if request.schema_name == "judge":
+            return {"correct": "Response: Decathlon" in request.prompt}
+        if request.schema_name == "consolidate_memories":
+            return {"decisions": []}  # every candidate new
+        return {"memories": []}
+
+    store = SessionStore.memory(
+        Settings(embedder=WordLlamaEmbedder(), extraction_model=FunctionModel(answers, "recorded"))
+    )
+    result = run(store, load(data), answer=True)
+    assert result["session recall@50"] == 100.0 and result["session recall@1"] >= 50.0
+    assert result["questions"] == 2 and result["turns"] == 10 and result["failed"] == 0
+    assert result["runs"] == 10  # 5 sessions, facts and preferences each
+    assert result["answered correctly (the model judging itself)"] == 50.0
+    assert asked.count("answer") == 2 and asked.count("judge") == 2
+    cost = estimate(load(data), Limits(), 1.0, 5.0)
+    assert cost["runs"] == 10 and cost["history turns"] == 10 and cost["estimated input tokens"] > 1000
+    (tmp_path / "bad.json").write_text(json.dumps([{"question_id": "x", "question": "?"}]))
+    with pytest.raises(ValueError, match="not LongMemEval's shape"):
+        load(tmp_path / "bad.json")
