@@ -33,15 +33,20 @@ tracer = Tracer(patch_modules=TRACED_MODULES)
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 RUN_RESERVE_SECONDS = 90.0  # a run's worst case: three questions with their retries (left for the next batch)
-_model: Any = None
+_model: Any = None  # (EXTRACTION_MODEL as read, the model made of it), or a model a test installs
 
 
 def model() -> Any:
-    """The container's model (EXTRACTION_MODEL), made once; None when extraction is off."""
+    """The container's model (EXTRACTION_MODEL), made once for each value the variable has; None when
+    extraction is off."""
     global _model
-    if _model is None:
-        _model = model_from_env() or False
-    return _model or None
+    spec = os.environ.get("EXTRACTION_MODEL", "")
+    if isinstance(_model, tuple) and _model[0] == spec:
+        return _model[1]
+    if _model is not None and not isinstance(_model, tuple):
+        return _model or None  # installed by a test (False: off)
+    _model = (spec, model_from_env(spec))
+    return _model[1]
 
 
 def _sessions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:

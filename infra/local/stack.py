@@ -401,7 +401,8 @@ def local_stack(
     PortTaken when a port is in use; EmbedderMismatch when the memories index would refuse
     the local embedder's vectors."""
     import functions.api.app
-    import functions.cascade.app  # noqa: F401 - imported before the threads that use them start
+    import functions.cascade.app
+    import functions.extraction.app  # noqa: F401
     from functions import runtime
     from store.session_store import s3_config
 
@@ -413,13 +414,13 @@ def local_stack(
         _check_free(aws_port, "moto's", "--aws-port")
     if port:
         _check_free(port, "the API's", "--port")
-    with moto_server(aws_port or None) as endpoint:
+    with moto_server(aws_port or None) as endpoint, extraction_model() as extracting:
         dynamodb = local_client(endpoint_url=endpoint)
         s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
         tables = create_tables(dynamodb, prefix=prefix, s3=s3, parameters=parameters)
         if data is not None:
             persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
-        store = tables.store(dynamodb, s3, settings=Settings(embedder=embedder))
+        store = tables.store(dynamodb, s3, settings=Settings(embedder=embedder, extraction_model=extracting))
         previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
         runtime.use_store(store)
         secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
@@ -445,6 +446,28 @@ def local_stack(
                 running.save()
             runtime.use_store(previous)
             store.close()
+
+
+@contextlib.contextmanager
+def extraction_model() -> Iterator[Any]:
+    """The stack's memory extraction model, from EXTRACTION_MODEL as deployed functions read it (None: off);
+    `demo` starts the stand-in endpoint (infra/local/demo_model.py) and names it in EXTRACTION_MODEL for the
+    stack's functions while the stack runs."""
+    import os
+
+    from store.extraction.triggers import model_from_env
+
+    if os.environ.get("EXTRACTION_MODEL", "").strip() != "demo":
+        yield model_from_env()
+        return
+    from infra.local.demo_model import demo_endpoint
+
+    with demo_endpoint() as spec:
+        os.environ["EXTRACTION_MODEL"] = spec
+        try:
+            yield model_from_env()
+        finally:
+            os.environ["EXTRACTION_MODEL"] = "demo"
 
 
 def _check_free(port: int, whose: str, option: str) -> None:
