@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
-from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
 from store.extraction.front import drive_async
+from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
 from store.front.observed import opened, watch_of
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session

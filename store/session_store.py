@@ -10,9 +10,9 @@ from typing import Any, Generic, Self, TypeVar
 
 from store.backend import AsyncBackend, Backend
 from store.errors import InvalidInput
+from store.extraction.front import Extraction
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
 from store.front.checkpoints import Checkpoints
-from store.extraction.front import Extraction
 from store.front.forks import Forks
 from store.front.memories import Memories
 from store.front.messages import APPEND_MAX, Messages

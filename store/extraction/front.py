@@ -169,7 +169,8 @@ class Extraction(Domain):
         return result
 
     def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
-        """The session's extraction runs, oldest first (the newest within about 6 KB, and each strategy's newest, are kept)."""
+        """The session's extraction runs, oldest first (kept: the newest within about 6 KB of JSON, and each
+        strategy's newest)."""
         return stored_runs(cast(Any, self).load_records(session_id, RUNS_KIND, owner=owner))
 
 

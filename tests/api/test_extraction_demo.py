@@ -30,7 +30,8 @@ def stack() -> Iterator[LocalStack]:
 
 def library(stack: LocalStack) -> SessionStore:
     """What an agent's own Lambda holds: the library on the stack's tables (no memory call is made with it)."""
-    return stack.tables.store(stack.dynamodb, stack.s3)
+    made: SessionStore = stack.tables.store(stack.dynamodb, stack.s3)
+    return made
 
 
 def memories_of(store: SessionStore, owner: str, namespace: tuple[str, ...], wanted: int) -> list[Any]:
