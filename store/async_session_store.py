@@ -145,6 +145,8 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         search_memories = awaited(SessionStore.search_memories)
         list_namespaces = awaited(SessionStore.list_namespaces)
         forget_owner = awaited(SessionStore.forget_owner)
+        set_extraction = awaited(SessionStore.set_extraction)
+        get_extraction = awaited(SessionStore.get_extraction)
 
     async def extract_memories(
         self,

@@ -24,6 +24,7 @@ from store.models import (
     ArtifactVersion,
     Branches,
     Checkpoint,
+    ExtractionChoice,
     FullSession,
     MemoryHits,
     MemoryItem,
@@ -529,6 +530,24 @@ class ForgetOwner(Request[bool]):
     """Remove the owner's memories, a bounded number a call: True when none is left, False when some are."""
 
     operation = "forget_owner"
+    owner: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetExtraction(Request[ExtractionChoice]):
+    """Keep the owner's choice about memory extraction (replacing the one there)."""
+
+    operation = "set_extraction"
+    owner: str
+    enabled: bool = True
+    strategies: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetExtraction(Request[ExtractionChoice]):
+    """The owner's choice about memory extraction (the defaults when none was kept)."""
+
+    operation = "get_extraction"
     owner: str
 
 

@@ -146,9 +146,10 @@ class StoreFront(Generic[B]):
 
                 chosen["embedder"] = embedder_from_env(os.environ["MEMORY_EMBEDDER"])
             if os.environ.get("EXTRACTION_MODEL"):
-                from store.extraction.triggers import model_from_env
+                from store.extraction.triggers import model_from_env, strategies_from_env
 
                 chosen["extraction_model"] = model_from_env()
+                chosen["extraction_strategies"] = tuple(s.name for s in strategies_from_env())
             if chosen:
                 kwargs["settings"] = Settings(**chosen)
         return cls(sessions, messages, bucket=bucket, **kwargs)

@@ -52,6 +52,8 @@ class Settings:
     extraction_model: the chat model memory extraction asks (`store.extraction`: Bedrock's Converse, any
         OpenAI-compatible endpoint, or a function); None: `extract_memories` needs one given.
     extraction_limits: what bounds one extraction run (messages, characters, tokens, attempts).
+    extraction_strategies: the built-in strategies a run uses when neither the call nor the owner's choice
+        (`set_extraction`) names any (EXTRACTION_STRATEGIES for `from_env`).
     memory_refresh_ttl: whether `get_memory` renews an expiring memory's TTL when the call does not say.
     copy_part_bytes: a confirmed upload is copied to its version's key server-side, in parts of this size
         above it (S3 copies the bytes; none pass through the caller).
@@ -87,3 +89,4 @@ class Settings:
     memory_refresh_ttl: bool = False
     extraction_model: Any = field(default=None, compare=False)
     extraction_limits: Limits = field(default_factory=Limits)
+    extraction_strategies: tuple[str, ...] = ("facts", "preferences")

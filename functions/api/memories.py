@@ -12,10 +12,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import Absent, caller
-from functions.api.schemas import Forgotten, MemoryPut, Namespaces
+from functions.api.schemas import ExtractionPut, Forgotten, MemoryPut, Namespaces
 from store import InvalidInput
 from store.core import codec
-from store.models import MemoryHits, MemoryItem
+from store.models import ExtractionChoice, MemoryHits, MemoryItem
 
 router = APIGatewayHttpRouter()
 NAMESPACE_PARAM = 2048
@@ -107,3 +107,18 @@ def list_namespaces(
 def forget_owner() -> Forgotten:
     me = caller(router.current_event)
     return Forgotten(done=me.store.forget_owner(me.owner))
+
+
+@router.get("/memories/extraction", tags=["memories"], summary="My choice about memory extraction")
+def get_extraction() -> ExtractionChoice:
+    me = caller(router.current_event)
+    return me.store.get_extraction(me.owner)
+
+
+@router.put("/memories/extraction", tags=["memories"], summary="Switch memory extraction on or off for me")
+def set_extraction(body: ExtractionPut) -> ExtractionChoice:
+    """Off: no trigger extracts my sessions and asking for a run is refused. On: with `strategies` (built-in
+    names) when a run names none, else the stack's."""
+    me = caller(router.current_event)
+    named = None if body.strategies is None else [str(name) for name in body.strategies]
+    return me.store.set_extraction(me.owner, enabled=body.enabled, strategies=named)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
@@ -227,6 +227,11 @@ class MemoryPut(BaseModel):
 class Namespaces(BaseModel):
     items: list[list[str]]
     next_cursor: str | None = None
+
+
+class ExtractionPut(Strict):
+    enabled: StrictBool = True
+    strategies: list[Literal["facts", "preferences", "summary", "episodes"]] | None = None
 
 
 class Forgotten(BaseModel):

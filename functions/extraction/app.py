@@ -26,7 +26,7 @@ from store import SessionStore
 from store.backends.scoped import ScopedBackend
 from store.core.scoped_ids import unscoped_id
 from store.errors import SessionNotFound, StoreError
-from store.extraction.triggers import due, every_from_env, model_from_env, strategies_from_env
+from store.extraction.triggers import due, every_from_env, model_from_env
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-extraction"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -117,7 +117,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if chosen is None:
         return {"batchItemFailures": []}
     sessions = due(records, every_from_env())
-    picked = strategies_from_env()
     failed: list[str] = []
     for session_id, owner in sessions.items():
         if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
@@ -125,7 +124,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             continue
         view, named = owners_view(session_id, owner)
         try:
-            runs = view.extract_memories(named, strategies=picked, model=chosen, trigger="messages")
+            runs = view.extract_memories(named, model=chosen, trigger="messages")
         except StoreError as error:
             logger.warning("extraction not done", extra={"session_id": session_id, "error": type(error).__name__})
             if not isinstance(error, SessionNotFound):  # a session deleted since: nothing to do

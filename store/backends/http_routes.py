@@ -22,6 +22,7 @@ from store.models import (
     Branch,
     Branches,
     Checkpoint,
+    ExtractionChoice,
     FullSession,
     MemoryHits,
     MemoryItem,
@@ -497,3 +498,12 @@ def list_namespaces(http: HttpBackend, r: rq.ListNamespaces) -> Page[tuple[str, 
 
 def forget_owner(http: HttpBackend, r: rq.ForgetOwner) -> bool:
     return bool(http.call(r, "DELETE", "/memories")["done"])
+
+
+def set_extraction(http: HttpBackend, r: rq.SetExtraction) -> ExtractionChoice:
+    body = {"enabled": r.enabled, "strategies": None if r.strategies is None else list(r.strategies)}
+    return ExtractionChoice.model_validate(http.call(r, "PUT", "/memories/extraction", body=body))
+
+
+def get_extraction(http: HttpBackend, r: rq.GetExtraction) -> ExtractionChoice:
+    return ExtractionChoice.model_validate(http.call(r, "GET", "/memories/extraction"))

@@ -71,10 +71,19 @@ class Extraction(Domain):
             raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
         checked = v.ident(session_id, "session_id")
         who = v.optional_owner(owner)
-        picked = chosen_strategies(strategies)
+        picked = None if strategies is None else chosen_strategies(strategies)
         used = chosen_model(model, self.settings.extraction_model)
-        limits = self.settings.extraction_limits
-        return used, extraction(checked, who, picked, limits, trigger, used.model_id, meaning_of(self.settings))
+        flow = extraction(
+            checked,
+            who,
+            picked,
+            self.settings.extraction_limits,
+            trigger,
+            used.model_id,
+            meaning_of(self.settings),
+            self.settings.extraction_strategies,
+        )
+        return used, flow
 
     def extract_memories(
         self,
@@ -86,8 +95,10 @@ class Extraction(Domain):
         trigger: str = "on_demand",
     ) -> list[ExtractionRun]:
         """Distil the session's messages that each strategy has not read yet into the owner's memories, now:
-        one run per strategy that has new messages (`strategies`: built-in names or `Strategy`s; default facts
-        and preferences), with `model` or `Settings.extraction_model`. A range already done returns its earlier
+        one run per strategy that has new messages (`strategies`: built-in names or `Strategy`s; when None, the
+        owner's choice (`set_extraction`), else `Settings.extraction_strategies`), with `model` or
+        `Settings.extraction_model`. An owner who switched extraction off gets no run from a trigger, and
+        InvalidInput when asking. A range already done returns its earlier
         run and writes nothing; a model that fails, refuses or answers badly gives a run with `status` "failed"
         or "refused" and writes no memory. Bounded by `Settings.extraction_limits`. SessionNotFound for a
         session that does not exist or is another owner's."""
@@ -122,7 +133,7 @@ class Extraction(Domain):
             ):
                 raise InvalidInput("sequence_numbers must give each message a number of its own (0 or more)")
         within = m.namespace(namespace, "namespace", allow_empty=True)
-        picked = chosen_strategies(strategies)
+        picked = None if strategies is None else chosen_strategies(strategies)
         used = chosen_model(model, self.settings.extraction_model)
         flow = message_extraction(
             v.owner(owner),
@@ -135,6 +146,7 @@ class Extraction(Domain):
             trigger,
             used.model_id,
             meaning_of(self.settings),
+            self.settings.extraction_strategies,
         )
         return used, flow
 

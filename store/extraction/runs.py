@@ -411,11 +411,12 @@ def stored_runs(records: list[Any]) -> list[ExtractionRun]:
 def extraction(
     session_id: str,
     owner: str | None,
-    chosen: tuple[Strategy, ...],
+    chosen: tuple[Strategy, ...] | None,
     limits: Limits,
     trigger: str,
     model_id: str,
     meaning: float | None = None,
+    fallback: tuple[str, ...] = ("facts", "preferences"),
 ) -> Flow:
     """Run each strategy once over the session's messages it has not done yet (a strategy with none is left
     out): the runs, new or (for a range already done) the earlier record. SessionNotFound for a session that
@@ -425,10 +426,11 @@ def extraction(
     session = yield Call("get_session", (session_id,), {"owner": owner})
     if session is None:
         raise SessionNotFound(session_id)
+    picked = yield from owners_strategies(session.owner, chosen, fallback, trigger)
     runs = stored_runs((yield Call("load_records", (session_id, RUNS_KIND), {"owner": owner})))
     out: list[ExtractionRun] = []
     fresh = False
-    for strategy in chosen:
+    for strategy in picked:
         after = finished_up_to(runs, strategy.name)
         page = yield Call(
             "list_messages", (session_id,), {"after_seq": after, "limit": limits.max_messages, "owner": owner}
@@ -531,23 +533,25 @@ def message_extraction(
     source: str,
     within: tuple[str, ...],
     numbers: list[int] | None,
-    chosen: tuple[Strategy, ...],
+    chosen: tuple[Strategy, ...] | None,
     limits: Limits,
     trigger: str,
     model_id: str,
     meaning: float | None = None,
+    fallback: tuple[str, ...] = ("facts", "preferences"),
 ) -> Flow:
     """Each strategy over a framework's batch of messages (no session of the store's: Strands' `add_messages`,
     ADK's events), its memories under `within` (the framework's namespace): the runs. A batch handed again
     (the same source, strategy and text) is found done in a checkpoint kept for `idempotency_ttl`, and writes
     nothing; one longer than a run takes is read in several runs."""
+    picked = yield from owners_strategies(owner, chosen, fallback, trigger)
     now: datetime = yield Now()
     records = as_records(messages, source, numbers, now)
     out: list[ExtractionRun] = []
     windows: dict[int, list[MessageRecord]] = {}  # by position, so a grown conversation's earlier windows
     for message in records:  # read the same (and are found done): only its last one is read again
         windows.setdefault(max(message.seq - 1, 0) // limits.max_messages, []).append(message)
-    for strategy in chosen:
+    for strategy in picked:
         for window in windows.values():
             left = window
             while left:
@@ -575,3 +579,19 @@ def message_extraction(
                 yield Call("save_checkpoint", (CHECKPOINT_SCOPE, key, made.model_dump(mode="json")))
                 out.append(made)
     return out
+
+
+def owners_strategies(owner: str, chosen: tuple[Strategy, ...] | None, fallback: tuple[str, ...], trigger: str) -> Flow:
+    """The strategies a run uses: the call's, else the owner's choice (`set_extraction`), else `fallback` (the
+    store's); none when the owner switched extraction off (a run asked for on demand is then refused)."""
+    from store.errors import InvalidInput
+    from store.extraction.strategies import strategies
+
+    choice = yield Call("get_extraction", (owner,))
+    if not choice.enabled:
+        if trigger == "on_demand":
+            raise InvalidInput("memory extraction is switched off for this owner (set_extraction)")
+        return ()
+    if chosen is not None:
+        return chosen
+    return strategies(list(choice.strategies or fallback))

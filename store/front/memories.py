@@ -17,8 +17,17 @@ from store.embeddings import embed
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.front.observed import Attributes, observed
-from store.models import MemoryHits, MemoryItem, Page
-from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+from store.models import ExtractionChoice, MemoryHits, MemoryItem, Page
+from store.requests import (
+    DeleteMemory,
+    ForgetOwner,
+    GetExtraction,
+    GetMemory,
+    ListNamespaces,
+    PutMemory,
+    SearchMemories,
+    SetExtraction,
+)
 from store.rerank import reranked
 
 
@@ -190,3 +199,29 @@ class Memories(Domain):
         """Remove the owner's memories, at most 1,000 a call: True when none is left, False when some are (call
         again; until then those are still there to read)."""
         return self._backend.execute(ForgetOwner(owner=v.owner(owner)))
+
+    def set_extraction(
+        self, owner: str, *, enabled: bool = True, strategies: list[str] | None = None
+    ) -> ExtractionChoice:
+        """Keep the owner's choice about memory extraction: off (`enabled=False`: no trigger extracts their
+        sessions, and asking for it is refused), or on with the built-in `strategies` that run when a call
+        names none (None: the deployment's). It outlives `forget_owner`: an opt-out stays one. One write."""
+        from store.extraction.strategies import BUILT_IN
+
+        if strategies is not None:
+            if isinstance(strategies, str) or not isinstance(strategies, (list, tuple)) or not strategies:
+                raise InvalidInput("strategies must be a non-empty list of built-in strategy names, or None")
+            unknown = [s for s in strategies if s not in BUILT_IN]
+            if unknown or len(set(strategies)) != len(strategies):
+                raise InvalidInput(f"strategies are built-in names, each once: {', '.join(BUILT_IN)}")
+        request = SetExtraction(
+            owner=v.owner(owner),
+            enabled=v.flag(enabled, "enabled"),
+            strategies=None if strategies is None else tuple(strategies),
+        )
+        return self._backend.execute(request)
+
+    def get_extraction(self, owner: str) -> ExtractionChoice:
+        """The owner's choice about memory extraction (on, with the deployment's strategies, until set). One
+        read."""
+        return self._backend.execute(GetExtraction(owner=v.owner(owner)))

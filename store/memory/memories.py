@@ -10,8 +10,17 @@ from functools import cached_property
 from store.core import memories as m
 from store.core.timeutil import is_expired
 from store.memory.core import MemoryCore
-from store.models import MemoryHit, MemoryHits, MemoryItem, Page
-from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+from store.models import ExtractionChoice, MemoryHit, MemoryHits, MemoryItem, Page
+from store.requests import (
+    DeleteMemory,
+    ForgetOwner,
+    GetExtraction,
+    GetMemory,
+    ListNamespaces,
+    PutMemory,
+    SearchMemories,
+    SetExtraction,
+)
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,18 @@ class MemoryMemories(MemoryCore):
         with self._lock:
             self._memories.pop(request.owner, None)
         return True
+
+    def set_extraction(self, request: SetExtraction) -> ExtractionChoice:
+        strategies = None if request.strategies is None else list(request.strategies)
+        made = ExtractionChoice(enabled=request.enabled, strategies=strategies, updated_at=self.settings.clock())
+        with self._lock:
+            self._extraction[request.owner] = made
+        return made.model_copy(deep=True)
+
+    def get_extraction(self, request: GetExtraction) -> ExtractionChoice:
+        with self._lock:
+            found = self._extraction.get(request.owner)
+        return found.model_copy(deep=True) if found is not None else ExtractionChoice()
 
 
 def _at(record: MemoryRecord) -> str:

@@ -25,7 +25,6 @@ def function(dyn: Harness, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]
 
     runtime.use_store(dyn.store)
     monkeypatch.setenv("EXTRACTION_EVERY", "4")
-    monkeypatch.setenv("EXTRACTION_STRATEGIES", "facts")
     yield dyn
     runtime.use_store(None)
     app._model = None
@@ -44,6 +43,7 @@ def _handle(records: list[dict[str, Any]], model: Any) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.settings(extraction_strategies=("facts",))  # the deployment's (from_env reads EXTRACTION_STRATEGIES)
 def test_a_session_is_extracted_once_it_has_grown_by_every_messages(function: Harness, inspector_client: Any) -> None:
     store = function.store
     sid = store.create_session("alice").id
@@ -68,6 +68,7 @@ def test_a_session_is_extracted_once_it_has_grown_by_every_messages(function: Ha
     assert len(model.asked) == 1 and len(store.list_extraction_runs(sid)) == 1
 
 
+@pytest.mark.settings(extraction_strategies=("facts",))
 def test_a_failing_model_is_a_failed_run_and_no_model_is_no_extraction(
     function: Harness, inspector_client: Any
 ) -> None:

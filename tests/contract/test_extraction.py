@@ -313,3 +313,31 @@ def test_a_frameworks_batch_of_messages_is_extracted_under_its_namespace_once(ha
     with pytest.raises(InvalidInput):
         store.extract_from_messages("alice", STRANDS_BATCH, source="no spaces allowed", model=model)
     assert len(model.asked) == 2
+
+
+@pytest.mark.needs("set_extraction", "get_extraction")
+def test_an_owner_switches_extraction_off_and_chooses_its_strategies(harness: Harness) -> None:
+    store = harness.store
+    sid = _session(harness)
+    assert store.get_extraction("alice").enabled is True and store.get_extraction("alice").strategies is None
+    off = store.set_extraction("alice", enabled=False)
+    assert off.enabled is False and off.updated_at is not None
+    model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
+    with pytest.raises(InvalidInput, match="switched off"):
+        store.extract_memories(sid, model=model)  # asked for: refused
+    assert store.extract_memories(sid, model=model, trigger="messages") == []  # a trigger: nothing
+    assert model.asked == [] and store.search_memories("alice", ()).items == []
+    assert store.get_extraction("bob").enabled is True  # another owner's choice is their own
+    chosen = store.set_extraction("alice", strategies=["facts"])
+    assert chosen.enabled is True and chosen.strategies == ["facts"]
+    assert store.get_extraction("alice").strategies == ["facts"]
+    runs = store.extract_memories(sid, model=model, trigger="messages")
+    assert [r.strategy for r in runs] == ["facts"]  # the owner's strategies, not facts and preferences
+    store.forget_owner("alice")
+    assert store.get_extraction("alice").strategies == ["facts"]  # an opt-out (or a choice) outlives a forget
+    for bad in (["gossip"], [], "facts", ["facts", "facts"]):
+        with pytest.raises(InvalidInput):
+            store.set_extraction("alice", strategies=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.set_extraction("alice", enabled="no")  # type: ignore[arg-type]
+    assert store.get_extraction("alice").strategies == ["facts"]

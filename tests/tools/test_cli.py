@@ -455,5 +455,10 @@ def test_memories_extract_runs_and_show_with_a_local_model_endpoint(
         assert "from session trip messages 3, by facts (qwen2.5)" in out
         assert "[3] user: Change: Lisbon on 12 May." in out and "was (supersede" in out and "10 May" in out
         assert run(h.store, "memories", "runs", "trip", owner="mallory")[0] == 1  # another owner's session: absent
+        code, out = run(h.store, "memories", "extraction", "--off")
+        assert code == 0 and out == "extraction off; strategies: the store's default\n"
+        assert run(h.store, "memories", "extract", "trip")[0] == 1  # switched off: refused
+        code, out = run(h.store, "memories", "extraction", "--on", "--strategy", "facts", "--json")
+        assert code == 0 and json.loads(out)["strategies"] == ["facts"] and json.loads(out)["enabled"] is True
     finally:
         endpoint.close()

@@ -29,8 +29,17 @@ from store.core import memories as m
 from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
 from store.errors import Conflict, InvalidInput, PayloadTooLarge
-from store.models import MemoryHit, MemoryHits, MemoryItem, Page
-from store.requests import DeleteMemory, ForgetOwner, GetMemory, ListNamespaces, PutMemory, SearchMemories
+from store.models import ExtractionChoice, MemoryHit, MemoryHits, MemoryItem, Page
+from store.requests import (
+    DeleteMemory,
+    ForgetOwner,
+    GetExtraction,
+    GetMemory,
+    ListNamespaces,
+    PutMemory,
+    SearchMemories,
+    SetExtraction,
+)
 
 VECTOR_INDEX = "by_meaning"
 NEVER = 2**53  # `exp` of a memory that does not expire (the index's filter compares numbers)
@@ -519,3 +528,35 @@ def finish_forget(ctx: Context, owner: str, round_: str, *, slice_seconds: float
         if ctx.monotonic() - started > slice_seconds or out_of_time(ctx, reserve):
             yield from _hand_on_forget(ctx, table, owner)
             return False
+
+
+EXTRACTION_SK = "X#extraction"  # an owner's choice about memory extraction: outside `M#`, so a forget keeps it
+
+
+def set_extraction(ctx: Context, request: SetExtraction) -> Plan[ExtractionChoice]:
+    """One PutItem of the owner's choice (`on`, `st`: the strategies, `ua`)."""
+    now = ctx.now()
+    item: Item = {
+        "pk": s(_pk(request.owner)),
+        "sk": s(EXTRACTION_SK),
+        "on": {"BOOL": request.enabled},
+        "ua": s(iso(now)),
+    }
+    if request.strategies is not None:
+        item["st"] = {"L": [s(name) for name in request.strategies]}
+    yield Call("put_item", {"TableName": _table(ctx), "Item": item})
+    strategies = None if request.strategies is None else list(request.strategies)
+    return ExtractionChoice(enabled=request.enabled, strategies=strategies, updated_at=now)
+
+
+def get_extraction(ctx: Context, request: GetExtraction) -> Plan[ExtractionChoice]:
+    """One GetItem (strongly consistent): the owner's choice, or the defaults."""
+    found = yield from get_item(_table(ctx), {"pk": s(_pk(request.owner)), "sk": s(EXTRACTION_SK)})
+    if found is None:
+        return ExtractionChoice()
+    listed = found.get("st", {}).get("L")
+    return ExtractionChoice(
+        enabled=bool(found.get("on", {}).get("BOOL", True)),
+        strategies=[v["S"] for v in listed if "S" in v] if isinstance(listed, list) else None,
+        updated_at=parse_iso(get_s(found, "ua") or "") if get_s(found, "ua") else None,
+    )

@@ -9,7 +9,7 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store traces show ID [RUN]
     agent-store artifacts list ID | get ID NAME
     agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
-    agent-store memories show NS KEY | extract SESSION [--strategy S] | runs SESSION
+    agent-store memories show NS KEY | extract SESSION [--strategy S] | runs SESSION | extraction [--on|--off]
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -183,6 +183,16 @@ def parser() -> argparse.ArgumentParser:
     )
     p = sub.add_parser("runs", parents=[common], help="a session's extraction runs")
     p.add_argument("session_id", help="the session's id")
+    p = sub.add_parser("extraction", parents=[common], help="the owner's choice about extraction (--on, --off)")
+    switch = p.add_mutually_exclusive_group()
+    switch.add_argument("--on", action="store_true", help="extract the owner's sessions")
+    switch.add_argument("--off", action="store_true", help="never extract the owner's sessions")
+    p.add_argument(
+        "--strategy",
+        action="append",
+        choices=["facts", "preferences", "summary", "episodes"],
+        help="the owner's strategies (repeat; with --on)",
+    )
 
     token = groups.add_parser(
         "token", parents=[common], help="the local stack only: a development token for another owner"
@@ -231,6 +241,7 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("memories", "show"): x.memories_show,
         ("memories", "extract"): x.memories_extract,
         ("memories", "runs"): x.memories_runs,
+        ("memories", "extraction"): x.memories_extraction,
     }
 
 

@@ -97,3 +97,17 @@ def memories_show(args: Any, t: Target, out: TextIO) -> int:
         if isinstance(h, dict):
             out.write(f"  was ({h.get('change')} at {h.get('replaced_at')}): {short(str(h.get('text')), 100)}\n")
     return 0
+
+
+def memories_extraction(args: Any, t: Target, out: TextIO) -> int:
+    """The owner's choice about memory extraction; with --on or --off (and --strategy), set first."""
+    if args.on or args.off or args.strategy:
+        choice = t.store.set_extraction(t.owner, enabled=not args.off, strategies=args.strategy or None)
+    else:
+        choice = t.store.get_extraction(t.owner)
+    if args.json:
+        out.write(as_json(choice) + "\n")
+        return 0
+    strategies = ", ".join(choice.strategies) if choice.strategies else "the store's default"
+    out.write(f"extraction {'on' if choice.enabled else 'off'}; strategies: {strategies}\n")
+    return 0
