@@ -39,7 +39,7 @@ from typing import Any
 
 from bench.memory_set import memories, questions
 from bench.meter import Tally, metered
-from bench.report import record
+from bench.report import MEMORY_OPERATIONS, record
 from infra.local.aws import create_tables, local_client, moto_server_process
 from store.aws.attrs import item_size
 
@@ -269,9 +269,14 @@ def server() -> Iterator[str]:
         yield url
 
 
-def measure(sizes: list[int], through_api: int = PUT_THROUGH_API, only: list[str] | None = None) -> dict[str, Any]:
+def measure(
+    sizes: list[int],
+    through_api: int = PUT_THROUGH_API,
+    only: list[str] | None = None,
+    on_row: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Each contender (those whose name holds one of `only`, if given) on a server of its own, grown through
-    `sizes`: {contender: {size: {operation: costs}}}."""
+    `sizes`: {contender: {size: {operation: costs}}}; `on_row(contender, rows so far)` after each size."""
     embed = wordllama()
     out: dict[str, Any] = {}
     for contender in CONTENDERS:
@@ -286,8 +291,38 @@ def measure(sizes: list[int], through_api: int = PUT_THROUGH_API, only: list[str
                 grown = time.perf_counter() - started
                 rows[str(size)] = {**runner.at_size(size), "grow_seconds": grown, "copied": runner.copied}
                 print(contender.name, size, json.dumps(rows[str(size)]), flush=True)
+                if on_row is not None:
+                    on_row(contender.name, rows)
         out[contender.name] = rows
     return out
+
+
+UNREACHED = "not measured: the run stopped before this size"
+
+
+def keep(args: argparse.Namespace, measured: dict[str, Any]) -> None:
+    """This run's rows in bench/results.json ("memory_costs"): a contender measured now has its rows of this run
+    (a size it has not reached yet: UNREACHED on every operation); the others keep theirs when the sizes are
+    the same."""
+    kept = json.loads((Path(__file__).parent / "results.json").read_text()).get("memory_costs") or {}
+    same_run = kept.get("sizes") == args.sizes and kept.get("through_api") == args.through_api
+    contenders: dict[str, Any] = {}
+    for c in CONTENDERS:
+        rows = measured.get(c.name)
+        if rows is None:
+            contenders[c.name] = kept["contenders"][c.name] if same_run and args.only else {}
+            continue
+        pending = {op: {"skipped": UNREACHED} for op in MEMORY_OPERATIONS}
+        contenders[c.name] = {str(size): rows.get(str(size), pending) for size in args.sizes}
+    results = {
+        "date": datetime.now(UTC).date().isoformat(),
+        "sizes": args.sizes,
+        "topics": TOPICS,
+        "through_api": args.through_api,
+        "contenders": contenders,
+        "embedder": "wordllama 0.4 (256 dimensions, in its wheel)",
+    }
+    record("memory_costs", results)
 
 
 def main() -> None:
@@ -298,21 +333,13 @@ def main() -> None:
         "--only", nargs="+", help="measure only the contenders whose name holds one of these (the others' numbers kept)"
     )
     args = parser.parse_args()
-    measured = measure(args.sizes, args.through_api, args.only)
-    kept = json.loads((Path(__file__).parent / "results.json").read_text()).get("memory_costs") or {}
-    same_run = kept.get("sizes") == args.sizes and kept.get("through_api") == args.through_api
-    results = {
-        "date": datetime.now(UTC).date().isoformat(),
-        "sizes": args.sizes,
-        "topics": TOPICS,
-        "through_api": args.through_api,
-        "contenders": {
-            c.name: measured.get(c.name) or (kept["contenders"][c.name] if same_run and args.only else {})
-            for c in CONTENDERS
-        },
-        "embedder": "wordllama 0.4 (256 dimensions, in its wheel)",
-    }
-    record("memory_costs", results)
+    so_far: dict[str, Any] = {}
+
+    def row_done(name: str, rows: dict[str, Any]) -> None:  # kept as each size is done: a long run stopped
+        so_far[name] = dict(rows)  # part way still leaves what it measured
+        keep(args, so_far)
+
+    keep(args, measure(args.sizes, args.through_api, args.only, row_done))
 
 
 if __name__ == "__main__":

@@ -490,7 +490,17 @@ def memory_costs_section(results: dict[str, Any]) -> list[str]:
                     f"{c['requests']:g} | {c['rcu']:g} | {c['wcu']:g} | {c['bytes_received']:,.0f} | {c['found']}"
                 )
             lines.append(f"| {operation} | {size:,} | {cells[0]} | {cells[1]} |")
-    put_bytes = [rows[str(r["sizes"][-1])]["put"]["index_bytes"] for rows in (ours_rows, their_rows)]
+    put_bytes = [
+        next(
+            (
+                rows[str(n)]["put"]["index_bytes"]
+                for n in reversed(r["sizes"])
+                if "index_bytes" in rows.get(str(n), {}).get("put", {})
+            ),
+            0,
+        )
+        for rows in (ours_rows, their_rows)
+    ]
     lines += [
         "",
         f"Bytes a put replicates into the vector index (its projection; DynamoDB meters index writes by them): "
