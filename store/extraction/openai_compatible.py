@@ -88,7 +88,7 @@ class OpenAICompatibleModel:
             self.url, data=json.dumps(self.body(request)).encode(), headers=headers, method="POST"
         )
         try:
-            with urllib.request.urlopen(sent, timeout=self.timeout) as response:
+            with urllib.request.urlopen(sent, timeout=self.timeout) as response:  # nosec B310: http(s) checked
                 raw = response.read(MAX_ANSWER_BYTES + 1)
         except urllib.error.HTTPError as exc:
             raise _status(exc.code) from None

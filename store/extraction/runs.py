@@ -170,7 +170,7 @@ def asked(request: ModelRequest, limits: Limits, tally: dict[str, Any], read: Ca
             raise failure
         if isinstance(failure, ModelOutputInvalid):
             continue  # asked again at once: a bad answer puts no load on the service to back off from
-        pause = random.uniform(0.5, 1.0) * limits.backoff * 2 ** (attempt - 1)
+        pause = random.uniform(0.5, 1.0) * limits.backoff * 2 ** (attempt - 1)  # nosec B311: jitter
         if slept + pause > limits.max_backoff:
             raise failure
         slept += pause

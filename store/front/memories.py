@@ -211,7 +211,7 @@ class Memories(Domain):
         if strategies is not None:
             if isinstance(strategies, str) or not isinstance(strategies, (list, tuple)) or not strategies:
                 raise InvalidInput("strategies must be a non-empty list of built-in strategy names, or None")
-            unknown = [s for s in strategies if s not in BUILT_IN]
+            unknown = [s for s in strategies if not isinstance(s, str) or s not in BUILT_IN]
             if unknown or len(set(strategies)) != len(strategies):
                 raise InvalidInput(f"strategies are built-in names, each once: {', '.join(BUILT_IN)}")
         request = SetExtraction(

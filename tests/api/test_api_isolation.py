@@ -59,6 +59,8 @@ ROUTES: list[tuple[str, str, Any, int]] = [
     ("POST", "/sessions/{s}/traces/{r}", {"events": [{"e": 1}]}, 404),
     ("GET", "/sessions/{s}/traces", None, 404),
     ("GET", "/sessions/{s}/trace-runs", None, 404),
+    ("GET", "/sessions/{s}/memory-runs", None, 404),
+    ("POST", "/sessions/{s}/memory-runs", {}, 404),
 ]
 OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/sessions", {}),
@@ -71,6 +73,8 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/memories/item?key=k", None),
     ("DELETE", "/memories/item?key=k", None),
     ("DELETE", "/memories", None),
+    ("GET", "/memories/extraction", None),
+    ("PUT", "/memories/extraction", {"enabled": True}),
 ]
 
 

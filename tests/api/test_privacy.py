@@ -158,6 +158,8 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("POST", f"{s}/traces/run-1", json_body={"events": [{"m": m}]})
     go("GET", f"{s}/traces")
     go("GET", f"{s}/trace-runs")
+    go("GET", f"{s}/memory-runs")
+    go("POST", f"{s}/memory-runs", json_body={"strategies": ["facts"]})  # 400: no model on this stack
     attributes = [{"key": "session.id", "value": {"stringValue": "s1"}}, {"key": "m", "value": {"stringValue": m}}]
     span = {"traceId": "a" * 32, "spanId": "b" * 16, "name": m, "startTimeUnixNano": "1", "attributes": attributes}
     go("POST", "/v1/traces", json_body={"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
@@ -170,6 +172,8 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("GET", "/memories/search", query={"q": m, "mode": "semantic"})  # 400: no embedder, with the marker sent
     go("DELETE", "/memories/item", query={"namespace": ns, "key": m})
     go("DELETE", "/memories")
+    go("PUT", "/memories/extraction", json_body={"enabled": False, "strategies": ["facts"]})
+    go("GET", "/memories/extraction")
     # refusals that carry the marker: bad JSON values, a bad id, a body too deep, unknown fields
     raw = ('{"state": {"m": "' + m + '", "bad": "\\ud800"}}').encode()
     go("PUT", f"{s}/state", body=raw, headers={"content-type": "application/json"})

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import shlex
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,16 +124,31 @@ def test_every_block_runs_as_written_against_make_run(exports: str, tmp_path: Pa
 
 
 def _answer(stdout: IO[str]) -> dict[str, object]:
-    """The driver's next JSON line (its blocks may print lines of their own first)."""
+    """The driver's next JSON line (its blocks may print lines of their own first). Lines are read by a thread
+    of their own: a block that prints just before its answer sends both in one write, and `select` on the pipe
+    would then wait for data already read into the reader's buffer."""
+    lines = _readers.get(id(stdout))
+    if lines is None:
+        lines = _readers[id(stdout)] = queue.Queue()
+        threading.Thread(target=_pump, args=(stdout, lines), daemon=True).start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([stdout], [], [], 1.0)
-        if not ready:
+        try:
+            line = lines.get(timeout=1.0)
+        except queue.Empty:
             continue
-        line = stdout.readline()
-        if not line:
+        if line is None:
             raise AssertionError("the README's interpreter stopped")
         if line.startswith('{"ok"'):
             found: dict[str, object] = json.loads(line)
             return found
     raise AssertionError("a README block ran for over 2 minutes")
+
+
+_readers: dict[int, queue.Queue[str | None]] = {}
+
+
+def _pump(stdout: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stdout:
+        lines.put(line)
+    lines.put(None)
