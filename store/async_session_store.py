@@ -64,6 +64,22 @@ def awaited(
     return call
 
 
+def driven(
+    method: Callable[Concatenate[SessionStore, P], list[ExtractionRun]],
+) -> Callable[Concatenate[AsyncSessionStore, P], Coroutine[Any, Any, list[ExtractionRun]]]:
+    """`SessionStore`'s extraction `method` (`store.extraction.front.flowed`) as a coroutine method: its checks
+    build the same steps, which this store's methods perform, awaited (the model asked in a worker thread)."""
+    build = cast(Callable[..., Any], method.__wrapped__)  # type: ignore[attr-defined]
+
+    @functools.wraps(method)
+    async def call(self: AsyncSessionStore, /, *args: P.args, **kwargs: P.kwargs) -> list[ExtractionRun]:
+        model, flow = build(self._checks, *args, **kwargs)
+        result: list[ExtractionRun] = await drive_async(self, model, flow)
+        return result
+
+    return call
+
+
 class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces, awaitable.
 
@@ -148,47 +164,8 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         set_extraction = awaited(SessionStore.set_extraction)
         get_extraction = awaited(SessionStore.get_extraction)
 
-    async def extract_memories(
-        self,
-        session_id: str,
-        *,
-        strategies: Any = None,
-        owner: str | None = None,
-        model: Any = None,
-        trigger: str = "on_demand",
-    ) -> list[ExtractionRun]:
-        """`SessionStore.extract_memories`, awaitable (the model is asked in a worker thread)."""
-        used, flow = self._checks._extraction_flow(
-            session_id, strategies=strategies, owner=owner, model=model, trigger=trigger
-        )
-        result: list[ExtractionRun] = await drive_async(self, used, flow)
-        return result
-
-    async def extract_from_messages(
-        self,
-        owner: str,
-        messages: list[dict[str, Any]],
-        *,
-        source: str,
-        namespace: tuple[str, ...] | list[str] = (),
-        sequence_numbers: list[int] | None = None,
-        strategies: Any = None,
-        model: Any = None,
-        trigger: str = "on_demand",
-    ) -> list[ExtractionRun]:
-        """`SessionStore.extract_from_messages`, awaitable (the model is asked in a worker thread)."""
-        used, flow = self._checks._messages_flow(
-            owner,
-            messages,
-            source=source,
-            namespace=namespace,
-            sequence_numbers=sequence_numbers,
-            strategies=strategies,
-            model=model,
-            trigger=trigger,
-        )
-        result: list[ExtractionRun] = await drive_async(self, used, flow)
-        return result
+    extract_memories = driven(SessionStore.extract_memories)  # composed of the operations, not one of them
+    extract_from_messages = driven(SessionStore.extract_from_messages)
 
     async def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """`SessionStore.list_extraction_runs`, awaitable."""

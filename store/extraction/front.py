@@ -5,8 +5,10 @@ sees and writes exactly what any caller would (the owner's checks included)."""
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.core import memories as m
 from store.core import validation as v
@@ -19,11 +21,13 @@ from store.extraction.runs import (
     Call,
     ExtractionRun,
     Flow,
+    Options,
     Sleep,
     extraction,
     message_extraction,
     stored_runs,
 )
+from store.extraction.strategies import Strategy
 from store.extraction.strategies import strategies as chosen_strategies
 from store.front.base import Domain
 
@@ -54,37 +58,29 @@ def meaning_of(settings: Any) -> float | None:
     return float(named) if isinstance(named, (int, float)) and not isinstance(named, bool) else MEANING
 
 
+S = TypeVar("S")
+P = ParamSpec("P")
+Built = tuple[Any, Flow]  # (the model a call uses, the run's steps)
+
+
+def flowed(build: Callable[Concatenate[S, P], Built]) -> Callable[Concatenate[S, P], list[ExtractionRun]]:
+    """A method that checks its arguments and returns (model, steps), as one that runs the steps with the store
+    and returns the runs. The checks stay reachable (`__wrapped__`): `AsyncSessionStore` builds the same steps
+    with them and awaits them (`drive_async`)."""
+
+    @functools.wraps(build)
+    def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> list[ExtractionRun]:
+        model, flow = build(self, *args, **kwargs)
+        result: list[ExtractionRun] = drive(self, model, flow)
+        return result
+
+    return run
+
+
 class Extraction(Domain):
     """Memory extraction on demand, and the record of its runs."""
 
-    def _extraction_flow(
-        self,
-        session_id: str,
-        *,
-        strategies: Any = None,
-        owner: str | None = None,
-        model: Any = None,
-        trigger: str = "on_demand",
-    ) -> tuple[Any, Flow]:
-        """`extract_memories`'s arguments checked: (the model, the run's steps)."""
-        if trigger not in TRIGGERS:
-            raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
-        checked = v.ident(session_id, "session_id")
-        who = v.optional_owner(owner)
-        picked = None if strategies is None else chosen_strategies(strategies)
-        used = chosen_model(model, self.settings.extraction_model)
-        flow = extraction(
-            checked,
-            who,
-            picked,
-            self.settings.extraction_limits,
-            trigger,
-            used.model_id,
-            meaning_of(self.settings),
-            self.settings.extraction_strategies,
-        )
-        return used, flow
-
+    @flowed
     def extract_memories(
         self,
         session_id: str,
@@ -93,34 +89,38 @@ class Extraction(Domain):
         owner: str | None = None,
         model: Any = None,
         trigger: str = "on_demand",
-    ) -> list[ExtractionRun]:
+    ) -> Built:
         """Distil the session's messages that each strategy has not read yet into the owner's memories, now:
         one run per strategy that has new messages (`strategies`: built-in names or `Strategy`s; when None, the
         owner's choice (`set_extraction`), else `Settings.extraction_strategies`), with `model` or
         `Settings.extraction_model`. An owner who switched extraction off gets no run from a trigger, and
-        InvalidInput when asking. A range already done returns its earlier
-        run and writes nothing; a model that fails, refuses or answers badly gives a run with `status` "failed"
-        or "refused" and writes no memory. Bounded by `Settings.extraction_limits`. SessionNotFound for a
-        session that does not exist or is another owner's."""
-        used, flow = self._extraction_flow(session_id, strategies=strategies, owner=owner, model=model, trigger=trigger)
-        result: list[ExtractionRun] = drive(self, used, flow)
-        return result
+        InvalidInput when asking. A range already done returns its earlier run and writes nothing; a model
+        that fails, refuses or answers badly gives a run with `status` "failed" or "refused" and writes no
+        memory. Bounded by `Settings.extraction_limits`. SessionNotFound for a session that does not exist or
+        is another owner's. Returns the runs."""
+        checked = v.ident(session_id, "session_id")
+        who = v.optional_owner(owner)
+        picked, used = self._chosen(strategies, model, trigger)
+        return used, extraction(checked, who, picked, self._options(used, trigger))
 
-    def _messages_flow(
+    @flowed
+    def extract_from_messages(
         self,
         owner: str,
-        messages: Any,
+        messages: list[dict[str, Any]],
         *,
         source: str,
-        namespace: Any = (),
-        sequence_numbers: Any = None,
+        namespace: tuple[str, ...] | list[str] = (),
+        sequence_numbers: list[int] | None = None,
         strategies: Any = None,
         model: Any = None,
         trigger: str = "on_demand",
-    ) -> tuple[Any, Flow]:
-        """`extract_from_messages`'s arguments checked: (the model, the run's steps)."""
-        if trigger not in TRIGGERS:
-            raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
+    ) -> Built:
+        """Distil a framework's messages that no session of this store holds (Strands' `add_messages`, ADK's
+        events) into `owner`'s memories, each strategy's namespace under `namespace`: the runs. `source` names
+        the conversation (an id: the framework's session); a batch handed again within `idempotency_ttl` (the
+        same owner, source, strategy and text) returns its earlier run and writes nothing. Otherwise as
+        `extract_memories`."""
         if not isinstance(messages, (list, tuple)) or len(messages) > MAX_BATCH:
             raise InvalidInput(f"messages must be a list of at most {MAX_BATCH} messages")
         numbers = None
@@ -133,52 +133,25 @@ class Extraction(Domain):
             ):
                 raise InvalidInput("sequence_numbers must give each message a number of its own (0 or more)")
         within = m.namespace(namespace, "namespace", allow_empty=True)
-        picked = None if strategies is None else chosen_strategies(strategies)
-        used = chosen_model(model, self.settings.extraction_model)
-        flow = message_extraction(
-            v.owner(owner),
-            list(messages),
-            v.ident(source, "source"),
-            within,
-            numbers,
-            picked,
-            self.settings.extraction_limits,
-            trigger,
-            used.model_id,
-            meaning_of(self.settings),
-            self.settings.extraction_strategies,
+        who, source_id = v.owner(owner), v.ident(source, "source")
+        picked, used = self._chosen(strategies, model, trigger)
+        steps = message_extraction(
+            who, list(messages), source_id, within, numbers, picked, self._options(used, trigger)
         )
-        return used, flow
+        return used, steps
 
-    def extract_from_messages(
-        self,
-        owner: str,
-        messages: list[dict[str, Any]],
-        *,
-        source: str,
-        namespace: tuple[str, ...] | list[str] = (),
-        sequence_numbers: list[int] | None = None,
-        strategies: Any = None,
-        model: Any = None,
-        trigger: str = "on_demand",
-    ) -> list[ExtractionRun]:
-        """Distil a framework's messages that no session of this store holds (Strands' `add_messages`, ADK's
-        events) into `owner`'s memories, each strategy's namespace under `namespace`: the runs. `source` names
-        the conversation (an id: the framework's session); a batch handed again within `idempotency_ttl` (the
-        same owner, source, strategy and text) returns its earlier run and writes nothing. Otherwise as
-        `extract_memories`."""
-        used, flow = self._messages_flow(
-            owner,
-            messages,
-            source=source,
-            namespace=namespace,
-            sequence_numbers=sequence_numbers,
-            strategies=strategies,
-            model=model,
-            trigger=trigger,
+    def _chosen(self, strategies: Any, model: Any, trigger: str) -> tuple[tuple[Strategy, ...] | None, Any]:
+        """The strategies a call names (None: the owner's, else the store's) and the model it uses."""
+        if trigger not in TRIGGERS:
+            raise InvalidInput(f"trigger must be one of {', '.join(TRIGGERS)}")
+        picked = None if strategies is None else chosen_strategies(strategies)
+        return picked, chosen_model(model, self.settings.extraction_model)
+
+    def _options(self, model: Any, trigger: str) -> Options:
+        settings = self.settings
+        return Options(
+            settings.extraction_limits, trigger, model.model_id, meaning_of(settings), settings.extraction_strategies
         )
-        result: list[ExtractionRun] = drive(self, used, flow)
-        return result
 
     def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """The session's extraction runs, oldest first (kept: the newest within about 6 KB of JSON, and each

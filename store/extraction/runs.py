@@ -78,6 +78,19 @@ class ExtractionRun(BaseModel):
 
 
 @dataclass(frozen=True)
+class Options:
+    """What a call's runs share: the limits, what triggered them, the model's id, the least similarity that
+    relates two memories (None: words only), and the store's strategies (when neither the call nor the owner
+    names any)."""
+
+    limits: Limits
+    trigger: str
+    model_id: str
+    meaning: float | None = None
+    fallback: tuple[str, ...] = ("facts", "preferences")
+
+
+@dataclass(frozen=True)
 class Call:
     """Call the store's public method `method` with these arguments; the step's answer is its result."""
 
@@ -408,16 +421,7 @@ def stored_runs(records: list[Any]) -> list[ExtractionRun]:
     return out
 
 
-def extraction(
-    session_id: str,
-    owner: str | None,
-    chosen: tuple[Strategy, ...] | None,
-    limits: Limits,
-    trigger: str,
-    model_id: str,
-    meaning: float | None = None,
-    fallback: tuple[str, ...] = ("facts", "preferences"),
-) -> Flow:
+def extraction(session_id: str, owner: str | None, chosen: tuple[Strategy, ...] | None, options: Options) -> Flow:
     """Run each strategy once over the session's messages it has not done yet (a strategy with none is left
     out): the runs, new or (for a range already done) the earlier record. SessionNotFound for a session that
     does not exist or is another owner's."""
@@ -426,7 +430,8 @@ def extraction(
     session = yield Call("get_session", (session_id,), {"owner": owner})
     if session is None:
         raise SessionNotFound(session_id)
-    picked = yield from owners_strategies(session.owner, chosen, fallback, trigger)
+    picked = yield from owners_strategies(session.owner, chosen, options.fallback, options.trigger)
+    limits = options.limits
     runs = stored_runs((yield Call("load_records", (session_id, RUNS_KIND), {"owner": owner})))
     out: list[ExtractionRun] = []
     fresh = False
@@ -438,12 +443,12 @@ def extraction(
         if not page.items:
             continue
         conversation, used = transcript(page.items, limits.max_prompt_chars)
-        run = Run(session.owner, session_id, strategy, used, limits, model_id, meaning=meaning)
+        run = Run(session.owner, session_id, strategy, used, limits, options.model_id, meaning=options.meaning)
         done = next((r for r in runs if r.run_id == run.run_id and r.status == "succeeded"), None)
         if done is not None:
             out.append(done)
             continue
-        record = yield from performed(run, conversation, trigger)
+        record = yield from performed(run, conversation, options.trigger)
         runs = [*(r for r in runs if r.run_id != record.run_id), record]
         out.append(record)
         fresh = True
@@ -534,17 +539,14 @@ def message_extraction(
     within: tuple[str, ...],
     numbers: list[int] | None,
     chosen: tuple[Strategy, ...] | None,
-    limits: Limits,
-    trigger: str,
-    model_id: str,
-    meaning: float | None = None,
-    fallback: tuple[str, ...] = ("facts", "preferences"),
+    options: Options,
 ) -> Flow:
     """Each strategy over a framework's batch of messages (no session of the store's: Strands' `add_messages`,
     ADK's events), its memories under `within` (the framework's namespace): the runs. A batch handed again
     (the same source, strategy and text) is found done in a checkpoint kept for `idempotency_ttl`, and writes
     nothing; one longer than a run takes is read in several runs."""
-    picked = yield from owners_strategies(owner, chosen, fallback, trigger)
+    picked = yield from owners_strategies(owner, chosen, options.fallback, options.trigger)
+    limits = options.limits
     now: datetime = yield Now()
     records = as_records(messages, source, numbers, now)
     out: list[ExtractionRun] = []
@@ -564,8 +566,9 @@ def message_extraction(
                     strategy,
                     used,
                     limits,
-                    model_id,
+                    options.model_id,
                     within=within,
+                    meaning=options.meaning,
                     run_id=digest_of(f"{owner}\0{source}", strategy.name, text, len(used)),
                 )
                 key = f"extraction:{run.run_id}"
@@ -575,7 +578,7 @@ def message_extraction(
                     if kept and kept[0].status == "succeeded":
                         out.append(kept[0])
                         continue
-                made = yield from performed(run, conversation, trigger)
+                made = yield from performed(run, conversation, options.trigger)
                 yield Call("save_checkpoint", (CHECKPOINT_SCOPE, key, made.model_dump(mode="json")))
                 out.append(made)
     return out

@@ -32,6 +32,16 @@ def _runs_table(runs: list[Any], out: TextIO) -> None:
     table(("STARTED", "STRATEGY", "MESSAGES", "STATUS", "CHANGES", "KNOWN", "TOKENS"), rows, out)
 
 
+def _shown_runs(args: Any, runs: list[Any], out: TextIO, none: str) -> int:
+    if args.json:
+        out.write(as_json(runs) + "\n")
+    elif runs:
+        _runs_table(runs, out)
+    else:
+        out.write(none + "\n")
+    return 0
+
+
 def memories_extract(args: Any, t: Target, out: TextIO) -> int:
     """Extract memories from a session now, with the model EXTRACTION_MODEL names (`bedrock:<model id>` or
     `openai:<base URL>#<model>`), asked from this machine."""
@@ -39,25 +49,12 @@ def memories_extract(args: Any, t: Target, out: TextIO) -> int:
     if model is None:
         raise InvalidInput("set EXTRACTION_MODEL (bedrock:<model id>, or openai:<base URL>#<model>) to extract")
     runs = t.store.extract_memories(args.session_id, strategies=args.strategy or None, owner=t.owner, model=model)
-    if args.json:
-        out.write(as_json(runs) + "\n")
-    elif runs:
-        _runs_table(runs, out)
-    else:
-        out.write("nothing new to extract\n")
-    return 0
+    return _shown_runs(args, runs, out, "nothing new to extract")
 
 
 def memories_runs(args: Any, t: Target, out: TextIO) -> int:
     """The session's extraction runs, oldest first."""
-    runs = t.store.list_extraction_runs(args.session_id, owner=t.owner)
-    if args.json:
-        out.write(as_json(runs) + "\n")
-    elif runs:
-        _runs_table(runs, out)
-    else:
-        out.write("no extraction runs\n")
-    return 0
+    return _shown_runs(args, t.store.list_extraction_runs(args.session_id, owner=t.owner), out, "no extraction runs")
 
 
 def memories_show(args: Any, t: Target, out: TextIO) -> int:
