@@ -1,7 +1,10 @@
-"""The extraction function (its own event source mapping on the sessions table's stream: session heads' changes
-only). A session whose `last_seq` crossed a multiple of EXTRACTION_EVERY in a batch gets one extraction
-(`SessionStore.extract_memories`, trigger "messages") with EXTRACTION_MODEL and EXTRACTION_STRATEGIES
-(`store.extraction.triggers`). It runs beside the session's writes, never in their way: a write has returned
+"""The extraction function (its own event source mapping on the sessions table's stream: session heads' changes,
+and idle timers removed by TTL). A session whose `last_seq` crossed a multiple of EXTRACTION_EVERY in a batch
+gets one extraction (`SessionStore.extract_memories`, trigger "messages") with EXTRACTION_MODEL and the owner's
+or the stack's strategies (`store.extraction.triggers`). With EXTRACTION_IDLE_MINUTES, every session that moved
+gets its idle timer (re)started: a workflow checkpoint whose TTL is that long (one PutItem); when DynamoDB's TTL
+removes it, the session has been idle at least that long (TTL is late by minutes) and gets one extraction
+(trigger "idle") of what is left. It runs beside the session's writes, never in their way: a write has returned
 before its stream record exists.
 
 A model's failure is a run recorded as failed (its range is read again by the next run), never an error of the
@@ -26,7 +29,17 @@ from store import SessionStore
 from store.backends.scoped import ScopedBackend
 from store.core.scoped_ids import unscoped_id
 from store.errors import SessionNotFound, StoreError
-from store.extraction.triggers import due, every_from_env, model_from_env
+from store.extraction.triggers import (
+    IDLE_PK,
+    IDLE_SCOPE,
+    changed,
+    due,
+    every_from_env,
+    idle,
+    idle_from_env,
+    idle_key,
+    model_from_env,
+)
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-extraction"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -50,12 +63,16 @@ def model() -> Any:
 
 
 def _sessions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:
-    return [
-        r["dynamodb"]["SequenceNumber"]
-        for r in records
-        if ((r.get("dynamodb") or {}).get("NewImage") or {}).get("id", {}).get("S") == session_id
-        and "SequenceNumber" in (r.get("dynamodb") or {})
-    ]
+    """The sequence numbers of the batch's records about the session (its head's changes, its idle timer's
+    removal): what is reported back to the stream when its run could not be made."""
+    out = []
+    for record in records:
+        change = record.get("dynamodb") or {}
+        head = (change.get("NewImage") or {}).get("id", {}).get("S")
+        timer = (change.get("Keys") or {}).get("pk", {}).get("S")
+        if (head == session_id or timer == IDLE_PK + session_id) and "SequenceNumber" in change:
+            out.append(change["SequenceNumber"])
+    return out
 
 
 def owners_view(session_id: str, owner: str) -> tuple[SessionStore, str]:
@@ -117,14 +134,27 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if chosen is None:
         return {"batchItemFailures": []}
     sessions = due(records, every_from_env())
+    idled: set[str] = set()
     failed: list[str] = []
+    minutes = idle_from_env()
+    if minutes:
+        for session_id, seq in changed(records).items():  # each active session's idle timer starts again
+            key = idle_key(session_id)
+            if key is not None:
+                store().save_checkpoint(IDLE_SCOPE, key, {"seq": seq}, ttl=minutes * 60)
+        for session_id in idle(records):  # a timer ran out: the session has been idle that long
+            head = store().get_session(session_id)
+            if head is not None and session_id not in sessions:
+                sessions[session_id] = head.owner
+                idled.add(session_id)
     for session_id, owner in sessions.items():
         if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
             failed += _sessions_of(records, session_id)
             continue
         view, named = owners_view(session_id, owner)
         try:
-            runs = view.extract_memories(named, model=chosen, trigger="messages")
+            trigger = "idle" if session_id in idled else "messages"
+            runs = view.extract_memories(named, model=chosen, trigger=trigger)
         except StoreError as error:
             logger.warning("extraction not done", extra={"session_id": session_id, "error": type(error).__name__})
             if not isinstance(error, SessionNotFound):  # a session deleted since: nothing to do

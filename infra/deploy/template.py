@@ -257,8 +257,8 @@ class StreamMapping:
 
 
 def matches(pattern: Any, value: Any) -> bool:
-    """Lambda's event filtering, the part a template may use: at a leaf, a list of allowed values or
-    `{"exists": true|false}`; an object, matched key by key below."""
+    """Lambda's event filtering, the part a template may use: at a leaf, a list of allowed values,
+    `{"exists": true|false}` or `{"prefix": "..."}`; an object, matched key by key below."""
     if isinstance(pattern, dict):
         if not isinstance(value, dict):
             return False
@@ -269,7 +269,12 @@ def matches(pattern: Any, value: Any) -> bool:
             elif not matches(below, value[key]):
                 return False
         return True
-    return any(alt == {"exists": True} or alt == value for alt in pattern)
+    return any(
+        alt == {"exists": True}
+        or alt == value
+        or (isinstance(alt, dict) and "prefix" in alt and isinstance(value, str) and value.startswith(alt["prefix"]))
+        for alt in pattern
+    )
 
 
 def stream_mappings(doc: dict[str, Any] | None = None) -> list[StreamMapping]:

@@ -20,7 +20,12 @@ from store.errors import InvalidInput
 from store.extraction.strategies import Strategy, strategies
 
 DEFAULT_EVERY = 10
+DEFAULT_IDLE_MINUTES = 30
 HEAD_SK = "HEAD"
+IDLE_SCOPE = "workflow"
+IDLE_PREFIX = "xi."  # an idle timer's checkpoint key: this and the session id
+IDLE_PK = f"C#{IDLE_SCOPE}#{IDLE_PREFIX}"  # its item's partition key, as the stream shows it (keys.checkpoint_key)
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who removes an item whose TTL passed
 
 
 def model_from_env(spec: str | None = None) -> Any:
@@ -61,6 +66,25 @@ def every_from_env(spec: str | None = None) -> int:
     return every
 
 
+def idle_from_env(spec: str | None = None) -> int:
+    """EXTRACTION_IDLE_MINUTES (or `spec`): extract a session idle this long (0: never; at most a week)."""
+    given = os.environ.get("EXTRACTION_IDLE_MINUTES", "") if spec is None else spec
+    try:
+        minutes = int(given) if given.strip() else DEFAULT_IDLE_MINUTES
+    except ValueError:
+        raise InvalidInput("EXTRACTION_IDLE_MINUTES must be a whole number") from None
+    if not 0 <= minutes <= 7 * 24 * 60:
+        raise InvalidInput("EXTRACTION_IDLE_MINUTES must be from 0 to 10,080")
+    return minutes
+
+
+def idle_key(session_id: str) -> str | None:
+    """The key of a session's idle timer (a workflow checkpoint whose TTL is the idle time), or None for an id
+    too long to carry (the checkpoint key is at most 128 characters)."""
+    key = IDLE_PREFIX + session_id
+    return key if len(key) <= 128 else None
+
+
 def _number(image: Mapping[str, Any], name: str) -> int:
     value = image.get(name)
     try:
@@ -88,4 +112,31 @@ def due(records: Iterable[Mapping[str, Any]], every: int) -> dict[str, str]:
             continue
         if _number(new, "last_seq") // every > _number(old, "last_seq") // every:
             found[session_id] = owner
+    return found
+
+
+def changed(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The sessions (id -> last_seq) whose head, in these stream records, moved its `last_seq` forward (not
+    being deleted): the sessions whose idle timer starts again."""
+    found: dict[str, int] = {}
+    for record in records:
+        change = record.get("dynamodb") or {}
+        if record.get("eventName") != "MODIFY" or _string(change.get("Keys") or {}, "sk") != HEAD_SK:
+            continue
+        new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
+        session_id = _string(new, "id")
+        if session_id is not None and "deleting" not in new and _number(new, "last_seq") > _number(old, "last_seq"):
+            found[session_id] = max(found.get(session_id, 0), _number(new, "last_seq"))
+    return found
+
+
+def idle(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The sessions whose idle timer ran out: its checkpoint removed by DynamoDB's TTL (no other removal)."""
+    found: list[str] = []
+    for record in records:
+        change = record.get("dynamodb") or {}
+        who = record.get("userIdentity") or {}
+        pk = _string(change.get("Keys") or {}, "pk") or ""
+        if record.get("eventName") == "REMOVE" and who.get("principalId") == TTL_PRINCIPAL and pk.startswith(IDLE_PK):
+            found.append(pk[len(IDLE_PK) :])
     return found

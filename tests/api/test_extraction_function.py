@@ -136,3 +136,38 @@ def test_the_environment_names_the_model_strategies_and_cadence(monkeypatch: pyt
     for bad in ("0", "x", "5000"):
         with pytest.raises(InvalidInput):
             every_from_env(bad)
+
+
+@pytest.mark.settings(extraction_strategies=("facts",))
+def test_a_session_left_idle_has_what_is_left_extracted(
+    function: Harness, inspector_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every session that moved gets its idle timer (re)started; when DynamoDB's TTL removes the timer (moto never
+    does: the removal is synthesized from the item as it was), what the count trigger left is extracted."""
+    from store.extraction.triggers import IDLE_PK, idle, idle_key
+    from tests.api.test_cascade import ttl_removal
+
+    monkeypatch.setenv("EXTRACTION_IDLE_MINUTES", "30")
+    store = function.store
+    sid = store.create_session("alice").id
+    store.append_messages(sid, [{"role": "user", "content": "I moved to Lisbon."}])  # 1 message: not due (4)
+    model = Scripted({"record_facts": [memories("The user moved to Lisbon.")]})
+    assert _handle(_records(function, inspector_client), model) == {"batchItemFailures": []}
+    assert model.asked == [] and store.list_extraction_runs(sid) == []
+    key = idle_key(sid)
+    assert key is not None
+    timer = store.load_checkpoint("workflow", key)
+    assert timer is not None and timer.data == {"seq": 1} and timer.expires_at is not None
+    item = inspector_client.get_item(
+        TableName=function.tables.sessions, Key={"pk": {"S": IDLE_PK + sid}, "sk": {"S": "CP"}}
+    )["Item"]
+    removal = ttl_removal(item, 1)
+    assert idle([removal]) == [sid] and idle([{**removal, "userIdentity": {}}]) == []  # only TTL's removal
+    assert _handle([removal], model) == {"batchItemFailures": []}
+    (run,) = store.list_extraction_runs(sid)
+    assert (run.trigger, run.first_seq, run.last_seq, run.status) == ("idle", 1, 1, "succeeded")
+    monkeypatch.setenv("EXTRACTION_IDLE_MINUTES", "0")  # off: no timer is started
+    store.delete_checkpoint("workflow", key)
+    store.append_messages(sid, [{"role": "user", "content": "ok"}])
+    _handle(_records(function, inspector_client), model)
+    assert store.load_checkpoint("workflow", key) is None

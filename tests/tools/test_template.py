@@ -306,6 +306,12 @@ def test_the_stream_jobs_are_separate_mappings() -> None:
     head = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "S#f"}, "sk": {"S": "HEAD"}}, "NewImage": {}}}
     state = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": "S#f"}, "sk": {"S": "STATE"}}, "NewImage": {}}}
     assert local["ExtractionFunction"].wants(head) and not local["ExtractionFunction"].wants(state)
+    timer = {"pk": {"S": "C#workflow#xi.s1"}, "sk": {"S": "CP"}}
+    by_ttl = {"eventName": "REMOVE", "userIdentity": {"type": "Service", "principalId": "dynamodb.amazonaws.com"}}
+    assert local["ExtractionFunction"].wants({**by_ttl, "dynamodb": {"Keys": timer}})  # an idle timer ran out
+    assert not local["ExtractionFunction"].wants({"eventName": "REMOVE", "dynamodb": {"Keys": timer}})  # deleted
+    other = {"pk": {"S": "C#workflow#other"}, "sk": {"S": "CP"}}
+    assert not local["ExtractionFunction"].wants({**by_ttl, "dynamodb": {"Keys": other}})
 
 
 def test_the_embedder_and_the_memories_index_are_made_of_the_same_two_parameters() -> None:
