@@ -83,15 +83,20 @@ def owners_view(session_id: str, owner: str) -> tuple[SessionStore, str]:
     local = unscoped_id(owner, session_id)
     if local is None:
         return shared, session_id
-    return SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings), local
+    return owners_store(owner), local
+
+
+def owners_store(owner: str) -> SessionStore:
+    """The container's store as `owner` sees it (the API's view: `functions.api.context.caller`)."""
+    shared = store()
+    return SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings)
 
 
 def _asked(request: dict[str, Any], chosen: Any) -> dict[str, Any]:
     """A run the API asked for (`{"extract": {"owner", "session_id", "strategies"}}`, the id as the owner names
     it): its runs (a model's failure is in them; a session gone is no runs)."""
     owner = str(request.get("owner") or "")
-    shared = store()
-    view = SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings)
+    view = owners_store(owner)
     try:
         runs = view.extract_memories(
             str(request.get("session_id") or ""),
