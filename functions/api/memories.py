@@ -102,7 +102,9 @@ def list_namespaces(
 
 
 @router.delete(
-    "/memories", tags=["memories"], summary="Forget every memory of mine (1,000 now, the rest by the cascade)"
+    "/memories",
+    tags=["memories"],
+    summary="Forget my memories and what extraction runs recorded of them (1,000 now, the rest by the cascade)",
 )
 def forget_owner() -> Forgotten:
     me = caller(router.current_event)

@@ -28,6 +28,8 @@ from pydantic import BaseModel, Field
 
 from store.conversation import canonical
 from store.core import memories as m
+from store.core.extraction_runs import RUNS_KIND as RUNS_KIND  # where the extraction layer names it too
+from store.core.extraction_runs import digest_of
 from store.core.timeutil import iso
 from store.extraction import consolidation as c
 from store.extraction.limits import Limits
@@ -35,7 +37,6 @@ from store.extraction.models import ModelError, ModelOutputInvalid, ModelRefused
 from store.extraction.strategies import MAX_TEXT, MEMORIES_SCHEMA, REFLECTION_INSTRUCTIONS, Strategy
 from store.models import MessageRecord
 
-RUNS_KIND = "memory-extraction"  # the session's records (`load_records`) that hold its runs
 RUNS_BYTES = 6000  # the JSON of the runs a session keeps (its newest; each strategy's newest always): ~15 runs
 MAX_MESSAGE_CHARS = 4000  # of one message shown to the model
 
@@ -118,11 +119,6 @@ class Now:
 
 Step = Call | Ask | Sleep | Now
 Flow = Generator[Step, Any, Any]
-
-
-def digest_of(source: str, strategy: str, first: Any, last: Any) -> str:
-    """A run's id: the same source (a session, or a framework's batch), strategy and range, the same id."""
-    return hashlib.blake2b(f"{source}\0{strategy}\0{first}\0{last}".encode(), digest_size=10).hexdigest()
 
 
 def finished_up_to(runs: list[ExtractionRun], strategy: str) -> int:

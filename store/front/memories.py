@@ -196,8 +196,10 @@ class Memories(Domain):
         return self._backend.execute(request)
 
     def forget_owner(self, owner: str) -> bool:
-        """Remove the owner's memories, at most 1,000 a call: True when none is left, False when some are (call
-        again; until then those are still there to read)."""
+        """Remove the owner's memories, at most 1,000 a call, and then what its sessions' memory extraction runs
+        recorded of them (each strategy keeps only how far it read, so those messages are not extracted again;
+        25 sessions a call): True when nothing is left, False when some is (the stack's cascade carries it on,
+        or call again; until then what is left can still be read)."""
         return self._backend.execute(ForgetOwner(owner=v.owner(owner)))
 
     def set_extraction(

@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from functools import cached_property
 
 from store.core import memories as m
+from store.core.extraction_runs import RUNS_KIND, forgotten
+from store.core.slots import records_slot
 from store.core.timeutil import is_expired
 from store.memory.core import MemoryCore
 from store.models import ExtractionChoice, MemoryHit, MemoryHits, MemoryItem, Page
@@ -157,8 +159,15 @@ class MemoryMemories(MemoryCore):
             position = m.walk_next(ns, shown)
 
     def forget_owner(self, request: ForgetOwner) -> bool:
+        """The owner's memories gone, and its sessions' extraction runs reduced to what a forget leaves
+        (`forgotten`: how far each strategy read, nothing of what it wrote)."""
+        now = self._now()
+        slot = records_slot(RUNS_KIND)
         with self._lock:
             self._memories.pop(request.owner, None)
+            for entry in self._sessions.values():
+                if entry.session.owner == request.owner and slot in entry.slots:
+                    entry.slots[slot] = forgotten(entry.slots[slot], now)
         return True
 
     def set_extraction(self, request: SetExtraction) -> ExtractionChoice:

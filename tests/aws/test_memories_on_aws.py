@@ -185,6 +185,46 @@ def test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade(dyn: Any
     assert store.forget_owner("alice") is True  # nothing left: no marker written
 
 
+def test_forgetting_the_runs_of_more_sessions_than_a_page_is_finished_by_the_cascade(dyn: Any) -> None:
+    """An owner's sessions' extraction runs are reduced a page of sessions at a time: forget_owner does the first
+    page and hands the rest on in the marker (where the owner index is up to), the cascade carries it on a page
+    a round when short of time, until every session keeps only how far each strategy read. A second forget
+    rewrites nothing."""
+    from store import deadline
+    from store.aws.plans.forget_runs import FORGET_SESSIONS
+    from store.core.extraction_runs import RUNS_KIND
+    from tests.extraction_support import Scripted, memories
+
+    store = dyn.store
+    sessions = [store.create_session("alice").id for _ in range(2 * FORGET_SESSIONS + 1)]
+    store.append_messages(sessions[0], [{"role": "user", "content": "I always want a window seat."}])
+    model = Scripted({"record_preferences": [memories("The user wants a window seat.")]})
+    (run,) = store.extract_memories(sessions[0], strategies=["preferences"], model=model)
+    made = run.model_dump(mode="json")
+    for sid in sessions[1:]:
+        store.save_records(sid, RUNS_KIND, [{**made, "session_id": sid, "run_id": sid[:20]}])
+    bobs = store.create_session("bob").id
+    store.save_records(bobs, RUNS_KIND, [{**made, "session_id": bobs}])
+    assert store.forget_owner("alice") is False  # more sessions than a page
+    assert _marker(dyn, "alice")
+    rounds = 0
+    while _marker(dyn, "alice"):
+        with deadline(0.5):  # less than the hand-on reserve: a page a round
+            dyn.cascade()
+        rounds += 1
+        assert rounds < 10
+    assert rounds == 2  # the two pages after the call's
+    for sid in sessions:
+        (left,) = store.list_extraction_runs(sid)
+        assert (left.trigger, left.strategy, left.last_seq) == ("forget", "preferences", 1)
+        assert left.changes == [] and left.model == ""
+    assert store.list_extraction_runs(bobs)[0].changes == run.changes  # another owner's runs stay
+    dyn.requests.clear()
+    assert store.forget_owner("alice") is False  # a page again, handed on
+    assert dyn.requests.count("PutItem") == 1  # the marker's: the page's records were already forgotten
+    assert dyn.requests.count("BatchGetItem") == 1 and dyn.requests.count("Query") == 2  # memories, sessions
+
+
 def _remember_many(dyn: Any, owner: str, count: int) -> None:
     """`count` memories of `owner`: one put through the store, the rest copies of its item under other keys
     (BatchWriteItem: the test is about forgetting them)."""

@@ -341,3 +341,35 @@ def test_an_owner_switches_extraction_off_and_chooses_its_strategies(harness: Ha
     with pytest.raises(InvalidInput):
         store.set_extraction("alice", enabled="no")  # type: ignore[arg-type]
     assert store.get_extraction("alice").strategies == ["facts"]
+
+
+@pytest.mark.needs("forget_owner", "list_sessions")
+def test_forget_owner_takes_the_runs_history_and_the_forgotten_messages_are_not_read_again(harness: Harness) -> None:
+    """forget_owner removes the memories and what the runs recorded of them (which memories they wrote, model,
+    tokens); each strategy keeps only how far it had read, so the next trigger does not make the forgotten
+    memories again from the same messages, and reads new ones as before. Another owner's runs stay."""
+    store = harness.store
+    first, second, bobs = _session(harness), _session(harness), _session(harness, owner="bob")
+    facts = ((first, "The user flies to Lisbon."), (second, "The user owns a red bicycle."), (bobs, "Bob flies."))
+    for sid, fact in facts:
+        model = Scripted({"record_facts": [memories(fact)]})
+        (run,) = store.extract_memories(sid, strategies=["facts"], model=model)
+        assert run.changes and run.model == "scripted-model"
+    failed = Scripted({"record_preferences": [ModelRefused("guardrail")]})
+    store.append_messages(second, [{"role": "user", "content": "I am vegetarian."}])
+    store.extract_memories(second, strategies=["preferences"], model=failed)  # refused: its range passed
+    assert store.forget_owner("alice") is True
+    assert store.search_memories("alice", ()).items == []
+    for sid, reached in ((first, {"facts": 2}), (second, {"facts": 2, "preferences": 3})):
+        runs = store.list_extraction_runs(sid)
+        assert {r.strategy: r.last_seq for r in runs} == reached
+        assert all(r.trigger == "forget" and r.changes == [] and r.model == "" and r.input_tokens == 0 for r in runs)
+    (kept,) = store.list_extraction_runs(bobs)
+    assert kept.trigger == "on_demand" and kept.changes
+    model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
+    assert store.extract_memories(first, strategies=["facts"], model=model) == [] and model.asked == []
+    store.append_messages(first, [{"role": "user", "content": "I moved to Porto."}])
+    model = Scripted({"record_facts": [memories("The user lives in Porto.", evidence=[3])]})
+    (run,) = store.extract_memories(first, strategies=["facts"], model=model)
+    assert (run.first_seq, run.last_seq) == (3, 3) and "[1]" not in model.asked[0].prompt
+    assert [h.value["text"] for h in store.search_memories("alice", ()).items] == ["The user lives in Porto."]

@@ -22,6 +22,7 @@ from store.aws import object_keys
 from store.aws.attrs import Expr, Item, action, get_s, item_size, n, s
 from store.aws.calls import AwsError, Call, Learn, Plan
 from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, out_of_time, settle, write_if
+from store.aws.plans.forget_runs import forget_runs_page
 from store.aws.plans.objects import abandon, get_objects, put_objects, record_intent
 from store.aws.plans.transactions import Actions
 from store.core import codec
@@ -477,21 +478,28 @@ def _forget_batch(ctx: Context, table: str, owner: str, reserve: float | None = 
     return finished and not answer.get("LastEvaluatedKey")
 
 
-def _hand_on_forget(ctx: Context, table: str, owner: str) -> Plan[None]:
-    """(Re)write the owner's forget marker with a new round: its change on the memories table's stream has the
-    cascade carry the forget on."""
-    item = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK), "round": s(ctx.new_id())}
+def _hand_on_forget(ctx: Context, table: str, owner: str, after: Item | None = None) -> Plan[None]:
+    """(Re)write the owner's forget marker with a new round (and where the sessions' runs are up to, `after`):
+    its change on the memories table's stream has the cascade carry the forget on."""
+    item: Item = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK), "round": s(ctx.new_id())}
+    if after is not None:
+        item["after"] = {"M": after}
     yield Call("put_item", {"TableName": table, "Item": item})
 
 
 def forget_owner(ctx: Context, request: ForgetOwner) -> Plan[bool]:
-    """Delete up to FORGET_BATCH of the owner's memories: True when none is left; otherwise False, and the rest
-    is handed to the stream's cascade (the forget marker), which deletes it in rounds (`finish_forget`). A
-    second call meanwhile is harmless (it deletes a batch more and hands the rest on again)."""
+    """Delete up to FORGET_BATCH of the owner's memories and, when none is left, reduce a page of its
+    sessions' extraction runs (`forget_runs_page`): True when nothing is left to do; otherwise False, and the
+    rest is handed to the stream's cascade (the forget marker), which carries it on in rounds
+    (`finish_forget`). A second call meanwhile is harmless (it does a batch more and hands the rest on again)."""
     table = _table(ctx)
-    if (yield from _forget_batch(ctx, table, request.owner)):
+    if not (yield from _forget_batch(ctx, table, request.owner)):
+        yield from _hand_on_forget(ctx, table, request.owner)
+        return False
+    after = yield from forget_runs_page(ctx, request.owner, None)
+    if after is None:
         return True
-    yield from _hand_on_forget(ctx, table, request.owner)
+    yield from _hand_on_forget(ctx, table, request.owner, after)
     return False
 
 
@@ -508,9 +516,10 @@ def forget_marked(record: dict[str, Any]) -> tuple[str, str] | None:
 def finish_forget(ctx: Context, owner: str, round_: str, *, slice_seconds: float) -> Plan[bool]:
     """Carry the owner's forget on from the marker's round `round_`: nothing when the marker is gone or holds
     another round (a record seen again, or a newer round's record is on its way: one chain of rounds at a
-    time); else delete the memories a batch at a time, for at most `slice_seconds` (and never past the
-    enclosing `store.deadline`, less `settings.handoff_reserve`): True once none is left (the marker removed);
-    else the marker's next round hands the rest to the next invocation (False)."""
+    time); else delete the memories a batch at a time, then reduce the owner's sessions' extraction runs a page
+    at a time from where the marker's `after` says, for at most `slice_seconds` (and never past the enclosing
+    `store.deadline`, less `settings.handoff_reserve`): True once nothing is left (the marker removed); else
+    the marker's next round hands the rest to the next invocation (False)."""
     table = _table(ctx)
     marker = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK)}
     current = yield from get_item(table, marker)
@@ -518,15 +527,21 @@ def finish_forget(ctx: Context, owner: str, round_: str, *, slice_seconds: float
         return True
     started = ctx.monotonic()
     reserve = ctx.settings.handoff_reserve.total_seconds()
+    after: Item | None = current.get("after", {}).get("M")
+    memories_left = True
     while True:
-        if (yield from _forget_batch(ctx, table, owner, reserve)):
-            expr = Expr()
-            condition = f"{expr.name('round')} = {expr.value(s(round_))}"  # a newer round is its own record's
-            body = action("Delete", table, marker, expr, condition=condition)["Delete"]
-            yield from write_if("delete_item", body)
-            return True
+        if memories_left:
+            memories_left = not (yield from _forget_batch(ctx, table, owner, reserve))
+        if not memories_left:
+            after = yield from forget_runs_page(ctx, owner, after)
+            if after is None:
+                expr = Expr()
+                condition = f"{expr.name('round')} = {expr.value(s(round_))}"  # a newer round is its own record's
+                body = action("Delete", table, marker, expr, condition=condition)["Delete"]
+                yield from write_if("delete_item", body)
+                return True
         if ctx.monotonic() - started > slice_seconds or out_of_time(ctx, reserve):
-            yield from _hand_on_forget(ctx, table, owner)
+            yield from _hand_on_forget(ctx, table, owner, None if memories_left else after)
             return False
 
 

@@ -1,0 +1,75 @@
+"""What every backend knows of memory extraction's run records: the session records' kind that holds them, how
+a run's id is made, and what forgetting an owner leaves of them.
+
+A session's runs say which memories they wrote (namespaces and keys) and what they cost. `forget_owner` removes
+an owner's memories and, with them, that history; what it keeps of each session is one line per strategy saying
+how far that strategy had read (`forgotten`), so the messages that made the forgotten memories are not read again
+by the next trigger. New messages are read as before (the owner's on/off choice, `set_extraction`, decides that)."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from store.core.timeutil import iso
+
+RUNS_KIND = "memory-extraction"  # the session's records (`load_records`) that hold its runs
+FORGET_TRIGGER = "forget"  # the trigger of the line a forget leaves in place of a strategy's runs
+MAX_FORGOTTEN = 50  # strategies a forget keeps the position of (the furthest read), whatever the records held
+
+
+def digest_of(source: str, strategy: str, first: Any, last: Any) -> str:
+    """A run's id: the same source (a session, or a framework's batch), strategy and range, the same id."""
+    return hashlib.blake2b(f"{source}\0{strategy}\0{first}\0{last}".encode(), digest_size=10).hexdigest()
+
+
+def _reached(record: Any) -> tuple[str, str, int] | None:
+    """(session, strategy, last seq) of a run record that finished its range (succeeded or refused), else None
+    (a failed run, or anything that does not read as a run)."""
+    if not isinstance(record, dict) or record.get("status") not in ("succeeded", "refused"):
+        return None
+    session, strategy, last = record.get("session_id"), record.get("strategy"), record.get("last_seq")
+    if not isinstance(session, str) or not isinstance(strategy, str) or type(last) is not int or last < 1:
+        return None
+    return session, strategy, last
+
+
+def forgotten(records: list[Any], now: datetime) -> list[dict[str, Any]]:
+    """What a forget leaves of a session's run records: for each strategy that finished a range, one run
+    (trigger `forget`) covering messages 1..the furthest it read, with no model, cost or changes; nothing of the
+    runs' history. At most MAX_FORGOTTEN strategies (the furthest read). Applying it to its own result returns
+    that result (a line keeps its time), so a second forget has nothing to write."""
+    furthest: dict[str, tuple[str, int]] = {}
+    for record in records if isinstance(records, list) else []:
+        reached = _reached(record)
+        if reached is not None and reached[2] > furthest.get(reached[1], ("", 0))[1]:
+            furthest[reached[1]] = (reached[0], reached[2])
+    kept = sorted(furthest.items(), key=lambda kv: (-kv[1][1], kv[0]))[:MAX_FORGOTTEN]
+    out: list[dict[str, Any]] = []
+    for strategy, (session, last) in sorted(kept):
+        run_id = digest_of(session, strategy, FORGET_TRIGGER, last)
+        earlier = next((r for r in records if isinstance(r, dict) and r.get("run_id") == run_id), {})
+        at = earlier.get("finished_at") if isinstance(earlier.get("finished_at"), str) else iso(now)
+        out.append(
+            {
+                "run_id": run_id,
+                "session_id": session,
+                "strategy": strategy,
+                "trigger": FORGET_TRIGGER,
+                "first_seq": 1,
+                "last_seq": last,
+                "status": "succeeded",
+                "error": None,
+                "model": "",
+                "model_calls": 0,
+                "attempts": 0,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "changes": [],
+                "unchanged": 0,
+                "started_at": at,
+                "finished_at": at,
+            }
+        )
+    return out
