@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
 from store.core.lifecycle import AsyncClosing
+from store.extraction.corrections import correction
 from store.extraction.front import drive_async
 from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
 from store.front.observed import opened, watch_of
+from store.models import MemoryItem
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
@@ -166,6 +168,13 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
 
     extract_memories = driven(SessionStore.extract_memories)  # composed of the operations, not one of them
     extract_from_messages = driven(SessionStore.extract_from_messages)
+
+    async def correct_memory(
+        self, owner: str, namespace: tuple[str, ...] | list[str], key: str, text: str
+    ) -> MemoryItem:
+        """`SessionStore.correct_memory`, awaitable (the same steps)."""
+        corrected: MemoryItem = await drive_async(self, None, correction(owner, namespace, key, text))
+        return corrected
 
     async def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """`SessionStore.list_extraction_runs`, awaitable."""

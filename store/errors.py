@@ -73,3 +73,10 @@ class BranchNotFound(StoreError, LookupError):
         super().__init__(f"branch {branch!r} not found in session {session_id!r}")
         self.session_id = session_id
         self.branch = branch
+
+
+class MemoryNotFound(StoreError, LookupError):
+    """An operation that changes a memory (`correct_memory`) named one the owner does not have."""
+
+    def __init__(self, message: str = "memory not found") -> None:
+        super().__init__(message)

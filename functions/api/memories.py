@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from functions.api.context import Absent, caller
-from functions.api.schemas import ExtractionPut, Forgotten, MemoryPut, Namespaces
+from functions.api.schemas import ExtractionPut, Forgotten, MemoryCorrection, MemoryPut, Namespaces
 from store import InvalidInput
 from store.core import codec
 from store.models import ExtractionChoice, MemoryHits, MemoryItem
@@ -59,6 +59,18 @@ def delete_memory(
     me = caller(router.current_event)
     me.store.delete_memory(me.owner, _labels(namespace, "namespace") or (), key)
     return Response(204)
+
+
+@router.patch("/memories/item", tags=["memories"], summary="Correct a memory's text (the old one kept in history)")
+def correct_memory(
+    body: MemoryCorrection,
+    namespace: Annotated[str, Query(min_length=2, max_length=NAMESPACE_PARAM)],
+    key: Annotated[str, Query(min_length=1, max_length=512)],
+) -> MemoryItem:
+    """An extracted memory keeps its provenance; the text it had goes first in its `history` (change
+    `corrected`). 404 `memory_not_found` when the caller has no such memory. A get and a put."""
+    me = caller(router.current_event)
+    return me.store.correct_memory(me.owner, _labels(namespace, "namespace") or (), key, body.text)
 
 
 @router.get("/memories/search", tags=["memories"], summary="Search my memories by meaning or words")

@@ -211,6 +211,14 @@ class Error(BaseModel):
     message: str
 
 
+class MemoryCorrection(BaseModel):
+    """The owner's corrected text of a memory (its earlier text is kept in its history)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=2000)
+
+
 class MemoryPut(BaseModel):
     """A memory to put: its namespace (a list of labels), key and value; `index` names the value's text
     fields to embed (null: all of its text; false: not searchable by meaning); `ttl_seconds` makes it expire."""

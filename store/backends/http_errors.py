@@ -15,6 +15,7 @@ ERRORS: dict[type[e.StoreError], tuple[int, str]] = {
     e.MessageNotFound: (404, "message_not_found"),
     e.ArtifactNotFound: (404, "artifact_not_found"),
     e.BranchNotFound: (404, "branch_not_found"),
+    e.MemoryNotFound: (404, "memory_not_found"),
     e.SessionExists: (409, "session_exists"),
     e.Conflict: (409, "conflict"),
     e.PayloadTooLarge: (413, "payload_too_large"),

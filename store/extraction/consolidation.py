@@ -168,7 +168,7 @@ def decisions(
     return [chosen.get(i) or Decision(c, "add", key_of(strategy, c.text), c.text) for i, c in enumerate(candidates)]
 
 
-def updated(previous: dict[str, Any], text: str, source: dict[str, Any], change: str, at: str) -> dict[str, Any]:
+def updated(previous: dict[str, Any], text: str, source: dict[str, Any] | None, change: str, at: str) -> dict[str, Any]:
     """A memory's new value after a merge, a supersede or a rewrite (`change`): `text` and `source` replaced,
     the text it had kept first in its `history` with its own provenance."""
     was = {"text": previous.get("text"), "source": previous.get("source"), "change": change, "replaced_at": at}

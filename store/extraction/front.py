@@ -1,7 +1,8 @@
-"""The public operations of memory extraction: run strategies over a session now (`extract_memories`), and read
-the runs a session had (`list_extraction_runs`). The run itself is `store.extraction.runs` (written once, as
-steps); this module checks the arguments and drives the steps with the store's own public methods, so a run
-sees and writes exactly what any caller would (the owner's checks included)."""
+"""The public operations of memory extraction: run strategies over a session now (`extract_memories`), read
+the runs a session had (`list_extraction_runs`), correct what was extracted (`correct_memory`). The run itself
+is `store.extraction.runs` (written once, as steps); this module checks the arguments and drives the steps with
+the store's own public methods, so a run sees and writes exactly what any caller would (the owner's checks
+included)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from store.core import memories as m
 from store.core import validation as v
 from store.core.steps import Stepper
 from store.errors import InvalidInput
+from store.extraction.corrections import correction
 from store.extraction.models import ModelError, ModelRejected
 from store.extraction.runs import (
     RUNS_KIND,
@@ -30,6 +32,7 @@ from store.extraction.runs import (
 from store.extraction.strategies import Strategy
 from store.extraction.strategies import strategies as chosen_strategies
 from store.front.base import Domain
+from store.models import MemoryItem
 
 TRIGGERS = ("on_demand", "messages", "idle")
 MAX_BATCH = 1000  # messages one extract_from_messages call takes
@@ -152,6 +155,15 @@ class Extraction(Domain):
         return Options(
             settings.extraction_limits, trigger, model.model_id, meaning_of(settings), settings.extraction_strategies
         )
+
+    def correct_memory(self, owner: str, namespace: tuple[str, ...] | list[str], key: str, text: str) -> MemoryItem:
+        """The owner's correction of a memory's `text` (an extracted one, or any with a text): the text it had
+        is kept first in its `history` (change `corrected`, newest first, at most 20), its provenance (`source`)
+        and other fields as they were, only `text` indexed. The same text again writes nothing. MemoryNotFound
+        when the owner has no such memory; InvalidInput for a bad argument, before anything is read. A get and
+        a put (the last writer wins, as with `put_memory`). Returns the memory."""
+        corrected: MemoryItem = drive(self, None, correction(owner, namespace, key, text))
+        return corrected
 
     def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """The session's extraction runs, oldest first (kept: the newest within about 6 KB of JSON, and each

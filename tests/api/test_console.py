@@ -556,4 +556,27 @@ def test_extracted_memories_show_their_runs_source_messages_and_history(
     expect(memory.locator("ul[aria-label='Source messages']")).to_contain_text("#3 user: Change of plan: 12 May.")
     expect(memory.locator("ul[aria-label=History]")).to_contain_text("The user flies to Lisbon on 10 May.")
     page.screenshot(path=str(shots(tmp_path) / "memory-provenance.png"), full_page=True)
+    # the owner corrects it (the old text goes to its history), then deletes it; and switches extraction off
+    memory.get_by_role("button", name="Correct").click()
+    memory.get_by_label("Corrected text").fill("The user flies to Lisbon on 14 May.")
+    memory.get_by_role("button", name="Save").click()
+    expect(page.locator("#status")).to_have_text("Corrected: the earlier text is in its history.")
+    memory = page.locator("table[aria-label=Memories] tbody tr").first
+    expect(memory).to_contain_text("The user flies to Lisbon on 14 May.")
+    stored = erin.get_memory("erin", ("facts",), old.key)
+    assert stored is not None and [h["change"] for h in stored.value["history"]] == ["corrected", "supersede"]
+    memory.get_by_text("Source messages and history").click()
+    expect(memory.locator("ul[aria-label=History]")).to_contain_text("Was (corrected")
+    page.screenshot(path=str(shots(tmp_path) / "memory-corrected.png"), full_page=True)
+    memory.get_by_role("button", name="Delete").click()
+    page.get_by_role("group", name="Confirm the delete").get_by_role("button", name="Delete").click()
+    expect(page.locator("table[aria-label=Memories] tbody")).to_contain_text("No memories here.")
+    assert erin.get_memory("erin", ("facts",), old.key) is None
+    choice = page.get_by_label("Memory extraction")
+    expect(choice).to_contain_text("Memory extraction is on")
+    choice.get_by_role("button", name="Switch extraction off").click()
+    expect(page.get_by_label("Memory extraction")).to_contain_text("Memory extraction is off")
+    assert erin.get_extraction("erin").enabled is False
+    expect(page.locator("#status")).to_have_text("")
+    page.screenshot(path=str(shots(tmp_path) / "memory-extraction-off.png"), full_page=True)
     assert failures == []

@@ -101,3 +101,22 @@ class stub_payload:
         return True
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def test_an_owner_corrects_an_extracted_memory_over_the_api(tables: Any) -> None:
+    model = Scripted({"record_facts": [FACT]})
+    context.use_store(tables(Settings(extraction_model=model)))
+    _trip()
+    ok(call("POST", "/sessions/trip/memory-runs", json_body={"strategies": ["facts"]}))
+    (fact,) = ok(call("GET", "/memories/search", query={"prefix": '["facts"]'}))["items"]
+    where = {"namespace": '["facts"]', "key": fact["key"]}
+    fixed = ok(call("PATCH", "/memories/item", query=where, json_body={"text": "The user flies on 12 May."}))
+    assert fixed["value"]["text"] == "The user flies on 12 May." and fixed["value"]["source"]["session_id"] == "trip"
+    assert [(h["text"], h["change"]) for h in fixed["value"]["history"]] == [(FACT["memories"][0]["text"], "corrected")]
+    err(
+        call("PATCH", "/memories/item", query=where, json_body={"text": "Bob's."}, owner="bob"), 404, "memory_not_found"
+    )
+    for bad in ({"text": ""}, {"text": 5}, {"text": "x", "more": 1}, {}):
+        err(call("PATCH", "/memories/item", query=where, json_body=bad), 422)
+    err(call("PATCH", "/memories/item", query={**where, "namespace": "facts"}, json_body={"text": "y"}), 400)
+    assert ok(call("GET", "/memories/item", query=where))["value"] == fixed["value"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import InvalidInput, SessionNotFound
+from store import InvalidInput, MemoryNotFound, SessionNotFound
 from store.embeddings import WordLlamaEmbedder
 from store.extraction import RUNS_KIND, ModelRefused, Strategy
 from tests.conftest import Harness
@@ -373,3 +373,46 @@ def test_forget_owner_takes_the_runs_history_and_the_forgotten_messages_are_not_
     (run,) = store.extract_memories(first, strategies=["facts"], model=model)
     assert (run.first_seq, run.last_seq) == (3, 3) and "[1]" not in model.asked[0].prompt
     assert [h.value["text"] for h in store.search_memories("alice", ()).items] == ["The user lives in Porto."]
+
+
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_an_owner_corrects_an_extracted_memory_its_earlier_text_kept_in_its_history(harness: Harness) -> None:
+    store = harness.store
+    sid = _session(harness)
+    model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
+    store.extract_memories(sid, strategies=["facts"], model=model)
+    (fact,) = store.search_memories("alice", ("facts",)).items
+    corrected = store.correct_memory("alice", ("facts",), fact.key, "  The user flies to Lisbon on 12 May. ")
+    assert corrected.value["text"] == "The user flies to Lisbon on 12 May."
+    assert corrected.value["source"] == fact.value["source"]  # where it came from stays
+    (was,) = corrected.value["history"]
+    assert (was["text"], was["change"], was["source"]) == (fact.value["text"], "corrected", fact.value["source"])
+    (found,) = store.search_memories("alice", ("facts",), query="12 May", mode="keyword").items
+    assert found.key == fact.key and found.value["text"].endswith("12 May.")
+    again = store.correct_memory("alice", ("facts",), fact.key, "The user flies to Lisbon on 12 May.")
+    assert again.value["history"] == corrected.value["history"]  # the same text: nothing written
+    with pytest.raises(MemoryNotFound):
+        store.correct_memory("bob", ("facts",), fact.key, "Bob's version.")  # another owner's: not there
+    with pytest.raises(MemoryNotFound):
+        store.correct_memory("alice", ("facts",), "no-such-key", "anything")
+    for bad in ("", "   ", 42, None, "x" * 2001):
+        with pytest.raises(InvalidInput):
+            store.correct_memory("alice", ("facts",), fact.key, bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.correct_memory("alice", (), fact.key, "no namespace")
+    kept = store.get_memory("alice", ("facts",), fact.key)
+    assert kept is not None and kept.value == corrected.value
+    store.put_memory("alice", ("notes",), "plain", {"text": "by hand", "tag": "x"})
+    plain = store.correct_memory("alice", ("notes",), "plain", "by hand, corrected")
+    assert plain.value == {
+        "text": "by hand, corrected",
+        "tag": "x",
+        "history": [
+            {
+                "text": "by hand",
+                "source": None,
+                "change": "corrected",
+                "replaced_at": plain.value["history"][0]["replaced_at"],
+            }
+        ],
+    }

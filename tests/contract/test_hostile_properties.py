@@ -106,6 +106,7 @@ def valid_arguments(store: Any, sid: str, mid: str) -> dict[str, Any]:
         "namespace": ("preferences",),
         "value": {"text": "x"},
         "source": "s1",
+        "text": "corrected",
     }
 
 
@@ -227,7 +228,8 @@ def test_every_public_method_is_covered() -> None:
     assert {"fork_session", "rewind_session", "restore_branch", "delete_branch", "list_branches"} <= set(METHODS)
     assert {"put_memory", "search_memories", "list_namespaces", "forget_owner"} <= set(METHODS)
     assert {"extract_memories", "extract_from_messages", "list_extraction_runs", "set_extraction"} <= set(METHODS)
-    assert len(METHODS) == 57
+    assert "correct_memory" in METHODS
+    assert len(METHODS) == 58
 
 
 @pytest.mark.slow

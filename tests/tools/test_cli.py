@@ -455,6 +455,16 @@ def test_memories_extract_runs_and_show_with_a_local_model_endpoint(
         assert "from session trip messages 3, by facts (qwen2.5)" in out
         assert "[3] user: Change: Lisbon on 12 May." in out and "was (supersede" in out and "10 May" in out
         assert run(h.store, "memories", "runs", "trip", owner="mallory")[0] == 1  # another owner's session: absent
+        code, out = run(h.store, "memories", "correct", "facts", key, "The user flies to Lisbon on 14 May.")
+        assert code == 0 and out == f"corrected facts {key}\n"
+        code, out = run(h.store, "memories", "show", "facts", key)
+        assert "14 May" in out.splitlines()[1] and "was (corrected" in out and "was (supersede" in out
+        assert run(h.store, "memories", "correct", "facts", "nope", "x")[0] == 1  # no such memory
+        assert run(h.store, "memories", "forget")[0] == 1  # asks for --yes
+        assert store.get_memory("alice", ("facts",), key) is not None
+        code, out = run(h.store, "memories", "forget", "--yes")
+        assert code == 0 and out == "forgotten\n" and store.get_memory("alice", ("facts",), key) is None
+        assert [(r.trigger, r.changes) for r in store.list_extraction_runs("trip")] == [("forget", [])]
         code, out = run(h.store, "memories", "extraction", "--off")
         assert code == 0 and out == "extraction off; strategies: the store's default\n"
         assert run(h.store, "memories", "extract", "trip")[0] == 1  # switched off: refused

@@ -135,16 +135,20 @@ async function api(path, params) {
   if (!answer.ok) throw new ApiError(answer.status, body?.code || "", body?.message || `HTTP ${answer.status}`);
   return body;
 }
-async function apiPost(path, body) {
-  const answer = await fetch(new URL(BASE + path, location.origin), {
-    method: "POST",
-    headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
-    body: JSON.stringify(body || {}),
+async function apiSend(method, path, body, params) {
+  // a change: POST, PUT, PATCH or DELETE with a JSON body (none for DELETE); the answer's JSON, or null
+  const url = new URL(BASE + path, location.origin);
+  for (const [key, value] of Object.entries(params || {})) url.searchParams.set(key, value);
+  const answer = await fetch(url, {
+    method,
+    headers: { Authorization: `Bearer ${token()}`, ...(method === "DELETE" ? {} : { "Content-Type": "application/json" }) },
+    body: method === "DELETE" ? undefined : JSON.stringify(body || {}),
   });
   const reply = answer.headers.get("content-type")?.includes("json") ? await answer.json() : null;
   if (!answer.ok) throw new ApiError(answer.status, reply?.code || "", reply?.message || `HTTP ${answer.status}`);
   return reply;
 }
+function apiPost(path, body) { return apiSend("POST", path, body); }
 async function apiBlob(path, params) {
   const url = new URL(BASE + path, location.origin);
   for (const [key, value] of Object.entries(params || {})) url.searchParams.set(key, value);
@@ -275,13 +279,52 @@ function namespaceOf(text) {
     return Array.isArray(ns) && ns.length && ns.every((l) => typeof l === "string") ? ns : null;
   } catch { return null; }
 }
-function memoryRows(items, withScore) {
-  return items.map((h) => el("tr", {},
-    withScore ? el("td", { class: "num" }, h.score == null ? "–" : h.score.toFixed(3)) : null,
-    el("td", {}, el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(h.namespace))}` }, nsText(h.namespace))),
-    el("td", {}, h.key),
-    el("td", {}, typeof h.value?.text === "string" ? h.value.text : pretty(h.value), provenance(h.value)),
-    el("td", {}, when(h.updated_at))));
+function memoryRows(items, withScore, changed) {
+  return items.map((h) => {
+    const text = el("td", {}, typeof h.value?.text === "string" ? h.value.text : pretty(h.value), provenance(h.value));
+    return el("tr", {},
+      withScore ? el("td", { class: "num" }, h.score == null ? "–" : h.score.toFixed(3)) : null,
+      el("td", {}, el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(h.namespace))}` }, nsText(h.namespace))),
+      el("td", {}, h.key), text, el("td", {}, when(h.updated_at)),
+      el("td", { class: "actions" }, memoryActions(h, text, changed)));
+  });
+}
+function memoryActions(h, cell, changed) {
+  // the owner corrects a memory's text (the old one goes to its history) or deletes it, each when confirmed
+  const where = { namespace: JSON.stringify(h.namespace), key: h.key };
+  const correct = el("button", { type: "button", onclick: () => {
+    const box = el("textarea", { rows: 3, "aria-label": "Corrected text", maxlength: 2000 });
+    box.value = typeof h.value?.text === "string" ? h.value.text : "";
+    const before = [...cell.childNodes];
+    const form = el("form", { class: "correct", onsubmit: async (e) => {
+      e.preventDefault();
+      say("Correcting the memory…");
+      try {
+        await apiSend("PATCH", "/memories/item", { text: box.value }, where);
+        say("Corrected: the earlier text is in its history.");
+        await changed();
+      } catch (error) { failed(error); }
+    } }, box, el("div", { class: "row" }, el("button", { type: "submit" }, "Save"),
+      el("button", { type: "button", onclick: () => cell.replaceChildren(...before) }, "Cancel")));
+    cell.replaceChildren(form);
+    box.focus();
+  } }, "Correct");
+  const remove = el("button", { type: "button", onclick: () => {
+    const question = el("span", { class: "confirm", role: "group", "aria-label": "Confirm the delete" },
+      "Delete this memory? ",
+      el("button", { type: "button", onclick: async () => {
+        say("Deleting the memory…");
+        try {
+          await apiSend("DELETE", "/memories/item", null, where);
+          say("Deleted.");
+          await changed();
+        } catch (error) { failed(error); }
+      } }, "Delete"),
+      el("button", { type: "button", onclick: () => { question.replaceWith(remove); remove.focus(); } }, "Cancel"));
+    remove.replaceWith(question);
+    question.querySelector("button").focus();
+  } }, "Delete");
+  return [correct, remove];
 }
 function provenance(value) {
   // an extracted memory: where it came from (a session's messages, by a strategy and a model), its source
@@ -317,13 +360,29 @@ function textOf(message) {
   const parts = message.canonical?.parts || [];
   return parts.filter((p) => p.type === "text" && p.text).map((p) => p.text).join(" ") || "(no text)";
 }
-function memoryTable(label, items, withScore) {
+function memoryTable(label, items, withScore, changed) {
   const head = [withScore ? el("th", { class: "num" }, "Score") : null, el("th", {}, "Namespace"), el("th", {}, "Key"),
-    el("th", {}, "Value"), el("th", {}, "Updated")];
+    el("th", {}, "Value"), el("th", {}, "Updated"), el("th", {}, el("span", { class: "sr-only" }, "Actions"))];
   return el("table", { "aria-label": label },
     el("thead", {}, el("tr", {}, head)),
-    el("tbody", {}, items.length ? memoryRows(items, withScore)
-      : el("tr", {}, el("td", { colspan: withScore ? 5 : 4 }, withScore ? "No memory matches." : "No memories here."))));
+    el("tbody", {}, items.length ? memoryRows(items, withScore, changed)
+      : el("tr", {}, el("td", { colspan: withScore ? 6 : 5 }, withScore ? "No memory matches." : "No memories here."))));
+}
+function extractionLine(choice, changed) {
+  // the owner's choice about memory extraction: on (with which strategies) or off, switched here
+  const strategies = choice.strategies ? choice.strategies.join(", ") : "the stack's default strategies";
+  const button = el("button", { type: "button", onclick: async () => {
+    button.disabled = true;
+    say(choice.enabled ? "Switching memory extraction off…" : "Switching memory extraction on…");
+    try {
+      await apiSend("PUT", "/memories/extraction", { enabled: !choice.enabled, strategies: choice.strategies });
+      say("");
+      await changed();
+    } catch (error) { failed(error); button.disabled = false; }
+  } }, choice.enabled ? "Switch extraction off" : "Switch extraction on");
+  return el("p", { class: "row extraction", "aria-label": "Memory extraction" },
+    choice.enabled ? `Memory extraction is on (${strategies}): your conversations are distilled into memories.`
+      : "Memory extraction is off: nothing is extracted from your conversations.", button);
 }
 async function memoryView(namespace) {
   const q = el("input", { type: "search", id: "mq", name: "mq", placeholder: "what to recall (by meaning)" });
@@ -331,28 +390,31 @@ async function memoryView(namespace) {
   const names = el("ul", { class: "namespaces", "aria-label": "Namespaces" });
   const form = el("form", { class: "filters", role: "search", onsubmit: (e) => { e.preventDefault(); find(); } },
     el("label", { for: "mq" }, "Recall", q), el("button", { type: "submit" }, "Search memories"));
-  main.replaceChildren(el("h1", {}, namespace ? `Memory · ${nsText(namespace)}` : "Memory"), form,
+  const choice = el("div", { id: "memory-extraction" });
+  main.replaceChildren(el("h1", {}, namespace ? `Memory · ${nsText(namespace)}` : "Memory"), choice, form,
     el("h2", {}, "Namespaces"), names, results);
   const prefix = namespace ? JSON.stringify(namespace) : null;
+  const changed = async () => { const said = statusLine.textContent; await memoryView(namespace); say(said); };
   async function find() {
     if (!q.value.trim()) return;
     say("Searching memories…");
     try {
       const found = await api("/memories/search", { q: q.value.trim(), prefix, limit: 20 });
       const how = { semantic: "by meaning", keyword: "by words (the stack has no embedder)", hybrid: "by words and meaning" };
-      results.replaceChildren(el("h2", {}, "Best matches"), memoryTable("Memory search results", found.items, true),
+      results.replaceChildren(el("h2", {}, "Best matches"), memoryTable("Memory search results", found.items, true, changed),
         el("p", { class: "totals" }, `Searched ${how[found.mode] || "by words"}.`));
       say("");
     } catch (error) { failed(error); }
   }
   say("Loading memories…");
   try {
+    choice.replaceChildren(extractionLine(await api("/memories/extraction"), changed));
     const listed = await api("/memories/namespaces", { prefix, limit: 200 });
     names.replaceChildren(...(listed.items.length ? listed.items.map((ns) => el("li", {},
       el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(ns))}` }, nsText(ns))))
       : [el("li", { class: "muted" }, "No memories yet.")]));
     const page = await api("/memories/search", { prefix, limit: 100 });
-    results.replaceChildren(el("h2", {}, namespace ? "Memories here" : "Memories"), memoryTable("Memories", page.items, false),
+    results.replaceChildren(el("h2", {}, namespace ? "Memories here" : "Memories"), memoryTable("Memories", page.items, false, changed),
       el("p", { class: "totals" }, `${page.items.length} ${page.items.length === 1 ? "memory" : "memories"}`));
     say("");
   } catch (error) { failed(error); }

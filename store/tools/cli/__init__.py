@@ -9,7 +9,8 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store traces show ID [RUN]
     agent-store artifacts list ID | get ID NAME
     agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
-    agent-store memories show NS KEY | extract SESSION [--strategy S] | runs SESSION | extraction [--on|--off]
+    agent-store memories show NS KEY | correct NS KEY TEXT | forget --yes
+    agent-store memories extract SESSION [--strategy S] | runs SESSION | extraction [--on|--off]
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -173,6 +174,12 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", parents=[common], help="one memory, where it came from and its earlier texts")
     p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
     p.add_argument("key", help="the memory's key")
+    p = sub.add_parser("correct", parents=[common], help="correct a memory's text (the old one kept in its history)")
+    p.add_argument("namespace", help='labels joined by "/" (or a JSON array)')
+    p.add_argument("key", help="the memory's key")
+    p.add_argument("text", help="the corrected text")
+    p = sub.add_parser("forget", parents=[common], help="forget every memory of the owner (--yes)")
+    p.add_argument("--yes", action="store_true", help="yes, forget them all")
     p = sub.add_parser("extract", parents=[common], help="extract memories from a session now ($EXTRACTION_MODEL)")
     p.add_argument("session_id", help="the session's id")
     p.add_argument(
@@ -239,6 +246,8 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("memories", "delete"): c.memories_delete,
         ("memories", "export"): c.memories_export,
         ("memories", "show"): x.memories_show,
+        ("memories", "correct"): x.memories_correct,
+        ("memories", "forget"): x.memories_forget,
         ("memories", "extract"): x.memories_extract,
         ("memories", "runs"): x.memories_runs,
         ("memories", "extraction"): x.memories_extraction,

@@ -108,3 +108,24 @@ def memories_extraction(args: Any, t: Target, out: TextIO) -> int:
     strategies = ", ".join(choice.strategies) if choice.strategies else "the store's default"
     out.write(f"extraction {'on' if choice.enabled else 'off'}; strategies: {strategies}\n")
     return 0
+
+
+def memories_correct(args: Any, t: Target, out: TextIO) -> int:
+    """Correct a memory's text: the text it had is kept first in its history (`memories show` shows it)."""
+    from store.tools.cli.commands import _namespace
+
+    fixed = t.store.correct_memory(t.owner, _namespace(args.namespace), args.key, args.text)
+    out.write(as_json(fixed) + "\n" if args.json else f"corrected {'/'.join(fixed.namespace)} {fixed.key}\n")
+    return 0
+
+
+def memories_forget(args: Any, t: Target, out: TextIO) -> int:
+    """Forget every memory of the owner (and what extraction runs recorded of them); asks for --yes."""
+    if not args.yes:
+        raise InvalidInput("forgetting every memory of the owner cannot be undone: add --yes")
+    done = t.store.forget_owner(t.owner)
+    if args.json:
+        out.write(as_json({"done": done}) + "\n")
+    else:
+        out.write("forgotten\n" if done else "forgetting: the rest is finished by the stack's cascade\n")
+    return 0
