@@ -229,12 +229,15 @@ def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def moto_server_process(latency: float = 0.0) -> Iterator[str]:
+def moto_server_process(latency: float = 0.0, *, shared_numbers: bool = False) -> Iterator[str]:
     """moto's server as in `moto_server`, in a process of its own (so its CPU is not the caller's), with
-    per-item transaction backups, for benchmarks; yields its endpoint URL once it listens, stopped on exit."""
+    per-item transaction backups, for benchmarks; yields its endpoint URL once it listens, stopped on exit.
+    `shared_numbers`: equal numbers in lists are one object (`shared_list_numbers`), for benchmarks that hold
+    100,000 vectors."""
     port = free_port()
+    flags = ["--per-item-transaction-backups", *(["--shared-list-numbers"] if shared_numbers else [])]
     server = subprocess.Popen(
-        [sys.executable, "-m", "infra.local.aws", str(port), str(latency), "--per-item-transaction-backups"],
+        [sys.executable, "-m", "infra.local.aws", str(port), str(latency), *flags],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -301,9 +304,31 @@ def per_item_transaction_backups() -> None:
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
+def shared_list_numbers() -> None:
+    """For benchmarks that keep 100,000 vectors in moto: moto holds each number of a list (a vector's every
+    component) as an object of its own, a few hundred bytes each, so 100,000 memories of 768 numbers would take
+    more memory than this machine has. This makes equal numbers in a list one shared object (most of a memory's
+    word buckets are 0): what is stored and answered is the same, as nothing changes a list's elements in
+    place (an update replaces the attribute)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    if getattr(DynamoType, "_agent_store_shared", False):  # installed already (idempotent)
+        return
+    shared: dict[str, DynamoType] = {}
+    original = DynamoType.__init__
+
+    def init(self: Any, type_as_dict: Any) -> None:
+        original(self, type_as_dict)
+        if self.type == "L":
+            self.value = [shared.setdefault(v.value, v) if v.type == "N" else v for v in self.value]
+
+    DynamoType.__init__ = init  # type: ignore[method-assign]
+    DynamoType._agent_store_shared = True  # type: ignore[attr-defined]
+
+
 def main() -> None:
     """Run moto's server (one request at a time) on 127.0.0.1 until interrupted:
-    `python -m infra.local.aws PORT [LATENCY_SECONDS] [--per-item-transaction-backups]`."""
+    `python -m infra.local.aws PORT [LATENCY_SECONDS] [--per-item-transaction-backups] [--shared-list-numbers]`."""
     import sys
 
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -311,6 +336,8 @@ def main() -> None:
     latency = float(args[1]) if len(args) > 1 else 0.0
     if "--per-item-transaction-backups" in sys.argv:
         per_item_transaction_backups()
+    if "--shared-list-numbers" in sys.argv:
+        shared_list_numbers()
     with moto_server(port, latency) as url:
         print(url, flush=True)
         try:
