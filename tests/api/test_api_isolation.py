@@ -72,6 +72,7 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/memories/namespaces", None),
     ("GET", "/memories/item?key=k", None),
     ("DELETE", "/memories/item?key=k", None),
+    ("PATCH", "/memories/item?key=k", {"text": "x"}),
     ("DELETE", "/memories", None),
     ("GET", "/memories/extraction", None),
     ("PUT", "/memories/extraction", {"enabled": True}),
@@ -161,6 +162,8 @@ def test_another_owner_never_reaches_alices_memories(api: Harness) -> None:
         assert found.status == 200 and found.json()["items"] == [] and b"secret" not in found.body
     assert call("GET", "/memories/namespaces", owner="mallory").json()["items"] == []
     assert call("DELETE", "/memories/item", owner="mallory", query=item).status == 204
+    corrected = call("PATCH", "/memories/item", owner="mallory", query=item, json_body={"text": "mine now"})
+    assert corrected.status == 404 and b"secret" not in corrected.body
     assert call("DELETE", "/memories", owner="mallory").json() == {"done": True}
     assert api.memories() == before
     assert call("GET", "/memories/item", owner="alice", query=item).json()["value"] == secret["value"]

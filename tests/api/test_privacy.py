@@ -170,6 +170,7 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("GET", "/memories/search", query={"q": m, "prefix": ns, "filter": json.dumps({"text": m})})
     go("GET", "/memories/namespaces", query={"prefix": '["notes"]'})
     go("GET", "/memories/search", query={"q": m, "mode": "semantic"})  # 400: no embedder, with the marker sent
+    go("PATCH", "/memories/item", query={"namespace": ns, "key": m}, json_body={"text": f"{m} corrected"})
     go("DELETE", "/memories/item", query={"namespace": ns, "key": m})
     go("DELETE", "/memories")
     go("PUT", "/memories/extraction", json_body={"enabled": False, "strategies": ["facts"]})
