@@ -579,4 +579,9 @@ def test_extracted_memories_show_their_runs_source_messages_and_history(
     assert erin.get_extraction("erin").enabled is False
     expect(page.locator("#status")).to_have_text("")
     page.screenshot(path=str(shots(tmp_path) / "memory-extraction-off.png"), full_page=True)
+    assert erin.forget_owner("erin") is True  # the runs' history goes too: how far each strategy read stays
+    page.evaluate("location.hash = '#/s/trip/memory'")
+    rows = page.locator("table[aria-label='Memory runs'] tbody tr")
+    expect(rows).to_have_count(1)
+    assert "forgotten" in rows.first.inner_text() and "scripted-model" not in rows.first.inner_text()
     assert failures == []

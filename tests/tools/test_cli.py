@@ -465,6 +465,8 @@ def test_memories_extract_runs_and_show_with_a_local_model_endpoint(
         code, out = run(h.store, "memories", "forget", "--yes")
         assert code == 0 and out == "forgotten\n" and store.get_memory("alice", ("facts",), key) is None
         assert [(r.trigger, r.changes) for r in store.list_extraction_runs("trip")] == [("forget", [])]
+        code, out = run(h.store, "memories", "runs", "trip")
+        assert code == 0 and "forgotten" in out.splitlines()[2] and "qwen" not in out
         code, out = run(h.store, "memories", "extraction", "--off")
         assert code == 0 and out == "extraction off; strategies: the store's default\n"
         assert run(h.store, "memories", "extract", "trip")[0] == 1  # switched off: refused

@@ -553,7 +553,8 @@ async function memoryRunsTab(id, panel) {
     const runs = (await api(path)).items;
     const rows = runs.slice().reverse().map((r) => el("tr", {},
       el("td", {}, when(r.started_at)), el("td", {}, r.strategy), el("td", {}, `#${r.first_seq}–#${r.last_seq}`),
-      el("td", { class: r.status === "succeeded" ? "" : "error" }, r.status + (r.error ? ` (${r.error})` : "")),
+      r.trigger === "forget" ? el("td", { class: "muted", title: "forget_owner took what these runs wrote; the messages they read are not read again" }, "forgotten")
+        : el("td", { class: r.status === "succeeded" ? "" : "error" }, r.status + (r.error ? ` (${r.error})` : "")),
       el("td", {}, r.changes.length ? r.changes.map((c) => el("div", {}, `${c.action} `,
         el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(c.namespace))}` }, nsText(c.namespace)), ` ${c.key}`)) : "–"),
       el("td", { class: "num" }, String(r.unchanged)), el("td", {}, r.model || "–"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from store.conversation import viewed
+from store.core.extraction_runs import FORGET_TRIGGER
 from store.errors import InvalidInput
 from store.extraction.triggers import model_from_env
 from store.tools.cli.show import as_json, short, table
@@ -22,7 +23,7 @@ def _runs_table(runs: list[Any], out: TextIO) -> None:
             _when(r.started_at),
             r.strategy,
             f"{r.first_seq}-{r.last_seq}",
-            r.status + (f" ({r.error})" if r.error else ""),
+            "forgotten" if r.trigger == FORGET_TRIGGER else r.status + (f" ({r.error})" if r.error else ""),
             ", ".join(f"{c.action} {'/'.join(c.namespace)} {c.key}" for c in r.changes) or "-",
             r.unchanged,
             r.input_tokens + r.output_tokens,
