@@ -6,6 +6,8 @@ real APIs' recorded answers are tests/extraction/test_model_apis.py's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from store import InvalidInput, MemoryNotFound, SessionNotFound
@@ -27,6 +29,14 @@ def _session(harness: Harness, owner: str = "alice", messages: list[dict[str, st
     session = store.create_session(owner)
     store.append_messages(session.id, messages or TRIP)
     return session.id
+
+
+def _with_a_fact(harness: Harness) -> tuple[Any, str]:
+    """alice's session whose facts were extracted: "The user flies to Lisbon on 10 May." (the store, the id)."""
+    sid = _session(harness)
+    model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
+    harness.store.extract_memories(sid, strategies=["facts"], model=model)
+    return harness.store, sid
 
 
 @pytest.mark.settings(embedder=WORDLLAMA)
@@ -62,10 +72,7 @@ def test_a_conversation_becomes_facts_and_preferences_with_their_provenance(harn
 
 @pytest.mark.settings(embedder=WORDLLAMA)
 def test_the_next_run_reads_only_new_messages_and_a_known_fact_is_not_written_again(harness: Harness) -> None:
-    store = harness.store
-    sid = _session(harness)
-    first = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
-    store.extract_memories(sid, strategies=["facts"], model=first)
+    store, sid = _with_a_fact(harness)
     store.append_messages(sid, [{"role": "user", "content": "As I said, Lisbon on 10 May."}])
     again = Scripted({"record_facts": [memories("the user flies to Lisbon on 10 May")]})
     (run,) = store.extract_memories(sid, strategies=["facts"], model=again)
@@ -377,10 +384,7 @@ def test_forget_owner_takes_the_runs_history_and_the_forgotten_messages_are_not_
 
 @pytest.mark.settings(embedder=WORDLLAMA)
 def test_an_owner_corrects_an_extracted_memory_its_earlier_text_kept_in_its_history(harness: Harness) -> None:
-    store = harness.store
-    sid = _session(harness)
-    model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
-    store.extract_memories(sid, strategies=["facts"], model=model)
+    store, _ = _with_a_fact(harness)
     (fact,) = store.search_memories("alice", ("facts",)).items
     corrected = store.correct_memory("alice", ("facts",), fact.key, "  The user flies to Lisbon on 12 May. ")
     assert corrected.value["text"] == "The user flies to Lisbon on 12 May."
@@ -397,7 +401,7 @@ def test_an_owner_corrects_an_extracted_memory_its_earlier_text_kept_in_its_hist
         store.correct_memory("alice", ("facts",), "no-such-key", "anything")
     for bad in ("", "   ", 42, None, "x" * 2001):
         with pytest.raises(InvalidInput):
-            store.correct_memory("alice", ("facts",), fact.key, bad)  # type: ignore[arg-type]
+            store.correct_memory("alice", ("facts",), fact.key, bad)
     with pytest.raises(InvalidInput):
         store.correct_memory("alice", (), fact.key, "no namespace")
     kept = store.get_memory("alice", ("facts",), fact.key)
