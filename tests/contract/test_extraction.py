@@ -6,11 +6,9 @@ real APIs' recorded answers are tests/extraction/test_model_apis.py's."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from store import InvalidInput, MemoryNotFound, SessionNotFound
+from store import InvalidInput, MemoryNotFound, SessionNotFound, SessionStore
 from store.embeddings import WordLlamaEmbedder
 from store.extraction import RUNS_KIND, ModelRefused, Strategy
 from tests.conftest import Harness
@@ -31,7 +29,7 @@ def _session(harness: Harness, owner: str = "alice", messages: list[dict[str, st
     return session.id
 
 
-def _with_a_fact(harness: Harness) -> tuple[Any, str]:
+def _with_a_fact(harness: Harness) -> tuple[SessionStore, str]:
     """alice's session whose facts were extracted: "The user flies to Lisbon on 10 May." (the store, the id)."""
     sid = _session(harness)
     model = Scripted({"record_facts": [memories("The user flies to Lisbon on 10 May.")]})
@@ -401,7 +399,7 @@ def test_an_owner_corrects_an_extracted_memory_its_earlier_text_kept_in_its_hist
         store.correct_memory("alice", ("facts",), "no-such-key", "anything")
     for bad in ("", "   ", 42, None, "x" * 2001):
         with pytest.raises(InvalidInput):
-            store.correct_memory("alice", ("facts",), fact.key, bad)
+            store.correct_memory("alice", ("facts",), fact.key, bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput):
         store.correct_memory("alice", (), fact.key, "no namespace")
     kept = store.get_memory("alice", ("facts",), fact.key)
