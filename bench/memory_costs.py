@@ -9,8 +9,8 @@ index configuration (wordllama's 256 dimensions, the "text" field embedded) and 
 (items of that owner) it measures, on each store's own boto3 session (bench/meter.py: requests, and capacity
 units computed from item sizes with DynamoDB's rules, a Query or Scan billed for the whole items it reads).
 Up to PUT_THROUGH_API items are put through each store's API; past that (moto keeps a 256-number vector as
-256 Python objects, so 100,000 memories take minutes and gigabytes either way; the server shares equal numbers
-among lists, `infra.local.aws.shared_list_numbers`, or 100,000 memories would not fit) the rest are written by
+256 Python objects, so 100,000 memories take minutes and gigabytes either way; the server is lean, sharing equal
+numbers among lists and keeping no stream record, or 100,000 memories would not fit) the rest are written by
 BatchWriteItem as copies of the store's own items: the last item put through the API, with the key, text and
 vector of each new memory (each store's item layout, its vector embedded by the same model). The loader
 checks its copy of that last item against the item the store wrote, so the two cannot drift apart.
@@ -266,7 +266,7 @@ def wordllama() -> Callable[[list[str]], list[list[float]]]:
 
 @contextmanager
 def server() -> Iterator[str]:
-    with moto_server_process(shared_numbers=True) as url:  # 100,000 vectors fit this machine's memory
+    with moto_server_process(lean=True) as url:  # 100,000 vectors fit this machine's memory
         yield url
 
 

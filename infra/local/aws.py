@@ -229,13 +229,13 @@ def moto_server(port: int | None = None, latency: float = 0.0) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def moto_server_process(latency: float = 0.0, *, shared_numbers: bool = False) -> Iterator[str]:
+def moto_server_process(latency: float = 0.0, *, lean: bool = False) -> Iterator[str]:
     """moto's server as in `moto_server`, in a process of its own (so its CPU is not the caller's), with
     per-item transaction backups, for benchmarks; yields its endpoint URL once it listens, stopped on exit.
-    `shared_numbers`: equal numbers in lists are one object (`shared_list_numbers`), for benchmarks that hold
-    100,000 vectors."""
+    `lean`, for benchmarks that hold 100,000 vectors and read no stream: equal numbers in lists are one object
+    (`shared_list_numbers`) and no stream record is kept (`no_stream_records`)."""
     port = free_port()
-    flags = ["--per-item-transaction-backups", *(["--shared-list-numbers"] if shared_numbers else [])]
+    flags = ["--per-item-transaction-backups", *(["--lean"] if lean else [])]
     server = subprocess.Popen(
         [sys.executable, "-m", "infra.local.aws", str(port), str(latency), *flags],
         stdout=subprocess.PIPE,
@@ -326,9 +326,17 @@ def shared_list_numbers() -> None:
     DynamoType._agent_store_shared = True  # type: ignore[attr-defined]
 
 
+def no_stream_records() -> None:
+    """For benchmarks that read no stream: moto keeps every stream record of a table for ever (each a JSON copy
+    of the item: 100,000 memories' vectors would take more memory than this machine has); this keeps none."""
+    from moto.dynamodb.models.table import StreamShard
+
+    StreamShard.add = lambda self, old, new: None  # type: ignore[method-assign]
+
+
 def main() -> None:
     """Run moto's server (one request at a time) on 127.0.0.1 until interrupted:
-    `python -m infra.local.aws PORT [LATENCY_SECONDS] [--per-item-transaction-backups] [--shared-list-numbers]`."""
+    `python -m infra.local.aws PORT [LATENCY_SECONDS] [--per-item-transaction-backups] [--lean]`."""
     import sys
 
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -336,8 +344,9 @@ def main() -> None:
     latency = float(args[1]) if len(args) > 1 else 0.0
     if "--per-item-transaction-backups" in sys.argv:
         per_item_transaction_backups()
-    if "--shared-list-numbers" in sys.argv:
+    if "--lean" in sys.argv:
         shared_list_numbers()
+        no_stream_records()
     with moto_server(port, latency) as url:
         print(url, flush=True)
         try:
