@@ -4,9 +4,10 @@
 
 For every live session: sequence numbers 1..last_seq with no gap and nothing beyond; the usage totals
 equal the sum of its messages' usages; the state saw no message that does not exist. Everywhere: every
-pointer (`ref`, `object`) resolves to an object; no message or child item outlives its session head;
-every object is referenced (by an item, or a trace batch by its run's count) or covered by a pending
-upload intent, which the reclaim step deletes when it expires (`reclaim_pending`)."""
+pointer (`ref`, `object`) resolves to an object (but those of a session being deleted, whose objects go
+first); no message or child item outlives its session head; every object is referenced (by an item, or a
+trace batch by its run's count) or covered by a pending upload intent, which the reclaim step deletes when
+it expires (`reclaim_pending`)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,14 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
     for m in messages:
         by_session[m["sid"]["S"]].append(m)
     referenced: set[str] = set()
+    being_deleted: set[str] = set()  # pointers of a session whose delete is in progress: its objects go first
+    deleting = {sid for sid, head in heads.items() if head.get("deleting", {}).get("BOOL")}
     for item in [*children, *messages]:
-        referenced.update(item[p]["S"] for p in POINTERS if p in item)
+        named = {item[p]["S"] for p in POINTERS if p in item}
+        referenced.update(named)
+        pk = item.get("pk", {}).get("S", "")
+        if (item["sid"]["S"] if "sid" in item else pk[2:] if pk.startswith("S#") else "") in deleting:
+            being_deleted.update(named)
     for item in children:
         if item["pk"]["S"].startswith("U#"):
             report.pending.update(v["S"] for v in item.get("objects", {}).get("L", []))
@@ -86,7 +93,7 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
         if head.get("deleting", {}).get("BOOL"):
             continue  # a delete in progress: the next delete, or the cascade, finishes it
         _check_session(report, sid, head, by_session.get(sid, []), children)
-    for key in sorted(referenced - stored):
+    for key in sorted(referenced - stored - being_deleted):
         report.problems.append(f"pointer to a missing object: {key}")
     for key in sorted(stored - referenced - report.pending):
         match = TRACE_KEY.match(key)
