@@ -142,6 +142,7 @@ def at_size(
                     sums[k] += sum(1 for e in evidence if ((conv.name,), e) in keys[:k]) / len(evidence)
             out[mode] = {f"R@{k}": round(100 * sums[k] / len(questions), 1) for k in KS}
             out[mode]["seconds per search"] = round((time.perf_counter() - started) / len(questions), 3)
+            print(mode, json.dumps(out[mode]), flush=True)
         return out
 
     before = asked()
