@@ -9,6 +9,7 @@ by the next trigger. New messages are read as before (the owner's on/off choice,
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -35,16 +36,23 @@ def _reached(record: Any) -> tuple[str, str, int] | None:
     return session, strategy, last
 
 
+def furthest_read(records: Iterable[Any]) -> dict[str, tuple[str, int]]:
+    """For each strategy with a run that finished its range (succeeded or refused; failed runs are read again),
+    the furthest seq it read and the session of that run. Records that do not read as runs are ignored."""
+    furthest: dict[str, tuple[str, int]] = {}
+    for record in records:
+        reached = _reached(record)
+        if reached is not None and reached[2] > furthest.get(reached[1], ("", 0))[1]:
+            furthest[reached[1]] = (reached[0], reached[2])
+    return furthest
+
+
 def forgotten(records: list[Any], now: datetime) -> list[dict[str, Any]]:
     """What a forget leaves of a session's run records: for each strategy that finished a range, one run
     (trigger `forget`) covering messages 1..the furthest it read, with no model, cost or changes; nothing of the
     runs' history. At most MAX_FORGOTTEN strategies (the furthest read). Applying it to its own result returns
     that result (a line keeps its time), so a second forget has nothing to write."""
-    furthest: dict[str, tuple[str, int]] = {}
-    for record in records if isinstance(records, list) else []:
-        reached = _reached(record)
-        if reached is not None and reached[2] > furthest.get(reached[1], ("", 0))[1]:
-            furthest[reached[1]] = (reached[0], reached[2])
+    furthest = furthest_read(records if isinstance(records, list) else [])
     kept = sorted(furthest.items(), key=lambda kv: (-kv[1][1], kv[0]))[:MAX_FORGOTTEN]
     out: list[dict[str, Any]] = []
     for strategy, (session, last) in sorted(kept):

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from store.conversation import canonical
 from store.core import memories as m
 from store.core.extraction_runs import RUNS_KIND as RUNS_KIND  # where the extraction layer names it too
-from store.core.extraction_runs import digest_of
+from store.core.extraction_runs import digest_of, furthest_read
 from store.core.timeutil import iso
 from store.extraction import consolidation as c
 from store.extraction.limits import Limits
@@ -123,7 +123,8 @@ Flow = Generator[Step, Any, Any]
 
 def finished_up_to(runs: list[ExtractionRun], strategy: str) -> int:
     """The last seq a strategy is done with in a session (succeeded or refused runs), 0 before any."""
-    return max((r.last_seq for r in runs if r.strategy == strategy and r.status != "failed"), default=0)
+    mine = (run.model_dump(include={"session_id", "strategy", "status", "last_seq"}) for run in runs)
+    return furthest_read(mine).get(strategy, ("", 0))[1]
 
 
 def transcript(records: list[MessageRecord], max_chars: int) -> tuple[str, list[MessageRecord]]:
