@@ -1,8 +1,8 @@
 """Retrieval on LoCoMo (Maharana et al., 2024: 10 long multi-session conversations, questions with annotated
 evidence turns), measured from outside through the public API, as issue 47 describes it.
 
-    python -m bench.locomo --data PATH [--modes semantic,keyword,hybrid] [--embedder wordllama|none]
-                           [--noise 100000] [--backend memory|dynamodb]
+    python -m bench.locomo --data PATH [--modes semantic,keyword,hybrid] [--embedder e5-small|wordllama|none]
+                           [--noise 100000 [--sample K] [--owner-sample K] [--cache DIR]] [--record]
 
 PATH is LoCoMo's `locomo10.json` (github.com/snap-research/locomo, data/locomo10.json), or the repository's
 `data/locomo10.zip`, or a folder of its per-conversation files. The data is never copied into this repository.
@@ -11,11 +11,13 @@ Each turn is put as one memory {"text": "<speaker>: <text>"} in one namespace pe
 with evidence is asked with `search_memories(owner, namespace, query=question, limit=50, mode=...)`.
 recall@k = the share of a question's evidence turns among the first k hits, averaged over questions.
 
-With `--noise N` it measures search at size instead: every K-th question (`--sample K`) is asked over the
-owner's whole prefix (all ten conversations, 5,882 memories: the other conversations are distractors too),
-then N unrelated memories (bench/noise.py) are put under the owner and the same questions are asked again.
-The noise's embeddings are made in batches first (the store then embeds each put from that cache: the same
-vectors, sooner)."""
+With `--noise N` it measures search at size instead: the same, then again after N unrelated memories
+(bench/noise.py) are put among the conversations' (a tenth of them in each conversation's namespace, so every
+search has N/10 more memories to pass over). Every K-th question (`--sample K`) is asked in its namespace, the
+issue's protocol; with `--owner-sample K` every K-th is also asked over the owner's whole prefix (all ten
+conversations and all N: the other conversations are distractors too). The noise's embeddings are made in
+batches first (the store then embeds each put from that cache: the same vectors, sooner), and kept in `--cache`
+for the next run."""
 
 from __future__ import annotations
 
@@ -104,9 +106,27 @@ class Cached:
         self.known: dict[str, list[float]] = {}
 
     def prefill(self, texts: list[str], batch: int = 64) -> None:
-        for at in range(0, len(texts), batch):
-            chunk = texts[at : at + batch]
-            self.known.update(zip(chunk, self.inner(chunk), strict=True))
+        todo = [t for t in dict.fromkeys(texts) if t not in self.known]
+        for at in range(0, len(todo), batch):
+            chunk = todo[at : at + batch]
+            self.known.update(zip(chunk, (list(v) for v in self.inner(chunk)), strict=True))
+
+    def save(self, folder: Path, name: str) -> None:
+        """Keep the vectors made so far (exactly: 64-bit floats) for a later run with the same embedder."""
+        import numpy as np
+
+        folder.mkdir(parents=True, exist_ok=True)
+        texts = list(self.known)
+        (folder / f"{name}.texts.json").write_text(json.dumps(texts))
+        np.save(folder / f"{name}.vectors.npy", np.array([self.known[t] for t in texts], dtype=np.float64))
+
+    def load(self, folder: Path, name: str) -> None:
+        """The vectors an earlier run kept with `save`, if any."""
+        import numpy as np
+
+        if (folder / f"{name}.texts.json").exists():
+            texts = json.loads((folder / f"{name}.texts.json").read_text())
+            self.known.update(zip(texts, np.load(folder / f"{name}.vectors.npy").tolist(), strict=True))
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         return [self.known[t] if t in self.known else self.inner([t])[0] for t in texts]
@@ -116,33 +136,50 @@ class Cached:
         return [list(v) for v in ask(texts)]
 
 
+def recall(
+    store: SessionStore, questions: list[tuple[Conversation, tuple[str, tuple[str, ...], int]]], mode: str, scoped: bool
+) -> dict[str, float]:
+    """R@k of `questions`, each asked in its conversation's namespace (`scoped`) or over the owner's whole prefix,
+    and the seconds a search took on average."""
+    sums = dict.fromkeys(KS, 0.0)
+    started = time.perf_counter()
+    for conv, (question, evidence, _) in questions:
+        namespace = (conv.name,) if scoped else ()
+        hits = store.search_memories(OWNER, namespace, query=question, limit=50, mode=mode).items
+        keys = [(h.namespace, h.key) for h in hits]
+        for k in KS:
+            sums[k] += sum(1 for e in evidence if ((conv.name,), e) in keys[:k]) / len(evidence)
+    out = {f"R@{k}": round(100 * sums[k] / len(questions), 1) for k in KS}
+    out["seconds per search"] = round((time.perf_counter() - started) / len(questions), 3)
+    return out
+
+
 def at_size(
     store: SessionStore,
     conversations: list[Conversation],
     modes: list[str],
     noise: list[str],
-    sample: int,
+    samples: dict[str, int],
     embedder: Any,
 ) -> dict[str, Any]:
-    """R@k over the owner's whole prefix on every `sample`-th question, before and after `noise` is put."""
-    questions = [(c, q) for c in conversations for q in c.questions][::sample]
+    """R@k before and after `noise` is put among the conversations' own memories (the i-th unrelated memory in the
+    namespace of conversation i mod 10, so each namespace holds a tenth of them beside its turns). Scope
+    `namespace` asks every `samples["namespace"]`-th question in its conversation's namespace (the issue's
+    protocol); scope `owner` every `samples["owner"]`-th over the owner's whole prefix (all conversations' turns
+    and all the noise). A scope sampled 0 is not asked."""
     for conv in conversations:
         for did, text in conv.turns.items():
             store.put_memory(OWNER, (conv.name,), did, {"text": text})
+    every = [(c, q) for c in conversations for q in c.questions]
+    scopes = {scope: every[::k] for scope, k in samples.items() if k > 0}
 
-    def asked() -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for mode in modes:
-            sums = dict.fromkeys(KS, 0.0)
-            started = time.perf_counter()
-            for conv, (question, evidence, _) in questions:
-                hits = store.search_memories(OWNER, (), query=question, limit=50, mode=mode).items
-                keys = [(h.namespace, h.key) for h in hits]
-                for k in KS:
-                    sums[k] += sum(1 for e in evidence if ((conv.name,), e) in keys[:k]) / len(evidence)
-            out[mode] = {f"R@{k}": round(100 * sums[k] / len(questions), 1) for k in KS}
-            out[mode]["seconds per search"] = round((time.perf_counter() - started) / len(questions), 3)
-            print(mode, json.dumps(out[mode]), flush=True)
+    def asked() -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for scope, questions in scopes.items():
+            out[scope] = {}
+            for mode in modes:
+                out[scope][mode] = recall(store, questions, mode, scoped=scope == "namespace")
+                print(scope, mode, json.dumps(out[scope][mode]), flush=True)
         return out
 
     before = asked()
@@ -150,14 +187,21 @@ def at_size(
     if embedder is not None:
         embedder.prefill(noise)
     for i, text in enumerate(noise):
-        store.put_memory(OWNER, ("noise", str(i % 10)), f"n{i}", {"text": text})
+        store.put_memory(OWNER, (conversations[i % len(conversations)].name,), f"n{i}", {"text": text})
     print(f"put {len(noise)} unrelated memories in {time.perf_counter() - started:.0f} s", flush=True)
+    after = asked()
     return {
-        "questions": len(questions),
         "memories": sum(len(c.turns) for c in conversations),
-        "before": before,
-        "after": asked(),
         "unrelated": len(noise),
+        "scopes": {
+            scope: {
+                "sample": samples[scope],
+                "questions": len(questions),
+                "before": before[scope],
+                "after": after[scope],
+            }
+            for scope, questions in scopes.items()
+        },
     }
 
 
@@ -167,7 +211,11 @@ def main() -> None:
     parser.add_argument("--modes", default="semantic,keyword,hybrid")
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--noise", type=int, default=0, help="unrelated memories put under the owner")
-    parser.add_argument("--sample", type=int, default=5, help="with --noise: every K-th question")
+    parser.add_argument("--sample", type=int, default=1, help="with --noise: every K-th question in its namespace")
+    parser.add_argument(
+        "--owner-sample", type=int, default=0, help="with --noise: every K-th question over the owner (0: none)"
+    )
+    parser.add_argument("--cache", type=Path, help="keep the unrelated memories' embeddings in this folder")
     parser.add_argument("--record", action="store_true", help="keep the numbers in bench/results.json (and .md)")
     args = parser.parse_args()
     from bench.noise import unrelated
@@ -178,7 +226,16 @@ def main() -> None:
     store = SessionStore.memory(Settings(embedder=embedder))
     conversations, modes = load(args.data), args.modes.split(",")
     if args.noise:
-        result = at_size(store, conversations, modes, unrelated(args.noise), args.sample, embedder)
+        samples, noise = {"namespace": args.sample, "owner": args.owner_sample}, unrelated(args.noise)
+        if embedder is not None:
+            started = time.perf_counter()
+            if args.cache:
+                embedder.load(args.cache, args.embedder)
+            embedder.prefill(noise)
+            if args.cache:
+                embedder.save(args.cache, args.embedder)
+            print(f"embedded {len(noise)} unrelated memories in {time.perf_counter() - started:.0f} s", flush=True)
+        result = at_size(store, conversations, modes, noise, samples, embedder)
     else:
         result = measure(store, conversations, modes)
     print(json.dumps({"embedder": args.embedder, **result}, indent=2))
@@ -196,7 +253,7 @@ def keep(args: argparse.Namespace, result: dict[str, Any]) -> None:
     kept = json.loads(path.read_text()).get("memory_locomo") or {"embedders": {}}
     kept.update(date=datetime.now(UTC).date().isoformat(), data=DATA)
     if args.noise:
-        kept["at_size"] = {**result, "embedder": args.embedder, "sample": args.sample}
+        kept["at_size"] = {**result, "embedder": args.embedder}
     else:
         kept["embedders"][args.embedder] = result
     record("memory_locomo", kept)

@@ -538,21 +538,23 @@ def locomo_section(results: dict[str, Any]) -> list[str]:
     if size:
         lines += [
             "",
-            f"At size ({size['embedder']}): every {size['sample']}th question ({size['questions']}) asked over the "
-            f"owner's whole prefix ({size['memories']:,} memories of the 10 conversations, the others' turns "
-            f"distractors too), then again after {size['unrelated']:,} unrelated memories (bench/noise.py) were "
-            "put under the owner.",
+            f"At size ({size['embedder']}): the same, then again after {size['unrelated']:,} unrelated memories "
+            f"(bench/noise.py) were put among the conversations' {size['memories']:,} (a tenth in each "
+            "conversation's namespace). Scope `namespace`: questions asked in their conversation's namespace, the "
+            "protocol above; scope `owner`: over the owner's whole prefix (all conversations' turns and all the "
+            "unrelated memories).",
             "",
-            "| mode | when | R@5 | R@10 | R@25 | R@50 | seconds a search (memory backend) |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+            "| scope | questions | mode | when | R@5 | R@10 | R@25 | R@50 | seconds a search (memory backend) |",
+            "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |",
         ]
-        for mode in size["before"]:
-            for when in ("before", "after"):
-                row = size[when][mode]
-                lines.append(
-                    f"| {mode} | {when} | {row['R@5']} | {row['R@10']} | {row['R@25']} | {row['R@50']} | "
-                    f"{row['seconds per search']} |"
-                )
+        for scope, measured in size["scopes"].items():
+            for mode in measured["before"]:
+                for when in ("before", "after"):
+                    row = measured[when][mode]
+                    lines.append(
+                        f"| {scope} | {measured['questions']} | {mode} | {when} | {row['R@5']} | {row['R@10']} | "
+                        f"{row['R@25']} | {row['R@50']} | {row['seconds per search']} |"
+                    )
     return [*lines, ""]
 
 

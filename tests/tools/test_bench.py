@@ -362,3 +362,55 @@ def test_the_longmemeval_harness_reads_the_benchmarks_shape_and_measures_recall_
     (tmp_path / "bad.json").write_text(json.dumps([{"question_id": "x", "question": "?"}]))
     with pytest.raises(ValueError, match="not LongMemEval's shape"):
         load(tmp_path / "bad.json")
+
+
+def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated_memories(tmp_path: Path) -> None:
+    """bench/locomo.py on two conversations in LoCoMo's shape (written here; the data is fetched by whoever runs
+    it): recall counts a question's evidence turns among the first k hits, in its namespace and over the owner;
+    the unrelated memories land in the conversations' namespaces; the report shows every scope and mode."""
+    from bench.locomo import at_size, load, measure
+    from bench.report import locomo_section
+    from store import SessionStore, Settings
+
+    def conversation(name: str, said: list[str], qa: list[dict[str, Any]]) -> dict[str, Any]:
+        turns = [{"speaker": name.title(), "dia_id": f"D1:{i + 1}", "text": t} for i, t in enumerate(said)]
+        return {"sample_id": name, "conversation": {"session_1": turns, "session_1_date_time": "1 May"}, "qa": qa}
+
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    for name, said, question in (
+        ("ana", ["I paint lighthouses at dawn", "My sister lives in Porto"], "What does Ana paint?"),
+        ("ben", ["I adopted a greyhound called Pixel", "I teach chemistry"], "Which dog did Ben adopt?"),
+    ):
+        # an evidence id the data does not hold (D9:9) is dropped
+        qa: list[dict[str, Any]] = [{"question": question, "evidence": ["D1:1", "D9:9"], "category": 1}]
+        (folder / f"{name}.json").write_text(json.dumps(conversation(name, said, qa)))
+    conversations = load(folder)
+    assert [c.name for c in conversations] == ["ana", "ben"] and conversations[0].turns["D1:1"].startswith("Ana: ")
+    assert conversations[1].questions == [("Which dog did Ben adopt?", ("D1:1",), 1)]
+
+    scoped = measure(SessionStore.memory(Settings(embedder=None)), conversations, ["keyword"])
+    assert scoped["keyword"]["questions"] == 2 and scoped["keyword"]["R@5"] == 100.0
+
+    store = SessionStore.memory(Settings(embedder=None))
+    noise = [f"Ana and Ben talk about the weather, day {i}" for i in range(30)]
+    result = at_size(store, conversations, ["keyword"], noise, {"namespace": 1, "owner": 2}, None)
+    assert result["unrelated"] == 30 and result["memories"] == 4
+    assert result["scopes"]["namespace"]["questions"] == 2 and result["scopes"]["owner"]["questions"] == 1
+    assert result["scopes"]["namespace"]["before"]["keyword"]["R@5"] == 100.0
+    for scope in ("namespace", "owner"):
+        assert result["scopes"][scope]["after"]["keyword"]["R@5"] == 100.0  # the evidence still comes first
+    assert len(store.search_memories("locomo", ("ana",), limit=100).items) == 2 + 15  # a share of the noise each
+
+    lines = locomo_section(
+        {
+            "memory_locomo": {
+                "date": "2026-12-06",
+                "data": "two conversations",
+                "embedders": {"none": scoped},
+                "at_size": {**result, "embedder": "none"},
+            }
+        }
+    )
+    table = [line for line in lines if line.startswith("| namespace") or line.startswith("| owner")]
+    assert len(table) == 4 and "| namespace | 2 | keyword | after | 100.0 |" in table[1]
