@@ -111,37 +111,37 @@ def bm25(query_terms: Sequence[str], documents: Sequence[Sequence[str]]) -> list
 
 
 @lru_cache(maxsize=65536)
-def _bucket(term: str) -> tuple[int, float]:
+def _bucket(term: str, dimensions: int) -> tuple[int, float]:
     """The term's bucket and sign: from its BLAKE2b digest, the same in every process and release."""
     digest = int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "little")
-    return digest % LEXICAL_DIMENSIONS, (1.0 if (digest >> 32) & 1 else -1.0)
+    return digest % dimensions, (1.0 if (digest >> 32) & 1 else -1.0)
 
 
 def _rounded(x: float) -> float:
     return float(f"{x:.{DIGITS}g}")
 
 
-def document_vector(words: Sequence[str]) -> tuple[float, ...] | None:
+def document_vector(words: Sequence[str], dimensions: int = LEXICAL_DIMENSIONS) -> tuple[float, ...] | None:
     """A document's words hashed into signed buckets, each word weighted by BM25's saturated, length-
     normalised term frequency (against AVERAGE_TERMS): its dot product with `query_vector` is the document's
     BM25 score without inverse document frequency, up to the rare collision of two words in a bucket. None
-    when the text has no words."""
+    when the text has no words. `dimensions` other than LEXICAL_DIMENSIONS: for measuring only (bench/)."""
     if not words:
         return None
-    out = [0.0] * LEXICAL_DIMENSIONS
+    out = [0.0] * dimensions
     norm = K1 * (1.0 - B + B * len(words) / AVERAGE_TERMS)
     for term, f in Counter(words).items():
-        at, sign = _bucket(term)
+        at, sign = _bucket(term, dimensions)
         out[at] += sign * f * (K1 + 1.0) / (f + norm)
     return tuple(_rounded(x) for x in out)
 
 
-def query_vector(words: Sequence[str]) -> tuple[float, ...] | None:
+def query_vector(words: Sequence[str], dimensions: int = LEXICAL_DIMENSIONS) -> tuple[float, ...] | None:
     """A query's distinct words, each one signed bucket of weight 1 (None when it has none)."""
     if not words:
         return None
-    out = [0.0] * LEXICAL_DIMENSIONS
+    out = [0.0] * dimensions
     for term in set(words):
-        at, sign = _bucket(term)
+        at, sign = _bucket(term, dimensions)
         out[at] += sign
     return tuple(out)

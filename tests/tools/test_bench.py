@@ -364,6 +364,29 @@ def test_the_longmemeval_harness_reads_the_benchmarks_shape_and_measures_recall_
         load(tmp_path / "bad.json")
 
 
+def _two_conversations(folder: Path) -> Path:
+    """Two conversations in LoCoMo's shape (written here; the benchmark's data is fetched by whoever runs it), each
+    with one question whose evidence is its first turn (and an id the data does not hold, which is dropped)."""
+
+    def conversation(name: str, said: list[str], qa: list[dict[str, Any]]) -> dict[str, Any]:
+        turns = [{"speaker": name.title(), "dia_id": f"D1:{i + 1}", "text": t} for i, t in enumerate(said)]
+        return {"sample_id": name, "conversation": {"session_1": turns, "session_1_date_time": "1 May"}, "qa": qa}
+
+    folder.mkdir()
+    for name, said, question in (
+        ("ana", ["I paint lighthouses at dawn", "My sister lives in Porto"], "What does Ana paint?"),
+        ("ben", ["I adopted a greyhound called Pixel", "I teach chemistry"], "Which dog did Ben adopt?"),
+    ):
+        qa: list[dict[str, Any]] = [{"question": question, "evidence": ["D1:1", "D9:9"], "category": 1}]
+        (folder / f"{name}.json").write_text(json.dumps(conversation(name, said, qa)))
+    return folder
+
+
+def _competing(n: int) -> list[str]:
+    """Unrelated memories that hold every word of the two questions, twice: BM25 ranks them above the evidence."""
+    return [f"Ana: I paint, paint walls {i}" if i % 2 == 0 else f"Ben: we adopt a dog, a dog {i}" for i in range(n)]
+
+
 def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated_memories(tmp_path: Path) -> None:
     """bench/locomo.py on two conversations in LoCoMo's shape (written here; the data is fetched by whoever runs
     it): recall counts a question's evidence turns among the first k hits, in its namespace and over the owner;
@@ -372,19 +395,7 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
     from bench.report import locomo_section
     from store import SessionStore, Settings
 
-    def conversation(name: str, said: list[str], qa: list[dict[str, Any]]) -> dict[str, Any]:
-        turns = [{"speaker": name.title(), "dia_id": f"D1:{i + 1}", "text": t} for i, t in enumerate(said)]
-        return {"sample_id": name, "conversation": {"session_1": turns, "session_1_date_time": "1 May"}, "qa": qa}
-
-    folder = tmp_path / "locomo"
-    folder.mkdir()
-    for name, said, question in (
-        ("ana", ["I paint lighthouses at dawn", "My sister lives in Porto"], "What does Ana paint?"),
-        ("ben", ["I adopted a greyhound called Pixel", "I teach chemistry"], "Which dog did Ben adopt?"),
-    ):
-        # an evidence id the data does not hold (D9:9) is dropped
-        qa: list[dict[str, Any]] = [{"question": question, "evidence": ["D1:1", "D9:9"], "category": 1}]
-        (folder / f"{name}.json").write_text(json.dumps(conversation(name, said, qa)))
+    folder = _two_conversations(tmp_path / "locomo")
     conversations = load(folder)
     assert [c.name for c in conversations] == ["ana", "ben"] and conversations[0].turns["D1:1"].startswith("Ana: ")
     assert conversations[1].questions == [("Which dog did Ben adopt?", ("D1:1",), 1)]
@@ -414,3 +425,31 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
     )
     table = [line for line in lines if line.startswith("| namespace") or line.startswith("| owner")]
     assert len(table) == 4 and "| namespace | 2 | keyword | after | 100.0 |" in table[1]
+
+
+def test_the_bucket_bench_ranks_as_the_store_searches_by_words(tmp_path: Path) -> None:
+    """bench/lexical_buckets.py computes the store's search by words without a store, so its 512-bucket rows must
+    be what the store returns through `search_memories(mode="keyword")`, with and without unrelated memories
+    that outrank the evidence; exact BM25 is measured beside them."""
+    from bench.lexical_buckets import measure as buckets
+    from bench.locomo import at_size, load
+    from store import SessionStore, Settings
+
+    conversations = load(_two_conversations(tmp_path / "locomo"))
+    noise = _competing(60)  # 30 a namespace, each above the evidence
+    through_store = at_size(
+        SessionStore.memory(Settings(embedder=None)), conversations, ["keyword"], noise, {"namespace": 1}, None
+    )["scopes"]["namespace"]
+    rows = buckets(conversations, noise, [256, 512])
+    assert [(r["buckets"], r["memories"]) for r in rows] == [
+        (256, 4),
+        (512, 4),
+        ("exact BM25", 4),
+        (256, 64),
+        (512, 64),
+        ("exact BM25", 64),
+    ]
+    recall = {k: v for k, v in through_store["after"]["keyword"].items() if k.startswith("R@")}
+    assert recall == {"R@5": 0.0, "R@10": 0.0, "R@25": 0.0, "R@50": 100.0}  # 30 above it, then the evidence
+    assert {k: rows[4][k] for k in recall} == recall
+    assert {k: rows[1][k] for k in recall} == {k: through_store["before"]["keyword"][k] for k in recall}
