@@ -92,11 +92,8 @@ class MemoryMemories(MemoryCore):
         now = self._now()
         found = self._owner_memories(owner)
         low, high = m.prefix_range(prefix)
-        return [
-            r
-            for sk, r in sorted(found.items())
-            if low <= sk[len(m.MEMORY_PREFIX) :] < high and self._live_memory(r, now) is not None
-        ]
+        under = sorted((sk, r) for sk, r in found.items() if low <= sk[len(m.MEMORY_PREFIX) :] < high)
+        return [r for _, r in under if self._live_memory(r, now) is not None]
 
     def search_memories(self, request: SearchMemories) -> MemoryHits:
         offset = m.search_cursor(request.cursor, request.owner)
