@@ -555,28 +555,29 @@ def locomo_section(results: dict[str, Any]) -> list[str]:
                         f"| {scope} | {measured['questions']} | {mode} | {when} | {row['R@5']} | {row['R@10']} | "
                         f"{row['R@25']} | {row['R@50']} | {row['seconds per search']} |"
                     )
+    if results.get("memory_lexical_buckets"):
+        lines += buckets_lines(results["memory_lexical_buckets"])
     return [*lines, ""]
 
 
-def buckets_section(results: dict[str, Any]) -> list[str]:
-    """Keyword recall on LoCoMo by the number of word buckets, at size (bench/lexical_buckets.py)."""
-    r = results.get("memory_lexical_buckets")
-    if not r:
-        return not_measured("bench.lexical_buckets")
-    lines = [
-        f"Measured {r['date']} by bench/lexical_buckets.py on LoCoMo ({r['data']}): keyword search in each "
-        "conversation's namespace, the 100 candidates by the hashed words then BM25 over them (the store's search "
-        "by words) with each bucket count, against exact BM25 over the whole namespace; over the turns alone and "
-        f"with {r['unrelated']:,} unrelated memories among them. The store ships 512.",
+def buckets_lines(r: dict[str, Any]) -> list[str]:
+    """Keyword recall on LoCoMo by the number of word buckets, at size (bench/lexical_buckets.py's `r`)."""
+    return [
+        "",
+        f"Word buckets, measured {r['date']} by bench/lexical_buckets.py: keyword search in each conversation's "
+        "namespace, the 100 candidates by the hashed words then BM25 over them (the store's search by words) with "
+        "each bucket count, against exact BM25 over the whole namespace; over the turns alone and with "
+        f"{r['unrelated']:,} unrelated memories among them. The store ships 512.",
         "",
         "| buckets | memories | R@5 | R@10 | R@25 | R@50 |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
+        *(
+            f"| {row['buckets']} | {row['memories']:,} | "
+            + " | ".join(str(row[f"R@{k}"]) for k in (5, 10, 25, 50))
+            + " |"
+            for row in r["rows"]
+        ),
     ]
-    for row in r["rows"]:
-        lines.append(
-            f"| {row['buckets']} | {row['memories']:,} | {row['R@5']} | {row['R@10']} | {row['R@25']} | {row['R@50']} |"
-        )
-    return [*lines, ""]
 
 
 def extraction_section(results: dict[str, Any]) -> list[str]:
@@ -648,7 +649,6 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## Many writers on one session", "", *contention_section(results)]
     lines += ["## The OTLP receiver's worst requests", "", *otlp_section(results)]
     lines += ["## Memory retrieval on LoCoMo", "", *locomo_section(results)]
-    lines += ["## Memory search by words: how many buckets", "", *buckets_section(results)]
     lines += ["## Memory extraction: cost per turn", "", *extraction_section(results)]
     lines += ["## Long-term memory: recall@5", "", *recall_section(results)]
     lines += [
