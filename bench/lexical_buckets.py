@@ -15,8 +15,7 @@ Exact BM25 scores every memory of the namespace with the namespace's statistics:
 from __future__ import annotations
 
 import argparse
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -66,24 +65,12 @@ def hashed_search(keys: list[str], docs: list[list[str]], buckets: int) -> Any:
 
 
 def exact_search(keys: list[str], docs: list[list[str]]) -> Any:
-    """A function from a query to every memory holding one of its words, by BM25 over the whole namespace."""
-    counts = [Counter(d) for d in docs]
-    holding = Counter(t for c in counts for t in c)
-    average = sum(len(d) for d in docs) / max(len(docs), 1) or 1.0
+    """A function from a query to every memory holding one of its words, by BM25 over the whole namespace
+    (`lexical.bm25` given all of it: the namespace's own statistics)."""
 
     def search(question: str) -> list[str]:
-        weights = {
-            t: math.log(1.0 + (len(docs) - holding[t] + 0.5) / (holding[t] + 0.5))
-            for t in set(lexical.terms(question))
-            if holding[t]
-        }
-        scored = []
-        for i, c in enumerate(counts):
-            norm = lexical.K1 * (1.0 - lexical.B + lexical.B * len(docs[i]) / average)
-            s = sum(w * c[t] * (lexical.K1 + 1.0) / (c[t] + norm) for t, w in weights.items() if c[t])
-            if s > 0:
-                scored.append((-s, keys[i]))
-        return [k for _, k in sorted(scored)]
+        scores = lexical.bm25(lexical.terms(question), docs)
+        return [k for s, k in sorted((-s, k) for s, k in zip(scores, keys, strict=True) if s > 0)]
 
     return search
 
