@@ -8,7 +8,8 @@ N unrelated memories (bench/noise.py), as `bench.locomo --noise` puts them. A se
 does (store/core/lexical.py): the 100 memories whose hashed words have the greatest dot product with the query's
 (ties in key order, as the index and the memory backend break them), ranked by BM25 with those candidates' own
 statistics. It is computed here from the same functions rather than through a store, so that bucket counts the
-store does not ship can be measured; at 512 it gives what `bench.locomo` measures through the store (to a tie).
+store does not ship can be measured; at the shipped count (LEXICAL_DIMENSIONS) it gives what `bench.locomo`
+measures through the store (to a tie).
 Exact BM25 scores every memory of the namespace with the namespace's statistics: what no bounded search reaches.
 """
 

@@ -494,7 +494,7 @@ def remembering_store(request: pytest.FixtureRequest) -> SessionStore:
 # 100,000-message fork, fault injection that waits out retries, the bench's and the static checks' full runs),
 # so that `make test` stays near 4 minutes on 2 cores. Nothing is dropped: each runs in CI.
 EXTENDED_CASES = (
-    # 1,201 memories put through moto (each with its 768-number vector): about 90 s a backend; in memory, 3 s
+    # 1,201 memories put through moto (each with its 1,280-number vector): about 90 s a backend; in memory, 3 s
     "test_words_find_a_memory_behind_more_than_a_thousand_others[dynamodb]",
     "test_words_find_a_memory_behind_more_than_a_thousand_others[async]",
     "test_words_find_a_memory_behind_more_than_a_thousand_others[http]",

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-LEXICAL_DIMENSIONS = 512  # buckets of the lexical half of a memory's vector (the index holds dense + these)
+LEXICAL_DIMENSIONS = 1024  # buckets of the lexical half of a memory's vector (the index holds dense + these)
 LEXICAL_SCHEME = f"bm25-hash1:{LEXICAL_DIMENSIONS}"  # the `lex` attribute: how the lexical half was made
 K1 = 0.6  # BM25's term-frequency saturation (a word said twice counts 1.27 times once)
 B = 0.2  # BM25's length normalisation (low: a longer turn is more often the one that answers)

@@ -12,7 +12,8 @@ import pytest
 from infra.local.aws import create_tables
 from store import SessionStore, Settings
 from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME, document_vector
-from store.core.memories import check_vector, float32_text, unit
+from store.aws.plans.memories import vector_numbers
+from store.core.memories import check_vector, float32_text, memory_sk, unit, words
 from store.embeddings import FunctionEmbedder
 from store.errors import InvalidInput
 
@@ -322,7 +323,7 @@ def test_a_stack_deployed_for_another_embedder_takes_its_vectors(dynamodb_client
     store.put_memory("alice", ("facts",), "seat", {"text": "a window seat"})
     assert [h.key for h in store.search_memories("alice", query="a window seat", mode="semantic").items] == ["seat"]
     wrong: SessionStore = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "x")))
-    with pytest.raises(StoreUnavailable, match="index has 1536 dimensions, the embedder 'x' makes 256 and words"):
+    with pytest.raises(StoreUnavailable, match=f"index has {1024 + LEXICAL_DIMENSIONS} dimensions, the embedder 'x' makes 256 and words"):
         wrong.health_check()
     with pytest.raises(InvalidInput, match="256 dimensions; the table's index holds 1024"):
         wrong.put_memory("alice", ("facts",), "other", {"text": "an aisle seat"})
@@ -370,6 +371,37 @@ def test_a_new_embedder_finds_every_memory_once_the_backfill_ran(dynamodb_client
     assert (again.embedded, again.current) == (0, 4)
     assert after.search_memories("bob", query="not by meaning", mode="semantic").items == []
     assert [h.key for h in after.search_memories("bob", query="meaning", mode="keyword").items] == ["hidden"]
+
+
+def test_vectors_of_the_512_bucket_scheme_are_found_by_words_once_the_backfill_ran(dynamodb_client: Any) -> None:
+    """A memory written when the words took 512 buckets (its `lex` `bm25-hash1:512`, its vector 512 numbers
+    shorter) is not what a search by words of this release reads (it would compare other buckets); the index
+    made again at the template's size and `reembed` rewrite it, and then it is found, by words and by meaning."""
+    from infra.deploy.reembed import reembed
+
+    tables = create_tables(
+        dynamodb_client, prefix=f"memaws{next(_tables)}", parameters={"MemoryEmbeddingDimensions": "256"}
+    )
+    assert tables.memories is not None
+    store = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "e")))
+    store.put_memory("alice", ("facts",), "seat", {"text": "Alice prefers a window seat on long flights"})
+    key = {"pk": {"S": "O#alice"}, "sk": {"S": memory_sk(("facts",), "seat")}}
+    stored = dynamodb_client.get_item(TableName=tables.memories, Key=key)["Item"]
+    old_words = document_vector(words("Alice prefers a window seat on long flights"), 512) or ()
+    old = {"L": stored["vec"]["L"][:256] + vector_numbers(old_words)}
+    dynamodb_client.update_item(
+        TableName=tables.memories,
+        Key=key,
+        UpdateExpression="SET vec = :v, lex = :l",
+        ExpressionAttributeValues={":v": old, ":l": {"S": "bm25-hash1:512"}},
+    )  # as the 512-bucket release wrote it (its index had 256 + 512 dimensions; this one's, 256 + 1,024)
+    assert store.search_memories("alice", query="window seat", mode="keyword").items == []
+    done = reembed(dynamodb_client, tables.memories, FunctionEmbedder(_embed, 256, "e"), say=lambda _: None)
+    assert (done.embedded, done.current) == (1, 0)
+    after = dynamodb_client.get_item(TableName=tables.memories, Key=key)["Item"]
+    assert len(after["vec"]["L"]) == 256 + LEXICAL_DIMENSIONS and after["lex"]["S"] == LEXICAL_SCHEME
+    assert [h.key for h in store.search_memories("alice", query="window seat", mode="keyword").items] == ["seat"]
+    assert [h.key for h in store.search_memories("alice", query="window seat", mode="hybrid").items] == ["seat"]
 
 
 def test_memory_and_dynamodb_give_the_same_hits_in_every_mode(dynamodb_client: Any) -> None:

@@ -428,25 +428,26 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
 
 
 def test_the_bucket_bench_ranks_as_the_store_searches_by_words(tmp_path: Path) -> None:
-    """bench/lexical_buckets.py computes the store's search by words without a store, so its 512-bucket rows must
-    be what the store returns through `search_memories(mode="keyword")`, with and without unrelated memories
+    """bench/lexical_buckets.py computes the store's search by words without a store, so its rows at the store's
+    bucket count (`LEXICAL_DIMENSIONS`) must be what the store returns through `search_memories(mode="keyword")`, with and without unrelated memories
     that outrank the evidence; exact BM25 is measured beside them."""
     from bench.lexical_buckets import measure as buckets
     from bench.locomo import at_size, load
     from store import SessionStore, Settings
+    from store.core.lexical import LEXICAL_DIMENSIONS
 
     conversations = load(_two_conversations(tmp_path / "locomo"))
     noise = _competing(60)  # 30 a namespace, each above the evidence
     through_store = at_size(
         SessionStore.memory(Settings(embedder=None)), conversations, ["keyword"], noise, {"namespace": 1}, None
     )["scopes"]["namespace"]
-    rows = buckets(conversations, noise, [256, 512])
+    rows = buckets(conversations, noise, [256, LEXICAL_DIMENSIONS])
     assert [(r["buckets"], r["memories"]) for r in rows] == [
         (256, 4),
-        (512, 4),
+        (LEXICAL_DIMENSIONS, 4),
         ("exact BM25", 4),
         (256, 64),
-        (512, 64),
+        (LEXICAL_DIMENSIONS, 64),
         ("exact BM25", 64),
     ]
     recall = {k: v for k, v in through_store["after"]["keyword"].items() if k.startswith("R@")}

@@ -333,10 +333,10 @@ def test_the_embedder_and_the_memories_index_are_made_of_the_same_two_parameters
         "Fn::FindInMap": ["MemoryVectorIndex", {"Ref": "MemoryEmbeddingDimensions"}, "Dimensions"]
     }
     assert index["DistanceFunction"] == "DOT_PRODUCT"
-    # the embedding's dimensions and the words' 512, for every size the parameter allows
+    # the embedding's dimensions and the words' 1,024, for every size the parameter allows
     for dims in doc["Parameters"]["MemoryEmbeddingDimensions"]["AllowedValues"]:
         assert memory_dimensions(overrides={"MemoryEmbeddingDimensions": str(dims)}) == dims + LEXICAL_DIMENSIONS
-    assert memory_dimensions() == 256 + 512
+    assert memory_dimensions() == 256 + 1024
     made = embedder_from_env("bedrock:amazon.titan-embed-text-v2:0:1024")  # what the functions get at 1024
     assert isinstance(made, BedrockEmbedder) and made.dimensions == 1024
     assert made.model_id == "amazon.titan-embed-text-v2:0"
