@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from store.core.lexical import LEXICAL_DIMENSIONS
+
 OURS = "agent-session-store"
 APPEND_BYTES_FACTOR = 1.2
 APPEND_BYTES_SLACK = 300
@@ -567,7 +569,8 @@ def buckets_lines(r: dict[str, Any]) -> list[str]:
         f"Word buckets, measured {r['date']} by bench/lexical_buckets.py: keyword search in each conversation's "
         "namespace, the 100 candidates by the hashed words then BM25 over them (the store's search by words) with "
         "each bucket count, against exact BM25 over the whole namespace; over the turns alone and with "
-        f"{r['unrelated']:,} unrelated memories among them. The store ships 512.",
+        f"{r['unrelated']:,} unrelated memories among them. The store ships {LEXICAL_DIMENSIONS:,} "
+        "(store/core/lexical.py; 512 until 2026-12-06).",
         "",
         "| buckets | memories | R@5 | R@10 | R@25 | R@50 |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
