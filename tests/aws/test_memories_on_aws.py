@@ -11,8 +11,8 @@ import pytest
 
 from infra.local.aws import create_tables
 from store import SessionStore, Settings
-from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME, document_vector
 from store.aws.plans.memories import vector_numbers
+from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME, document_vector
 from store.core.memories import check_vector, float32_text, memory_sk, unit, words
 from store.embeddings import FunctionEmbedder
 from store.errors import InvalidInput
@@ -323,7 +323,8 @@ def test_a_stack_deployed_for_another_embedder_takes_its_vectors(dynamodb_client
     store.put_memory("alice", ("facts",), "seat", {"text": "a window seat"})
     assert [h.key for h in store.search_memories("alice", query="a window seat", mode="semantic").items] == ["seat"]
     wrong: SessionStore = tables.store(dynamodb_client, settings=Settings(embedder=FunctionEmbedder(_embed, 256, "x")))
-    with pytest.raises(StoreUnavailable, match=f"index has {1024 + LEXICAL_DIMENSIONS} dimensions, the embedder 'x' makes 256 and words"):
+    mismatch = f"index has {1024 + LEXICAL_DIMENSIONS} dimensions, the embedder 'x' makes 256 and words"
+    with pytest.raises(StoreUnavailable, match=mismatch):
         wrong.health_check()
     with pytest.raises(InvalidInput, match="256 dimensions; the table's index holds 1024"):
         wrong.put_memory("alice", ("facts",), "other", {"text": "an aisle seat"})

@@ -429,8 +429,8 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
 
 def test_the_bucket_bench_ranks_as_the_store_searches_by_words(tmp_path: Path) -> None:
     """bench/lexical_buckets.py computes the store's search by words without a store, so its rows at the store's
-    bucket count (`LEXICAL_DIMENSIONS`) must be what the store returns through `search_memories(mode="keyword")`, with and without unrelated memories
-    that outrank the evidence; exact BM25 is measured beside them."""
+    bucket count (`LEXICAL_DIMENSIONS`) must be what the store returns through `search_memories(mode="keyword")`,
+    with and without unrelated memories that outrank the evidence; exact BM25 is measured beside them."""
     from bench.lexical_buckets import measure as buckets
     from bench.locomo import at_size, load
     from store import SessionStore, Settings
