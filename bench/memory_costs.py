@@ -43,6 +43,7 @@ from bench.meter import Tally, metered
 from bench.report import MEMORY_OPERATIONS, record
 from infra.local.aws import create_tables, local_client, moto_server_process
 from store.aws.attrs import item_size
+from store.core.lexical import LEXICAL_DIMENSIONS
 
 SIZES = (100, 10_000, 100_000)
 OWNER = "u1"
@@ -322,6 +323,7 @@ def keep(args: argparse.Namespace, measured: dict[str, Any]) -> None:
         "through_api": args.through_api,
         "contenders": contenders,
         "embedder": "wordllama 0.4 (256 dimensions, in its wheel)",
+        "word_buckets": LEXICAL_DIMENSIONS,
     }
     record("memory_costs", results)
 

@@ -457,6 +457,19 @@ MEMORY_OPERATIONS = (
 )
 
 
+def stale_buckets(measured: int) -> list[str]:
+    """A line saying that a memory costs table was measured with another count of word buckets than the store
+    ships (its vectors then had another length: a put and a listing cost what docs/decisions.md says now)."""
+    if measured == LEXICAL_DIMENSIONS:
+        return []
+    return [
+        "",
+        f"Measured with {measured:,} word buckets in each vector; the store now ships {LEXICAL_DIMENSIONS:,}, "
+        'whose items are larger: docs/decisions.md ("1,024 buckets, measured") gives a put and a listing as '
+        "they cost now. The requests are the same.",
+    ]
+
+
 def memory_costs_section(results: dict[str, Any]) -> list[str]:
     """Long-term memory against langgraph-checkpoint-aws's DynamoDBStore (bench/memory_costs.py): requests,
     capacity and bytes per operation and size, side by side."""
@@ -472,6 +485,7 @@ def memory_costs_section(results: dict[str, Any]) -> list[str]:
         "is computed from item sizes (a Query or Scan billed for the whole items it reads); a SearchVectors' own "
         "unit has no public formula, so its requests and bytes are shown. `found`: what the call returned. "
         "Wall times are left out: they are the emulator's exact search and moto's table reads, not DynamoDB's.",
+        *stale_buckets(r.get("word_buckets", 512)),
         "",
         f"| operation | items | {ours}: requests | RCU | WCU | bytes received | found "
         f"| {theirs}: requests | RCU | WCU | bytes received | found |",
