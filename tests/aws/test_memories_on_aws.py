@@ -376,8 +376,8 @@ def test_a_new_embedder_finds_every_memory_once_the_backfill_ran(dynamodb_client
 
 def test_vectors_of_the_512_bucket_scheme_are_found_by_words_once_the_backfill_ran(dynamodb_client: Any) -> None:
     """A memory written when the words took 512 buckets (its `lex` `bm25-hash1:512`, its vector 512 numbers
-    shorter) is not what a search by words of this release reads (it would compare other buckets); the index
-    made again at the template's size and `reembed` rewrite it, and then it is found, by words and by meaning."""
+    shorter) is not what a search by words of this release reads (it would compare other buckets); in a table
+    whose index has the template's size, `reembed` rewrites it, and then it is found, by words and hybrid."""
     from infra.deploy.reembed import reembed
 
     tables = create_tables(
