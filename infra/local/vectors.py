@@ -15,8 +15,10 @@ tests/aws/test_vector_emulator.py checks it against what they document, on its o
   item whose vector attribute is a list of numbers of the index's dimensions (exact nearest neighbours), and
   returns the TopK best, best first: COSINE and EUCLIDEAN the smallest scores (a cosine distance from 0, the
   same direction, to 2, the opposite one; a Euclidean distance), DOT_PRODUCT the largest. Ties go in key
-  order. The condition may name only the search schema's top-level attributes: `=` for a HASH one;
-  `=`, `<>`, `<`, `<=`, `>`, `>=` and `BETWEEN ... AND ...` for an INLINE_FILTER one; clauses joined by AND.
+  order. The comparison is one numpy product over a matrix of the partition's vectors, kept beside moto's items
+  as they change (infra/local/vector_rows.py); the condition chooses the rows before it. The condition may
+  name only the search schema's top-level attributes: `=` for a HASH one; `=`, `<>`, `<`, `<=`, `>`, `>=` and
+  `BETWEEN ... AND ...` for an INLINE_FILTER one; clauses joined by AND.
   Items are returned as the index projects them (the table's keys always), narrowed by ProjectionExpression,
   which may name only projected attributes.
 - Errors as documented: ResourceNotFoundException for a table or index that does not exist, a
@@ -25,11 +27,16 @@ tests/aws/test_vector_emulator.py checks it against what they document, on its o
 
 from __future__ import annotations
 
+import json
 import math
-import operator
 import re
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
+
+import numpy as np
+
+from infra.local import vector_rows
 
 DISTANCES = ("COSINE", "EUCLIDEAN", "DOT_PRODUCT")
 INDEX_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
@@ -51,6 +58,7 @@ def install() -> None:
     if getattr(DynamoHandler, "_agent_store_vectors", False):
         return
     DynamoHandler._agent_store_vectors = True  # type: ignore[attr-defined]
+    vector_rows.track_updates()
     import moto.backend_index as index
 
     # SearchVectors goes to search-dynamodb.<region>.amazonaws.com: moto's routing (in process) learns the host
@@ -73,6 +81,7 @@ def install() -> None:
             return update_table(self)
         table = self.dynamodb_backend.get_table(self.body["TableName"])
         table.vector_indexes = _updated_indexes(getattr(table, "vector_indexes", []), updates, table.name)
+        vector_rows.forget(table, everything=True)
         if set(self.body) - {"TableName", "VectorIndexUpdates"}:
             return update_table(self)
         from moto.dynamodb.responses import DynamoResult
@@ -178,31 +187,7 @@ def _number(value: Any) -> float:
     return number
 
 
-def _vector(value: Any, dims: int) -> list[float] | None:
-    """An item's vector attribute (moto's stored value) as numbers, or None when it is not a list of `dims`
-    numbers. It reads moto's values as they are held: converting each item to JSON first made a search over
-    100,000 items take minutes."""
-    if value is None or value.type != "L" or len(value.value) != dims:
-        return None
-    elements = value.value
-    if any(v.type != "N" for v in elements):
-        return None
-    return [float(v.value) for v in elements]
-
-
-def _score(function: str, query: list[float], vector: list[float]) -> float:
-    if function == "DOT_PRODUCT":
-        return float(sum(map(operator.mul, query, vector)))
-    if function == "EUCLIDEAN":
-        return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, vector, strict=True)))
-    qn = math.sqrt(sum(a * a for a in query))
-    vn = math.sqrt(sum(b * b for b in vector))
-    if not qn or not vn:
-        return 1.0
-    return 1.0 - sum(a * b for a, b in zip(query, vector, strict=True)) / (qn * vn)
-
-
-def _comparable(av: dict[str, Any]) -> tuple[int, Any]:
+def comparable(av: dict[str, Any]) -> tuple[int, Any]:
     if "N" in av:
         return 0, Decimal(av["N"])
     if "S" in av:
@@ -250,32 +235,6 @@ def _conditions(body: dict[str, Any], schema: list[dict[str, Any]]) -> list[tupl
     return clauses
 
 
-def _holds(item: dict[str, Any], clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> bool:
-    for attribute, op, operands in clauses:
-        if attribute not in item:
-            return False
-        try:
-            have = _comparable(item[attribute])
-            want = [_comparable(v) for v in operands]
-        except Exception:
-            return False
-        if any(w[0] != have[0] for w in want):
-            return False
-        h, w0 = have[1], want[0][1]
-        ok = {
-            "=": h == w0,
-            "<>": h != w0,
-            "<": h < w0,
-            "<=": h <= w0,
-            ">": h > w0,
-            ">=": h >= w0,
-            "BETWEEN": len(want) == 2 and w0 <= h <= want[1][1],
-        }[op]
-        if not ok:
-            return False
-    return True
-
-
 def _projected(
     item: dict[str, Any], index: dict[str, Any], keys: list[str], wanted: list[str] | None
 ) -> dict[str, Any]:
@@ -292,12 +251,11 @@ def _projected(
         if missing:
             raise _validation(f"ProjectionExpression names attributes the index does not project: {missing}")
         allowed &= set(wanted)
-    return {k: v for k, v in item.items() if k in allowed}
+    return {k: v.to_regular_json() for k, v in item.items() if k in allowed}
 
 
 def _search_vectors(self: Any) -> Any:
     """SearchVectors over moto's table (see the module docstring)."""
-    from moto.core.responses import ActionResult
     from moto.dynamodb.exceptions import ResourceNotFoundException
 
     body = self.body
@@ -322,52 +280,48 @@ def _search_vectors(self: Any) -> Any:
     if body.get("ProjectionExpression"):
         names = body.get("ExpressionAttributeNames") or {}
         wanted = [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
-    attribute = index["VectorAttribute"]["AttributeName"]
-    scored = []
-    filtered = {c[0] for c in clauses}  # what the condition reads: the rest only for the results
-    for position, stored in enumerate(sorted(_candidates(table, clauses), key=_key_order(keys))):
-        vector = _vector(stored.attrs.get(attribute), index["Dimensions"])
-        if vector is None:
-            continue
-        if not _holds({k: stored.attrs[k].to_regular_json() for k in filtered if k in stored.attrs}, clauses):
-            continue
-        scored.append((_score(index["DistanceFunction"], query, vector), position, stored))
-    descending = index["DistanceFunction"] == "DOT_PRODUCT"
-    scored.sort(key=lambda t: ((-t[0] if descending else t[0]), t[1]))
+    partition, items = _candidates(table, clauses)
+    rows = vector_rows.rows_of(table, index, partition, comparable)
+    operands = [(a, op, [vector_rows.operand(v, comparable) for v in values]) for a, op, values in clauses]
+    with rows.lock:
+        rows.sync(items, _key_order(keys))
+        best = rows.best(np.array(query, dtype=np.float64), index["DistanceFunction"], operands, top_k)
     results = [
         {
-            "Item": _projected({k: v.to_regular_json() for k, v in found.attrs.items()}, index, keys, wanted),
+            "Item": _projected(found.attrs, index, keys, wanted),
             "Score": score,
         }
-        for score, _, found in scored[:top_k]
+        for _, score, found in best
     ]
     answer: dict[str, Any] = {"SearchResults": results}
     if body.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
         size = 4 * len(query)
         answer["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(size)}
-    return ActionResult(answer)
+    return json.dumps(answer)  # already DynamoDB's JSON: moto's serializer took twice the search's time on it
 
 
-def _candidates(table: Any, clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> list[Any]:
-    """The items a search may return: one partition's when the condition names the table's partition key
-    (what the index's HASH element is for), else the table's."""
+def _candidates(table: Any, clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> tuple[Any, Iterable[Any]]:
+    """The items a search may return and the partition they are (None: the whole table): one partition's when
+    the condition names the table's partition key (what the index's HASH element is for), else the table's."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     for attribute, op, operands in clauses:
         if attribute == table.hash_key_attr and op == "=":
-            found = table.items.get(DynamoType(operands[0]))
+            hash_key = DynamoType(operands[0])
+            found = table.items.get(hash_key)
             if found is None:
-                return []
-            return list(found.values()) if table.has_range_key else [found]
-    return list(table.all_items())
+                vector_rows.forget(table, hash_key)
+                return hash_key, ()
+            return hash_key, (found.values() if table.has_range_key else (found,))
+    return None, table.all_items()
 
 
-def _key_order(keys: list[str]) -> Any:
+def _key_order(keys: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     def order(stored: Any) -> tuple[Any, ...]:
         out = []
         for k in keys:
             value = stored.attrs.get(k)
-            out.append(_comparable(value.to_regular_json())[1] if value is not None else "")
+            out.append(comparable(value.to_regular_json())[1] if value is not None else "")
         return tuple(out)
 
     return order

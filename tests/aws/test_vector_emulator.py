@@ -247,3 +247,170 @@ def test_update_table_creates_and_deletes_a_vector_index(dynamodb_client: Any) -
             TableName="vx-update", IndexName="later", SearchVector=[{"N": "1"}, {"N": "0"}], TopK=1
         )
     assert caught.value.response["Error"]["Code"] == "ResourceNotFoundException"
+
+
+# ------------------------------------------------ the vectorised search against a scan of every item, in Python
+
+DIMS = 12
+
+
+def _scan_score(function: str, query: list[float], vector: list[float]) -> float:
+    """What the emulator answered before it kept a matrix: each item's score, summed in Python."""
+    if function == "DOT_PRODUCT":
+        return sum(a * b for a, b in zip(query, vector, strict=True))
+    if function == "EUCLIDEAN":
+        return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, vector, strict=True)))
+    qn, vn = math.sqrt(sum(a * a for a in query)), math.sqrt(sum(b * b for b in vector))
+    return 1.0 if not qn or not vn else 1.0 - sum(a * b for a, b in zip(query, vector, strict=True)) / (qn * vn)
+
+
+def _scan(
+    items: dict[tuple[str, str], dict[str, Any]],
+    function: str,
+    query: list[float],
+    k: int,
+) -> list[tuple[str, str, float]]:
+    scored = [
+        (_scan_score(function, query, item["vec"]), key) for key, item in items.items() if item["vec"] is not None
+    ]
+    scored.sort(key=lambda t: (-t[0] if function == "DOT_PRODUCT" else t[0], t[1]))
+    return [(pk, sk, score) for score, (pk, sk) in scored[:k]]
+
+
+def _put(client: Any, table: str, items: dict[tuple[str, str], dict[str, Any]], pk: str, sk: str, **item: Any) -> None:
+    items[(pk, sk)] = item
+    stored: dict[str, Any] = {"pk": {"S": pk}, "sk": {"S": sk}, "tag": {"S": item["tag"]}, "n": {"N": str(item["n"])}}
+    if item["vec"] is not None:
+        stored["v"] = {"L": [{"N": repr(x)} for x in item["vec"]]}
+    client.put_item(TableName=table, Item=stored)
+
+
+def _searched(client: Any, table: str, query: list[float], k: int, **more: Any) -> list[tuple[str, str, float]]:
+    answer = client.search_vectors(
+        TableName=table, IndexName="vec", SearchVector=[{"N": repr(x)} for x in query], TopK=k, **more
+    )
+    return [(r["Item"]["pk"]["S"], r["Item"]["sk"]["S"], r["Score"]) for r in answer["SearchResults"]]
+
+
+def _same(found: list[tuple[str, str, float]], expected: list[tuple[str, str, float]]) -> None:
+    assert [(pk, sk) for pk, sk, _ in found] == [(pk, sk) for pk, sk, _ in expected]
+    for (_, _, got), (_, _, want) in zip(found, expected, strict=True):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("function", ["DOT_PRODUCT", "COSINE", "EUCLIDEAN"])
+def test_the_matrix_search_answers_as_a_scan_of_every_item(dynamodb_client: Any, function: str) -> None:
+    """Random vectors (some repeated, so that scores tie), a partition, inline filters, the whole table; then
+    again after puts over items, in-place updates of a vector and of a filtered attribute, deletes, and a
+    transaction that fails and is rolled back: the same items, order and scores as a scan of every item."""
+    import random
+
+    rng = random.Random(f"vectors-{function}")
+    table = f"vx-scan-{function.lower()}"
+    vectors.install()
+    dynamodb_client.create_table(
+        TableName=table,
+        **KEYS,
+        VectorIndexes=[
+            {
+                "IndexName": "vec",
+                "VectorAttribute": {"AttributeName": "v"},
+                "Dimensions": DIMS,
+                "DistanceFunction": function,
+                "Projection": {"ProjectionType": "ALL"},
+                "SearchSchema": [
+                    {"AttributeName": "pk", "SearchSchemaElementType": "HASH"},
+                    {"AttributeName": "tag", "SearchSchemaElementType": "INLINE_FILTER"},
+                    {"AttributeName": "n", "SearchSchemaElementType": "INLINE_FILTER"},
+                ],
+            }
+        ],
+    )
+    items: dict[tuple[str, str], dict[str, Any]] = {}
+    repeated = [round(rng.uniform(-1, 1), 3) for _ in range(DIMS)]
+
+    def vector() -> list[float] | None:
+        draw = rng.random()
+        if draw < 0.1:
+            return list(repeated)  # ties, at keys all over the partition
+        if draw < 0.13:
+            return None
+        if draw < 0.15:
+            return [0.0] * DIMS
+        return [round(rng.uniform(-1, 1), 3) for _ in range(DIMS)]
+
+    for i in range(240):
+        pk = "p" if i % 4 else "q"
+        _put(
+            dynamodb_client,
+            table,
+            items,
+            pk,
+            f"{rng.randrange(10**6):06d}-{i}",
+            vec=vector(),
+            tag=rng.choice("xyz"),
+            n=i % 17,
+        )
+
+    def check() -> None:
+        for query in ([round(rng.uniform(-1, 1), 3) for _ in range(DIMS)], list(repeated)):
+            in_p = {"SearchConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+            in_partition = {k: v for k, v in items.items() if k[0] == "p"}
+            _same(_searched(dynamodb_client, table, query, 25, **in_p), _scan(in_partition, function, query, 25))
+            _same(_searched(dynamodb_client, table, query, 100), _scan(items, function, query, 100))
+            filtered = _searched(
+                dynamodb_client,
+                table,
+                query,
+                30,
+                SearchConditionExpression="pk = :p AND tag = :t AND n BETWEEN :lo AND :hi",
+                ExpressionAttributeValues={":p": {"S": "p"}, ":t": {"S": "y"}, ":lo": {"N": "3"}, ":hi": {"N": "11"}},
+            )
+            in_range = {k: v for k, v in items.items() if k[0] == "p" and v["tag"] == "y" and 3 <= v["n"] <= 11}
+            _same(filtered, _scan(in_range, function, query, 30))
+            assert filtered, "the filter keeps some items"
+
+    check()
+    keys = sorted(items)
+    for pk, sk in rng.sample(keys, 30):  # puts over items: new Item objects
+        _put(dynamodb_client, table, items, pk, sk, vec=vector(), tag=rng.choice("xyz"), n=rng.randrange(17))
+    for pk, sk in rng.sample(keys, 20):  # updated in place: a vector, then a filtered attribute
+        new = [round(rng.uniform(-1, 1), 3) for _ in range(DIMS)]
+        items[(pk, sk)] = {**items[(pk, sk)], "vec": new, "tag": "y", "n": 5}
+        dynamodb_client.update_item(
+            TableName=table,
+            Key={"pk": {"S": pk}, "sk": {"S": sk}},
+            UpdateExpression="SET v = :v, tag = :t",
+            ExpressionAttributeValues={":v": {"L": [{"N": repr(x)} for x in new]}, ":t": {"S": "y"}},
+        )
+        dynamodb_client.update_item(
+            TableName=table,
+            Key={"pk": {"S": pk}, "sk": {"S": sk}},
+            UpdateExpression="SET n = :n",
+            ExpressionAttributeValues={":n": {"N": "5"}},
+        )
+    for pk, sk in rng.sample(sorted(items), 25):
+        del items[(pk, sk)]
+        dynamodb_client.delete_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+    (pk, sk) = sorted(items)[0]
+    with pytest.raises(ClientError, match="TransactionCanceled"):  # changes an item, then fails: rolled back
+        dynamodb_client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": {"pk": {"S": pk}, "sk": {"S": sk}},
+                        "UpdateExpression": "SET v = :v",
+                        "ExpressionAttributeValues": {":v": {"L": [{"N": "9"}] * DIMS}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": table,
+                        "Key": {"pk": {"S": "nobody"}, "sk": {"S": "none"}},
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+            ]
+        )
+    check()
