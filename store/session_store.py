@@ -9,6 +9,7 @@ import threading
 from typing import Any, Generic, Self, TypeVar
 
 from store.backend import AsyncBackend, Backend
+from store.env_settings import settings_from_env
 from store.errors import InvalidInput
 from store.extraction.front import Extraction
 from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
@@ -133,25 +134,14 @@ class StoreFront(Generic[B]):
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Self:
-        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE,
-        MEMORY_EMBEDDER (long-term memory, optional: `store.embeddings.embedder_from_env`), EXTRACTION_MODEL
-        (memory extraction's model, optional: `store.extraction.triggers.model_from_env`) and the standard AWS
-        variables (AWS_REGION, AWS_ENDPOINT_URL, credentials)."""
+        """A DynamoDB store configured by SESSIONS_TABLE, MESSAGES_TABLE, ARTIFACTS_BUCKET, MEMORIES_TABLE, the
+        standard AWS variables (AWS_REGION, AWS_ENDPOINT_URL, credentials) and, unless `settings` is given, the
+        variables `store.env_settings` reads (MEMORY_EMBEDDER, EXTRACTION_MODEL, EXTRACTION_API_KEY,
+        EXTRACTION_STRATEGIES)."""
         sessions, messages, bucket = env_resources()
         kwargs.setdefault("memories_table", os.environ.get("MEMORIES_TABLE") or None)
         if "settings" not in kwargs:
-            chosen: dict[str, Any] = {}
-            if os.environ.get("MEMORY_EMBEDDER"):
-                from store.embeddings import embedder_from_env
-
-                chosen["embedder"] = embedder_from_env(os.environ["MEMORY_EMBEDDER"])
-            if os.environ.get("EXTRACTION_MODEL"):
-                from store.extraction.triggers import model_from_env, strategies_from_env
-
-                chosen["extraction_model"] = model_from_env()
-                chosen["extraction_strategies"] = tuple(s.name for s in strategies_from_env())
-            if chosen:
-                kwargs["settings"] = Settings(**chosen)
+            kwargs["settings"] = settings_from_env()
         return cls(sessions, messages, bucket=bucket, **kwargs)
 
     @classmethod

