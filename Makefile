@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_VENV  := .venv-llama-index
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-contention bench-startup screenshots bench-envs lock clean
+.PHONY: install browser test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-contention bench-startup screenshots bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,11 +36,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(LLAMA_STAMP)
+# the console's tests drive Chromium: found, or installed (apt-get as root or through sudo, else Playwright's
+# download), or one line saying what to install, before the suite starts
+browser: $(STAMP)
+	@$(PY) -m infra.browser
+
+unit: $(STAMP) $(LLAMA_STAMP) browser
 	$(PY) -m pytest -n 2 --dist worksteal --durations=20
 
 # the longest runs, kept out of `make test` so that it stays under 15 minutes; CI runs both
-test-extended: $(STAMP) $(LLAMA_STAMP)
+test-extended: $(STAMP) $(LLAMA_STAMP) browser
 	$(PY) -m pytest -n 2 --dist worksteal -m extended --durations=10
 
 # lint first (seconds); then the types and the suite side by side (mypy is one core's work, the suite's
@@ -84,7 +89,7 @@ bench-contention: $(STAMP)
 	$(PY) -m bench.append_contention
 
 # the README's console screenshots (docs/screenshots/), from the browser tests
-screenshots: $(STAMP)
+screenshots: $(STAMP) browser
 	AGENT_STORE_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/api/test_console.py tests/api/test_framework_conversations.py -q -k "transcript or timeline or console_renders"
 
 # cold start alone: import times measured again, bench/results.md and bench/scale.md re-rendered

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
+from infra.browser import Machine, found
 from infra.local.stack import LocalStack
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = found(Machine())  # where `make test` found or installed it (infra/browser.py); None: nowhere
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
 

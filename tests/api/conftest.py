@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from infra.browser import NOT_FOUND
 from tests.api.browser import ARGS, CHROMIUM
 
 
@@ -15,7 +15,7 @@ from tests.api.browser import ARGS, CHROMIUM
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    assert os.path.exists(CHROMIUM), "the browser tests need Chromium: apt-get install -y chromium (.ci/run does)"
+    assert CHROMIUM is not None, NOT_FOUND  # `make test` installs it first (python -m infra.browser)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield launched
