@@ -10,22 +10,19 @@ reason (written up in docs/integrations.md), on the memory backend and on Dynamo
 - Google ADK: its session-service contract tests (tests/unittests/sessions/test_session_service.py, every
   test that takes their `session_service` fixture) against `StoreSessionService`, with `InMemorySessionService`
   and `DatabaseSessionService` as references; its memory-service tests (test_in_memory_memory_service.py)
-  against `StoreMemoryService`. ADK's sdist holds no tests: they are read from a snapshot of its repository
-  on this machine (the search tool's `fetch` of google/adk-python or a fork, under AGENT_STORE_MIRRORS,
-  /work/.mirror by default), the newest whose version is not past the installed one."""
+  against `StoreMemoryService`. ADK's sdist holds no tests: they are read from a clone of its repository at
+  the installed version's tag (AGENT_STORE_ADK_REPO; or a snapshot under AGENT_STORE_MIRRORS: their_tests.py's
+  `adk_snapshot` says which it takes, and the skip message why none fits)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from tests.integrations.their_tests import (
     Outcome,
+    adk_snapshot,
     assert_passes_as_theirs,
     extract,
     from_git,
@@ -167,7 +164,6 @@ def test_strands_own_session_tests_pass_on_the_repository_and_storage(strands_te
 
 ADK_SESSIONS = "tests/unittests/sessions/test_session_service.py"
 ADK_MEMORY = "tests/unittests/memory/test_in_memory_memory_service.py"
-MIRRORS = Path(os.environ.get("AGENT_STORE_MIRRORS", "/work/.mirror"))
 PRIVATE = (
     "reads InMemoryMemoryService's private `_session_events`; test_framework_memory.py checks the same behaviour "
     "(events without text skipped, an event id stored once, later events added beside earlier ones) through "
@@ -199,39 +195,11 @@ ADK_MEMORY_EMBEDDED = {
 }
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
-
-
-def adk_snapshot() -> tuple[Path, str] | None:
-    """(git directory, version) of the newest snapshot of ADK's repository on this machine whose version is not
-    past the installed one and whose session tests take the shared `session_service` fixture; None if none."""
-    installed = _version(version("google-adk"))
-    found: list[tuple[tuple[int, ...], Path, str]] = []
-    for git_dir in sorted(MIRRORS.glob("*adk-python*/repo")):
-        git_dir = git_dir / ".git" if (git_dir / ".git").is_dir() else git_dir
-        shown = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "show", "HEAD:src/google/adk/version.py"], capture_output=True, text=True
-        )
-        tests = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "show", f"HEAD:{ADK_SESSIONS}"], capture_output=True, text=True
-        )
-        if shown.returncode or tests.returncode or "_conformance" not in tests.stdout:
-            continue
-        at = _version(shown.stdout.rpartition("__version__")[2])
-        if at <= installed:
-            found.append((at, git_dir, ".".join(map(str, at))))
-    if not found:
-        return None
-    _, git_dir, at_version = max(found)
-    return git_dir, at_version
-
-
 @pytest.fixture(scope="module")
 def adk_tests(tmp_path_factory: pytest.TempPathFactory) -> Path:
     snapshot = adk_snapshot()
-    if snapshot is None:
-        pytest.skip(f"no snapshot of google/adk-python under {MIRRORS} (its sdist has no tests): fetch one")
+    if isinstance(snapshot, str):
+        pytest.skip(snapshot)
     git_dir, _ = snapshot
     where = tmp_path_factory.mktemp("adk-tests")
     from_git(git_dir, "HEAD", {ADK_SESSIONS: ADK_SESSIONS, ADK_MEMORY: ADK_MEMORY}, where)

@@ -10,6 +10,7 @@ report, each parametrized case on its own."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,3 +143,60 @@ def assert_passes_as_theirs(
     held = ours.failed | {base(c) for c in ours.failed}
     stale = sorted(d for d in differences if d not in held)
     assert not stale, f"recorded as differences but passing now: {stale}"
+
+
+ADK_REPO_ENV = "AGENT_STORE_ADK_REPO"  # a clone of google/adk-python (a work tree or a bare repository)
+MIRRORS_ENV = "AGENT_STORE_MIRRORS"  # a directory of repository snapshots (the search tool's `fetch`)
+ADK_SESSION_TESTS = "tests/unittests/sessions/test_session_service.py"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def _show(git_dir: Path, path: str) -> str | None:
+    shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"], capture_output=True, text=True)
+    return None if shown.returncode else shown.stdout
+
+
+def adk_candidates() -> list[Path]:
+    """The git directories that may hold ADK's tests: AGENT_STORE_ADK_REPO's, then the snapshots under
+    AGENT_STORE_MIRRORS (/work/.mirror by default) of google/adk-python or a fork."""
+    places = [Path(os.environ[ADK_REPO_ENV])] if os.environ.get(ADK_REPO_ENV) else []
+    places += sorted(Path(os.environ.get(MIRRORS_ENV, "/work/.mirror")).glob("*adk-python*/repo"))
+    return [p / ".git" if (p / ".git").is_dir() else p for p in places]
+
+
+def how_to_get_adk_tests(installed: str) -> str:
+    return (
+        f"ADK's sdist holds no tests: its own session and memory tests are read from a clone of google/adk-python "
+        f"at the installed version's tag (git clone --depth 1 --branch v{installed} "
+        f"https://github.com/google/adk-python DIR, then {ADK_REPO_ENV}=DIR)"
+    )
+
+
+def adk_snapshot() -> tuple[Path, str] | str:
+    """(git directory, version) of the newest clone or snapshot of ADK's repository whose version is not past
+    the installed one and whose session tests take the shared `session_service` fixture; or, when none fits,
+    why (each one found and what it lacks) and how to get one."""
+    installed = version("google-adk")
+    fits: list[tuple[tuple[int, ...], Path, str]] = []
+    unfit: list[str] = []
+    for git_dir in adk_candidates():
+        shown = _show(git_dir, "src/google/adk/version.py")
+        if shown is None:
+            unfit.append(f"{git_dir} is not a repository of ADK")
+            continue
+        at_text = ".".join(map(str, _version(shown.rpartition("__version__")[2])))
+        tests = _show(git_dir, ADK_SESSION_TESTS) or ""
+        if _version(at_text) > _version(installed):
+            unfit.append(f"{git_dir} is at {at_text}, newer than the installed {installed}")
+        elif "_conformance" not in tests:
+            unfit.append(f"{git_dir} is at {at_text}, whose session tests predate their shared conformance fixture")
+        else:
+            fits.append((_version(at_text), git_dir, at_text))
+    if fits:
+        _, git_dir, at_text = max(fits)
+        return git_dir, at_text
+    found = "; ".join(unfit) if unfit else "none was found"
+    return f"{how_to_get_adk_tests(installed)}. Not used: {found}"
