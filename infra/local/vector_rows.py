@@ -10,13 +10,15 @@ when its item is not the object it was made from (a put, a delete, a transaction
 pass over the partition's keys in Python plus the matrix product.
 
 What a search answers is what the scan of each item it replaced answered (tests/aws/test_vector_emulator.py
-compares the two on random data): the same items, the same scores to the last bits a sum's order can change, and
-ties in key order. Scores equal to 12 significant digits count as ties: the matrix product may add one row's
-products in another order than another row's, so two equal vectors could differ in their last bit."""
+compares the two on random data): the same items, the same scores, ties in key order. The matrix product only
+chooses the best rows; their scores are summed again in order, as the scan did (the product may add one row's
+products in another order than another's, so its last bits differ from the scan's, and from the memory
+backend's, which the store's tests compare exactly)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import threading
 from collections.abc import Callable, Iterable
@@ -198,21 +200,36 @@ class Rows:
 
     def best(
         self, query: npt.NDArray[np.float64], function: str, clauses: list[Clause], top_k: int
-    ) -> list[tuple[tuple[float, tuple[Any, ...]], float, Any]]:
-        """The `top_k` best rows meeting `clauses`, best first: ((rank score, key order), score, moto Item)."""
+    ) -> list[tuple[float, Any]]:
+        """The `top_k` best rows meeting `clauses`, best first, ties in key order: (score, moto Item). The
+        matrix product chooses them (those at or better than the k-th to TIE_DIGITS, ties included); their
+        scores are then summed again one product after another (`exact_score`), as the scan of each item did,
+        so that they are the very numbers the memory backend computes (a product's last bits depend on the
+        order of its sums)."""
         rows = self.selected(clauses)
-        scores = self.scores(rows, query, function)
-        ranked = tie_rounded(-scores if function == "DOT_PRODUCT" else scores)
-        if len(ranked) > top_k:  # those at or better than the k-th, ties included
+        ranked = tie_rounded(self.scores(rows, query, function) * (-1.0 if function == "DOT_PRODUCT" else 1.0))
+        if len(ranked) > top_k:
             kth = np.partition(ranked, top_k - 1)[top_k - 1]
-            keep = np.flatnonzero(ranked <= kth)
-            rows, scores, ranked = rows[keep], scores[keep], ranked[keep]
-        out = [
-            ((float(r), self.orders[row]), float(s), self.items[row])
-            for row, s, r in zip(rows.tolist(), scores.tolist(), ranked.tolist(), strict=True)
-        ]
-        out.sort(key=lambda t: t[0])
-        return out[:top_k]
+            rows = rows[np.flatnonzero(ranked <= kth)]
+        asked = query.tolist()
+        sign = -1.0 if function == "DOT_PRODUCT" else 1.0
+        scored = [(exact_score(function, asked, self.matrix[row].tolist()), row) for row in rows.tolist()]
+        scored.sort(key=lambda t: (sign * t[0], self.orders[t[1]]))
+        return [(score, self.items[row]) for score, row in scored[:top_k]]
+
+
+def exact_score(function: str, query: list[float], vector: list[float]) -> float:
+    """One item's score, its products summed in order: COSINE's distance (1.0 when either vector is zero),
+    EUCLIDEAN's, DOT_PRODUCT's product."""
+    if function == "DOT_PRODUCT":
+        return float(sum(map(operator.mul, query, vector)))
+    if function == "EUCLIDEAN":
+        return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, vector, strict=True)))
+    query_norm = math.sqrt(sum(a * a for a in query))
+    vector_norm = math.sqrt(sum(b * b for b in vector))
+    if not query_norm or not vector_norm:
+        return 1.0
+    return 1.0 - float(sum(map(operator.mul, query, vector))) / (query_norm * vector_norm)
 
 
 def tie_rounded(scores: Any) -> Any:

@@ -291,7 +291,7 @@ def _search_vectors(self: Any) -> Any:
             "Item": _projected(found.attrs, index, keys, wanted),
             "Score": score,
         }
-        for _, score, found in best
+        for score, found in best
     ]
     answer: dict[str, Any] = {"SearchResults": results}
     if body.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
