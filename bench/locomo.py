@@ -2,13 +2,15 @@
 evidence turns), measured from outside through the public API, as issue 47 describes it.
 
     python -m bench.locomo --data PATH [--modes semantic,keyword,hybrid] [--embedder e5-small|wordllama|none]
-                           [--noise 100000 [--sample K] [--owner-sample K] [--cache DIR]] [--record]
+                           [--scopes namespace,owner] [--noise 100000 [--sample K] [--owner-sample K]
+                           [--cache DIR]] [--record]
 
 PATH is LoCoMo's `locomo10.json` (github.com/snap-research/locomo, data/locomo10.json), or the repository's
 `data/locomo10.zip`, or a folder of its per-conversation files. The data is never copied into this repository.
 
 Each turn is put as one memory {"text": "<speaker>: <text>"} in one namespace per conversation; each question
-with evidence is asked with `search_memories(owner, namespace, query=question, limit=50, mode=...)`.
+with evidence is asked with `search_memories(owner, namespace, query=question, limit=50, mode=...)` (scope
+`namespace`) and over the owner's whole prefix, all ten conversations' turns (scope `owner`).
 recall@k = the share of a question's evidence turns among the first k hits, averaged over questions.
 
 With `--noise N` it measures search at size instead: the same, then again after N unrelated memories
@@ -34,6 +36,7 @@ from typing import Any
 from store import SessionStore, Settings
 
 KS = (5, 10, 25, 50)
+SCOPES = ("namespace", "owner")
 DATA = "github.com/snap-research/locomo, data/locomo10.zip (its per-conversation files), not committed here"
 OWNER = "locomo"
 
@@ -74,25 +77,23 @@ def load(path: Path) -> list[Conversation]:
     return [_conversation(str(d.get("sample_id", i)), d) for i, d in enumerate(data)]
 
 
-def measure(store: SessionStore, conversations: list[Conversation], modes: list[str]) -> dict[str, Any]:
+def measure(
+    store: SessionStore, conversations: list[Conversation], modes: list[str], scopes: tuple[str, ...] = SCOPES
+) -> dict[str, Any]:
+    """Every question's R@k per scope and mode: asked in its conversation's namespace (`namespace`, the issue's
+    protocol) and over the owner's whole prefix, all ten conversations (`owner`)."""
     for conv in conversations:
         for did, text in conv.turns.items():
             store.put_memory(OWNER, (conv.name,), did, {"text": text})
+    every = [(c, q) for c in conversations for q in c.questions]
     out: dict[str, Any] = {}
-    for mode in modes:
-        sums = dict.fromkeys(KS, 0.0)
-        asked = 0
-        started = time.perf_counter()
-        for conv in conversations:
-            for question, evidence, _ in conv.questions:
-                hits = store.search_memories(OWNER, (conv.name,), query=question, limit=50, mode=mode).items
-                keys = [h.key for h in hits]
-                for k in KS:
-                    sums[k] += sum(1 for e in evidence if e in keys[:k]) / len(evidence)
-                asked += 1
-        out[mode] = {f"R@{k}": round(100 * sums[k] / asked, 1) for k in KS}
-        out[mode]["seconds"] = round(time.perf_counter() - started, 1)
-        out[mode]["questions"] = asked
+    for scope in scopes:
+        out[scope] = {}
+        for mode in modes:
+            started = time.perf_counter()
+            out[scope][mode] = {**recall(store, every, mode, scoped=scope == "namespace"), "questions": len(every)}
+            out[scope][mode]["seconds"] = round(time.perf_counter() - started, 1)
+            print(scope, mode, json.dumps(out[scope][mode]), flush=True)
     return out
 
 
@@ -210,6 +211,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--modes", default="semantic,keyword,hybrid")
     parser.add_argument("--embedder", default="e5-small")
+    parser.add_argument("--scopes", default=",".join(SCOPES), help="without --noise: namespace, owner or both")
     parser.add_argument("--noise", type=int, default=0, help="unrelated memories put under the owner")
     parser.add_argument("--sample", type=int, default=1, help="with --noise: every K-th question in its namespace")
     parser.add_argument(
@@ -237,7 +239,7 @@ def main() -> None:
             print(f"embedded {len(noise)} unrelated memories in {time.perf_counter() - started:.0f} s", flush=True)
         result = at_size(store, conversations, modes, noise, samples, embedder)
     else:
-        result = measure(store, conversations, modes)
+        result = measure(store, conversations, modes, tuple(args.scopes.split(",")))
     print(json.dumps({"embedder": args.embedder, **result}, indent=2))
     if args.record:
         keep(args, result)

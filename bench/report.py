@@ -539,15 +539,20 @@ def locomo_section(results: dict[str, Any]) -> list[str]:
         "evidence turns among the first k hits, averaged over questions. The paper's dense retriever (DRAGON, "
         "turns as units) scored 56.7 / 66.2 / 76.7 / 82.7.",
         "",
-        "| embedder | mode | questions | R@5 | R@10 | R@25 | R@50 |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "Scope `namespace`: each question asked in its conversation's namespace (the paper's protocol); scope "
+        "`owner`: over the owner's whole prefix, all ten conversations' turns (5,882 memories), the other "
+        "conversations' turns being distractors of the same style.",
+        "",
+        "| embedder | scope | mode | questions | R@5 | R@10 | R@25 | R@50 |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for embedder, modes in r["embedders"].items():
-        for mode, row in modes.items():
-            lines.append(
-                f"| {embedder} | {mode} | {row['questions']} | {row['R@5']} | {row['R@10']} | {row['R@25']} | "
-                f"{row['R@50']} |"
-            )
+    for embedder, scopes in r["embedders"].items():
+        for scope, modes in scopes.items():
+            for mode, row in modes.items():
+                lines.append(
+                    f"| {embedder} | {scope} | {mode} | {row['questions']} | {row['R@5']} | {row['R@10']} | "
+                    f"{row['R@25']} | {row['R@50']} |"
+                )
     for note in r.get("notes", []):
         lines += ["", note]
     size = r.get("at_size")

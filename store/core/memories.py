@@ -28,6 +28,7 @@ MAX_SEARCH_LIMIT = 100
 MAX_TOP_K = 100  # the most neighbours one semantic search asks the index for (the page and the ones before it)
 LISTED_ITEMS = 1000  # the most memories one listing (a search with no query) pages through
 HYBRID_MEANING = 0.5  # what meaning weighs in a hybrid score (0 to 0.5), beside the words' BM25 (0 to 1)
+HYBRID_NAMESPACE = 1.0  # what a namespace's share of a hybrid search's matches weighs (0 to 1: `namespace_prior`)
 MAX_EMBED_TEXT = 8192  # characters of a value's text that are embedded
 MAX_DIMENSIONS = 4096
 MODES = ("auto", "semantic", "keyword", "hybrid")
@@ -370,36 +371,57 @@ def rank(
 
     - semantic: those with a vector of the query's embedder, by cosine similarity;
     - keyword: those holding a query word, by BM25 (`lexical.bm25`, the candidates' own statistics);
-    - hybrid: every candidate (those holding a query word and the nearest by meaning), by BM25 scaled to the
-      best candidate's (1.0) plus HYBRID_MEANING times the similarity scaled between the least and the
-      greatest the search learned (0 to 1: embedders' similarities differ in range, not in order); a
-      candidate whose similarity the search did not learn (not among the nearest) counts the least;
+    - hybrid: every candidate (those holding a query word and the nearest by meaning), by `hybrid_scores`;
     - with no query, every candidate in key order (score None).
 
     Ties keep the candidates' order."""
     kept = [c for c in candidates if matches(c.value, wanted)]
     if query_text is None:
         return [Ranked(c, None) for c in kept]
-    out: list[tuple[float, int, Ranked]] = []
     if search_mode == "semantic":
-        out = [(c.similarity, i, Ranked(c, c.similarity)) for i, c in enumerate(kept) if c.similarity is not None]
+        scored = [(c.similarity, c) for c in kept if c.similarity is not None]
     else:
         scores = lexical.bm25(words(query_text), [words(c.text) for c in kept])
         if search_mode == "hybrid":
-            best = max(scores, default=0.0) or 1.0
-            learned = [c.similarity for c in kept if c.similarity is not None]
-            low, high = min(learned, default=0.0), max(learned, default=0.0)
-            spread = (high - low) or 1.0
-            for i, (c, score) in enumerate(zip(kept, scores, strict=True)):
-                meaning = ((c.similarity if c.similarity is not None else low) - low) / spread
-                fused = score / best + HYBRID_MEANING * meaning
-                out.append((fused, i, Ranked(c, fused)))
+            scored = list(zip(hybrid_scores(kept, scores), kept, strict=True))
         else:
-            out = [
-                (score, i, Ranked(c, score)) for i, (c, score) in enumerate(zip(kept, scores, strict=True)) if score > 0
-            ]
-    out.sort(key=lambda t: (-t[0], t[1]))
-    return [r for _, _, r in out]
+            scored = [(score, c) for score, c in zip(scores, kept, strict=True) if score > 0]
+    out = sorted(enumerate(scored), key=lambda t: (-t[1][0], t[0]))
+    return [Ranked(c, score) for _, (score, c) in out]
+
+
+def hybrid_scores(kept: list[Candidate], bm25: list[float]) -> list[float]:
+    """Each candidate's hybrid score: its BM25 scaled to the best candidate's (1.0), plus HYBRID_MEANING times
+    its similarity scaled between the least and the greatest the search learned (0 to 1: embedders'
+    similarities differ in range, not in order; a candidate whose similarity the search did not learn, not
+    among the nearest, counts the least), plus `namespace_prior`."""
+    best = max(bm25, default=0.0) or 1.0
+    learned = [c.similarity for c in kept if c.similarity is not None]
+    low, high = min(learned, default=0.0), max(learned, default=0.0)
+    spread = (high - low) or 1.0
+    fused = [
+        score / best + HYBRID_MEANING * ((c.similarity if c.similarity is not None else low) - low) / spread
+        for c, score in zip(kept, bm25, strict=True)
+    ]
+    return [f + p for f, p in zip(fused, namespace_prior(kept, fused), strict=True)]
+
+
+def namespace_prior(kept: list[Candidate], fused: list[float]) -> list[float]:
+    """What each candidate's namespace adds to its hybrid score: HYBRID_NAMESPACE times the namespace's share
+    of the candidates' scores, less the largest share (so 0 in the namespace that holds most of what the
+    search matched, and in a search whose candidates share one namespace; down to -HYBRID_NAMESPACE). A
+    namespace groups what belongs together (a project, a conversation): where a query's matches gather is
+    likely what it is about, and a memory outside it that matches as well is likelier a coincidence of words.
+    Measured on LoCoMo over an owner's ten conversations (docs/decisions.md, "Search over an owner's whole
+    memory")."""
+    mass: dict[Namespace, float] = {}
+    for c, score in zip(kept, fused, strict=True):
+        mass[c.namespace] = mass.get(c.namespace, 0.0) + max(score, 0.0)
+    total = sum(mass.values())
+    if len(mass) < 2 or not total:
+        return [0.0] * len(kept)
+    leading = max(mass.values())
+    return [HYBRID_NAMESPACE * (mass[c.namespace] - leading) / total for c in kept]
 
 
 def search_cursor(cursor: str | None, owner: str) -> int:

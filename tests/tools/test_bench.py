@@ -406,7 +406,9 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
     assert conversations[1].questions == [("Which dog did Ben adopt?", ("D1:1",), 1)]
 
     scoped = measure(SessionStore.memory(Settings(embedder=None)), conversations, ["keyword"])
-    assert scoped["keyword"]["questions"] == 2 and scoped["keyword"]["R@5"] == 100.0
+    assert set(scoped) == {"namespace", "owner"}
+    for scope in ("namespace", "owner"):
+        assert scoped[scope]["keyword"]["questions"] == 2 and scoped[scope]["keyword"]["R@5"] == 100.0
 
     store = SessionStore.memory(Settings(embedder=None))
     noise = [f"Ana and Ben talk about the weather, day {i}" for i in range(30)]
@@ -428,6 +430,7 @@ def test_the_locomo_harness_measures_recall_per_scope_before_and_after_unrelated
             }
         }
     )
+    assert "| none | owner | keyword | 2 | 100.0 |" in "\n".join(lines)
     table = [line for line in lines if line.startswith("| namespace") or line.startswith("| owner")]
     assert len(table) == 4 and "| namespace | 2 | keyword | after | 100.0 |" in table[1]
 
