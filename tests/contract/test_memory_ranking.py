@@ -33,7 +33,7 @@ def test_a_hybrid_search_prefers_the_namespace_where_its_matches_gather(monkeypa
     monkeypatch.setattr(m, "HYBRID_NAMESPACE", 0.0)
     fused = scores(m.rank(CANDIDATES, search_mode="hybrid", query_text=QUERY, wanted={}))
     assert max(fused, key=lambda k: fused[k] or 0.0) == (BERLIN, "hotel")  # alone, the words and meaning say Berlin
-    assert [(r.candidate.namespace, r.candidate.key) for r in with_prior][0] == (LISBON, "hotel")
+    assert (with_prior[0].candidate.namespace, with_prior[0].candidate.key) == (LISBON, "hotel")
     prior = scores(with_prior)
     for key, score in prior.items():
         assert score is not None and fused[key] is not None
