@@ -462,3 +462,18 @@ def test_the_bucket_bench_ranks_as_the_store_searches_by_words(tmp_path: Path) -
     assert recall == {"R@5": 0.0, "R@10": 0.0, "R@25": 0.0, "R@50": 100.0}  # 30 above it, then the evidence
     assert {k: rows[4][k] for k in recall} == recall
     assert {k: rows[1][k] for k in recall} == {k: through_store["before"]["keyword"][k] for k in recall}
+
+
+def test_the_vector_emulator_bench_times_each_kind_of_search_at_each_size() -> None:
+    """bench/vector_emulator.py at two small sizes: each row has every timing, the table grows from one size to
+    the next, and the report shows a row per size."""
+    from bench.report import vector_emulator_section
+    from bench.vector_emulator import measure
+
+    rows = measure([30, 60], searches=2)
+    assert [row["memories"] for row in rows] == [30, 60] and all(row["dimensions"] == 1408 for row in rows)
+    for row in rows:
+        for field in ("first search", "search by meaning", "search by words", "search after a put"):
+            assert 0 < row[field] < 30
+    lines = vector_emulator_section({"vector_emulator": {"date": "2026-12-07", "rows": rows}})
+    assert [line.split("|")[1].strip() for line in lines if line.startswith("| ") and line[2].isdigit()] == ["30", "60"]
