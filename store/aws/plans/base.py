@@ -133,14 +133,19 @@ def forget(session_id: str) -> Plan[None]:
 
 def get_item(table: str, key: Item, *, projection: Sequence[str] = ()) -> Plan[Item | None]:
     """A strongly consistent GetItem (of only the `projection` attributes, if named): the item, or None."""
+    resp = yield get_item_call(table, key, projection=projection)
+    item = resp.get("Item")
+    return dict(item) if item else None
+
+
+def get_item_call(table: str, key: Item, *, projection: Sequence[str] = ()) -> Call:
+    """`get_item`'s call, for plans that make it beside others (`Parallel`)."""
     params: dict[str, Any] = {"TableName": table, "Key": key, "ConsistentRead": True}
     if projection:
         expr = Expr()
         params["ProjectionExpression"] = ", ".join(expr.name(a) for a in projection)
         params.update(expr.params())
-    resp = yield Call("get_item", params)
-    item = resp.get("Item")
-    return dict(item) if item else None
+    return Call("get_item", params)
 
 
 def batch_get(ctx: Context, table: str, item_keys: Sequence[Item]) -> Plan[list[Item]]:
@@ -496,15 +501,18 @@ def query(
     keep: Callable[[Item], bool] | None = None,
     expand: Callable[[Item], list[Item]] | None = None,
     growing: bool = False,
+    first: dict[str, Any] | None = None,
 ) -> Plan[list[Item]]:
     """Run a Query page after page until `limit` kept items are collected or the results end (`expand`: what
     each item read stands for, counted instead of the item). With
     `growing` (a filtered Query), each page evaluates twice as many items as the one before, from the
-    Query's `Limit`: a dense filter reads little more than it keeps, a sparse one takes few requests."""
+    Query's `Limit`: a dense filter reads little more than it keeps, a sparse one takes few requests. `first`:
+    the answer to the first page, already read (beside another call)."""
     out: list[Item] = []
     params = dict(params)
     while True:
-        resp = yield Call("query", params)
+        resp = first if first is not None else (yield Call("query", params))
+        first = None
         found = [i for i in resp.get("Items", []) if keep is None or keep(i)]
         out.extend(found if expand is None else [m for i in found for m in expand(i)])
         if limit is not None and len(out) >= limit:

@@ -41,6 +41,7 @@ from store.aws.plans.partitions import (
     Span,
     find,
     find_stored,
+    head_and_range,
     previous_compaction,
     put_new,
     read_at,
@@ -231,26 +232,29 @@ def replay(
 
 
 def list_messages(ctx: Context, request: ListMessages) -> Plan[Page[MessageRecord]]:
-    """A page of the transcript (or of one of its branches): one session-head read (with the branch's item,
-    for a branch), then one Query per 1 MB page."""
+    """A page of the transcript (or of one of its branches): the session head and the first 1 MB page read side
+    by side (`head_and_range`; a branch's item first, for a branch), then one Query per 1 MB page more."""
     session_id, owner, query, branch = request.session_id, request.owner, request.query, request.branch
+    scope = paging.cursor_scope(session_id, branch)
+
+    def span_of(part: str, compaction_seq: int | None) -> Span:
+        lo, hi = query.window(scope, compaction_seq)
+        return Span(part, lo, hi, query.newest_first, query.fetch, query.roles)
+
     if branch is None:
-        head = yield from read_head(ctx, session_id, owner)
-        part, compaction_seq = head.part, head.session.compaction_seq
+        _, items = yield from head_and_range(ctx, session_id, owner, span_of)
     else:
         kept = yield from read_branch(ctx, session_id, owner, branch)
-        part, compaction_seq = kept.part, kept.compaction_seq
-    scope = paging.cursor_scope(session_id, branch)
-    lo, hi = query.window(scope, compaction_seq)
-    items = yield from read_range(ctx, Span(part, lo, hi, query.newest_first, query.fetch, query.roles))
+        items = yield from read_range(ctx, span_of(kept.part, kept.compaction_seq))
     return query.page(scope, [record_from_item(i) for i in (yield from resolve(ctx, items))])
 
 
 def last_messages(ctx: Context, request: LastMessages) -> Plan[list[MessageRecord]]:
-    """The latest `count` messages, in chronological order."""
+    """The latest `count` messages, in chronological order: the head and them read side by side."""
     session_id, owner, count = request.session_id, request.owner, request.n
-    head = yield from read_head(ctx, session_id, owner)
-    items = yield from read_range(ctx, Span(head.part, 1, MAX_SEQ, newest_first=True, limit=count))
+    _, items = yield from head_and_range(
+        ctx, session_id, owner, lambda part, _: Span(part, 1, MAX_SEQ, newest_first=True, limit=count)
+    )
     return [record_from_item(i) for i in reversed((yield from resolve(ctx, items)))]
 
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from store.aws import keys
 from store.aws.attrs import Expr, Item, action, n, s
-from store.aws.calls import Plan
+from store.aws.calls import Call, Parallel, Plan
+from store.aws.items import Head
 from store.aws.packs import FIRST, PACK_MAX, expand, is_pack, message_in, message_with_id, pack_stem
-from store.aws.plans.base import Context, get_item, query
+from store.aws.plans.base import Context, get_item, get_item_call, live_head, query
 from store.core.paging import MAX_SEQ
 
 COMPACTION_PAGE = 100  # messages read at once looking back for the previous compaction marker
@@ -81,15 +82,39 @@ class Span:
         return read
 
 
-def read_range(ctx: Context, span: Span) -> Plan[list[Item]]:
+def read_range(ctx: Context, span: Span, first: dict[str, Any] | None = None) -> Plan[list[Item]]:
     """The span's messages: one Query per 1 MB page (a filtered one reads growing pages until it has
-    `limit`)."""
+    `limit`); `first`, the answer to its first page when it was read already."""
     if span.lo > span.hi:
         return []
     items: list[Item] = yield from query(
-        span.query(ctx), limit=span.limit, expand=span.reader(), growing=bool(span.roles)
+        span.query(ctx), limit=span.limit, expand=span.reader(), growing=bool(span.roles), first=first
     )
     return items
+
+
+def head_and_range(
+    ctx: Context, session_id: str, owner: str | None, span_of: Callable[[str, int | None], Span]
+) -> Plan[tuple[Head, list[Item]]]:
+    """The session's live head (`read_head`'s) and the messages of `span_of(its partition, its compaction)`, both
+    read in one round trip when the span can be told before the head is read: from the position this store last
+    saw (`Context.positions`), or a new session's (its transcript in its own partition, never compacted), which
+    is right but after a rewind or a compaction this store did not see. When the head says otherwise, the
+    span is read again (one Query more); what the first Query read of a session the caller may not read is
+    never returned (the head decides first)."""
+    known = ctx.positions.get(session_id)
+    guess = span_of(
+        (known.part if known is not None else None) or session_id, known.compaction_seq if known is not None else None
+    )
+    head_call = get_item_call(ctx.sessions_table, keys.head_key(session_id))
+    if guess.lo > guess.hi:
+        answer, first = (yield head_call), None
+    else:
+        answer, first = yield Parallel((head_call, Call("query", guess.query(ctx))))
+    head = yield from live_head(ctx, session_id, answer.get("Item"), owner)
+    span = span_of(head.part, head.session.compaction_seq)
+    items = yield from read_range(ctx, span, first if span == guess else None)
+    return head, items
 
 
 def stored_at(ctx: Context, part: str, seq: int) -> Plan[Item | None]:
