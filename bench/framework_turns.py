@@ -249,8 +249,11 @@ def langgraph_graph(saver: Any) -> Any:
 # ---------------------------------------------------------------- LangChain
 
 
-def langchain_turn(store: SessionStore, *, name: str = "turns", owner: str = "bench") -> Callable[[], Any]:
-    """A RunnableWithMessageHistory turn whose step returns the tool call, its result and the answer."""
+def langchain_turn(
+    store: SessionStore, *, name: str = "turns", owner: str = "bench", history: Callable[[str], Any] | None = None
+) -> Callable[[], Any]:
+    """A RunnableWithMessageHistory turn whose step returns the tool call, its result and the answer; its history
+    `SessionStoreChatMessageHistory` on `store`, or `history(session_id)`."""
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.runnables import RunnableLambda
     from langchain_core.runnables.history import RunnableWithMessageHistory
@@ -268,7 +271,7 @@ def langchain_turn(store: SessionStore, *, name: str = "turns", owner: str = "be
 
     chain = RunnableWithMessageHistory(
         RunnableLambda(agent),
-        lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner=owner),
+        history or (lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner=owner)),
     )
     config: Any = {"configurable": {"session_id": name}}
     return lambda: chain.invoke(f"What is the weather in {CITY}?", config)

@@ -626,6 +626,33 @@ def extraction_section(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def turn_latency_section(results: dict[str, Any]) -> list[str]:
+    """What persisting a turn adds to its latency, per framework, ours and its peer (bench/turn_latency.py)."""
+    r = results.get("turn_latency")
+    if not r:
+        return not_measured("bench.turn_latency")
+    lines = [
+        f"Measured {r['date']} by bench/turn_latency.py: one agent turn through each framework's own loop with a "
+        "scripted model (the tool call, its result, the answer), its session kept by this store's adapter at its "
+        "defaults or by the framework's DynamoDB backend of choice, on a moto server answering every request "
+        f"{r['rtt ms']:g} ms after it arrives (a round trip), one at a time. Each session at {r['turns']} turns; "
+        f"{r['rounds']} turns timed, the variants taking turns. `added`: the median turn's time less the median "
+        "turn with the framework's own in-memory session; `on DynamoDB`: the same with moto's own work on each "
+        "request taken out (moto parses a transaction's expressions in Python for 5 to 15 ms, a PutItem's in 1: "
+        'time no DynamoDB request takes; docs/decisions.md, "Turn latency"). The turn\'s costs in requests and '
+        "capacity: docs/integrations.md.",
+        "",
+        "| framework | backend | requests | added | added on DynamoDB | moto's own work |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for row in r["rows"]:
+        lines.append(
+            f"| {row['framework']} | {row['backend']} | {row['requests']} | {row['added ms']:.1f} ms | "
+            f"{row['added ms on DynamoDB']:.1f} ms | {row['moto ms']:.1f} ms |"
+        )
+    return [*lines, ""]
+
+
 def vector_emulator_section(results: dict[str, Any]) -> list[str]:
     """One SearchVectors on the local stack's vector index at each size (bench/vector_emulator.py)."""
     r = results.get("vector_emulator")
@@ -697,6 +724,7 @@ def write_report(results: dict[str, Any], out: Path) -> None:
     lines += ["## Memory retrieval on LoCoMo", "", *locomo_section(results)]
     lines += ["## Memory extraction: cost per turn", "", *extraction_section(results)]
     lines += ["## The local stack's vector index", "", *vector_emulator_section(results)]
+    lines += ["## Turn latency through each framework", "", *turn_latency_section(results)]
     lines += ["## Long-term memory: recall@5", "", *recall_section(results)]
     lines += [
         "## Long-term memory: against langgraph-checkpoint-aws's DynamoDBStore",

@@ -401,16 +401,14 @@ def openai_pairs(url: str) -> list[PairCost]:
     return _session_pairs(url, "OpenAI Agents", backends)
 
 
-def adk_pairs(url: str) -> list[PairCost]:
-    """ADK's Runner beside adk-dynamodb-session's DynamoDBSessionService (PynamoDB: its table is named by
-    ADK_DYNAMODB_SESSION_TABLE_NAME when it is imported); a resume is a new service's `get_session`."""
-    import asyncio
+def adk_peer(url: str, hook: Callable[[Any], Any] = lambda session: None) -> tuple[Callable[[], Any], Any, Any]:
+    """adk-dynamodb-session's DynamoDBSessionService on the moto server at `url` (PynamoDB: its table is named by
+    ADK_DYNAMODB_SESSION_TABLE_NAME when it is imported, its clients come from botocore's default session): a
+    factory of services, and the metered boto3 session and meter its requests go through (`hook` is given that
+    session before any client is made of it: a client copies its session's event handlers when it is made)."""
     import os
 
     import pynamodb.connection.base
-
-    from bench.framework_turns import adk_runner_turn
-    from store.integrations.adk import StoreSessionService
 
     os.environ["ADK_DYNAMODB_SESSION_TABLE_NAME"] = "adk-pairs-sessions"
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -419,13 +417,25 @@ def adk_pairs(url: str) -> list[PairCost]:
 
     ADKEntityModel.Meta.host = url
     ADKEntityModel.Meta.region = REGION
-    # PynamoDB makes its clients from botocore's default session: its requests go through a metered one
     peer_session, peer_meter = metered(url)
+    hook(peer_session)
     setattr(pynamodb.connection.base, "get_session", lambda: peer_session._session)  # noqa: B010
     if not ADKEntityModel.exists():
         DynamoDBSessionService().create_table_if_not_exists(
             billing_mode="PAY_PER_REQUEST", ignore_update_ttl_errors=True
         )
+    return DynamoDBSessionService, peer_session, peer_meter
+
+
+def adk_pairs(url: str) -> list[PairCost]:
+    """ADK's Runner beside adk-dynamodb-session's DynamoDBSessionService (`adk_peer`); a resume is a new
+    service's `get_session`."""
+    import asyncio
+
+    from bench.framework_turns import adk_runner_turn
+    from store.integrations.adk import StoreSessionService
+
+    peer_service, _, peer_meter = adk_peer(url)
 
     def on(make: Callable[[], Any], sid: str, meter: Any = None, shared: bool = False) -> SessionBackend:
         turn = adk_runner_turn(make(), name=sid, owner="bench", shared=shared)
@@ -440,7 +450,7 @@ def adk_pairs(url: str) -> list[PairCost]:
             return on(lambda: StoreSessionService(store, **options), sid, shared=shared)
 
         def theirs(session: Any, sid: str, shared: bool = False) -> SessionBackend:  # counted on peer_session's meter
-            return on(DynamoDBSessionService, sid, peer_meter, shared=shared)
+            return on(peer_service, sid, peer_meter, shared=shared)
 
         return {
             "ours, StoreSessionService() (default: per turn)": ours,

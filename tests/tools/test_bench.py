@@ -477,3 +477,24 @@ def test_the_vector_emulator_bench_times_each_kind_of_search_at_each_size() -> N
             assert 0 < row[field] < 30
     lines = vector_emulator_section({"vector_emulator": {"date": "2026-12-07", "rows": rows}})
     assert [line.split("|")[1].strip() for line in lines if line.startswith("| ") and line[2].isdigit()] == ["30", "60"]
+
+
+def test_the_turn_latency_bench_times_ours_and_the_peer_against_the_in_memory_baseline() -> None:
+    """bench/turn_latency.py on Strands and LangChain for two rounds: a row for ours and for the peer (never for
+    the baseline), each turn's requests counted, moto's own time reported; the report shows every row."""
+    from bench.report import turn_latency_section
+    from bench.turn_latency import measure
+    from infra.local.aws import moto_server_process
+
+    with moto_server_process(0.002, timed=True) as url:
+        rows = measure(url, turns=2, rounds=2, frameworks=["Strands", "LangChain"])
+    assert [(r["framework"], r["backend"].split(",")[0]) for r in rows] == [
+        ("Strands", "ours"),
+        ("Strands", "strands-dynamodb-storage"),
+        ("LangChain", "ours"),
+        ("LangChain", "langchain-community"),
+    ]
+    assert rows[0]["requests"] == 1 and rows[1]["requests"] >= 1
+    assert all(r["moto ms"] > 0 and r["added ms"] >= r["added ms on DynamoDB"] for r in rows)
+    lines = turn_latency_section({"turn_latency": {"date": "d", "rtt ms": 2, "turns": 2, "rounds": 2, "rows": rows}})
+    assert sum(1 for line in lines if line.startswith("| Strands") or line.startswith("| LangChain")) == 4
