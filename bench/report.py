@@ -41,6 +41,12 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+def markdown_table(columns: list[str], rows: list[list[Any]], right: int = 0) -> list[str]:
+    """A markdown table of `rows` under `columns`, its last `right` columns aligned right."""
+    rule = ["---"] * (len(columns) - right) + ["---:"] * right
+    return [f"| {' | '.join(columns)} |", f"| {' | '.join(rule)} |", *(f"| {' | '.join(map(str, r))} |" for r in rows)]
+
+
 def _stat(samples: list[dict[str, Any]], field: str) -> float:
     return median([s[field] for s in samples])
 
@@ -642,15 +648,14 @@ def turn_latency_section(results: dict[str, Any]) -> list[str]:
         'time no DynamoDB request takes; docs/decisions.md, "Turn latency"). The turn\'s costs in requests and '
         "capacity: docs/integrations.md.",
         "",
-        "| framework | backend | requests | added | added on DynamoDB | moto's own work |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
-    for row in r["rows"]:
-        lines.append(
-            f"| {row['framework']} | {row['backend']} | {row['requests']} | {row['added ms']:.1f} ms | "
-            f"{row['added ms on DynamoDB']:.1f} ms | {row['moto ms']:.1f} ms |"
-        )
-    return [*lines, ""]
+    columns = ["framework", "backend", "requests", "added", "added on DynamoDB", "moto's own work"]
+    cells = [
+        [row["framework"], row["backend"], row["requests"]]
+        + [f"{row[field]:.1f} ms" for field in ("added ms", "added ms on DynamoDB", "moto ms")]
+        for row in r["rows"]
+    ]
+    return [*lines, *markdown_table(columns, cells, right=3), ""]
 
 
 def vector_emulator_section(results: dict[str, Any]) -> list[str]:
@@ -666,15 +671,11 @@ def vector_emulator_section(results: dict[str, Any]) -> list[str]:
         "trip timed. The first search after the writes reads the new items into the emulator's matrix; the "
         "others are the median of 20. Targets (issue 56): 50 ms or less at 3,000, under 1 s at 100,000.",
         "",
-        "| memories | first search | search by meaning | search by words | search after one more put |",
-        "| ---: | ---: | ---: | ---: | ---: |",
     ]
-    for row in r["rows"]:
-        lines.append(
-            f"| {row['memories']:,} | {_ms(row['first search'])} | {_ms(row['search by meaning'])} | "
-            f"{_ms(row['search by words'])} | {_ms(row['search after a put'])} |"
-        )
-    return [*lines, ""]
+    columns = ["memories", "first search", "search by meaning", "search by words", "search after one more put"]
+    fields = ("first search", "search by meaning", "search by words", "search after a put")
+    cells = [[f"{row['memories']:,}", *(_ms(row[f]) for f in fields)] for row in r["rows"]]
+    return [*lines, *markdown_table(columns, cells, right=len(columns)), ""]
 
 
 def record(key: str, value: dict[str, Any]) -> None:

@@ -28,7 +28,10 @@ SCHEMA = [
 POINTS = {"a": (1.0, 0.0), "b": (0.0, 1.0), "c": (1.0, 1.0), "d": (-1.0, 0.0), "e": (2.0, 0.0)}
 
 
-def make(client: Any, name: str, distance: str, projection: dict[str, Any] | None = None) -> None:
+def vector_table(
+    client: Any, name: str, distance: str, projection: dict[str, Any] | None = None, dims: int = 2, schema: Any = None
+) -> None:
+    """A table keyed pk/sk with one vector index `vec` on attribute `v`."""
     vectors.install()
     client.create_table(
         TableName=name,
@@ -37,13 +40,17 @@ def make(client: Any, name: str, distance: str, projection: dict[str, Any] | Non
             {
                 "IndexName": "vec",
                 "VectorAttribute": {"AttributeName": "v"},
-                "Dimensions": 2,
+                "Dimensions": dims,
                 "DistanceFunction": distance,
                 "Projection": projection or {"ProjectionType": "ALL"},
-                "SearchSchema": SCHEMA,
+                "SearchSchema": schema or SCHEMA,
             }
         ],
     )
+
+
+def make(client: Any, name: str, distance: str, projection: dict[str, Any] | None = None) -> None:
+    vector_table(client, name, distance, projection)
     for rank, (sk, (x, y)) in enumerate(POINTS.items()):
         client.put_item(
             TableName=name,
@@ -307,25 +314,8 @@ def test_the_matrix_search_answers_as_a_scan_of_every_item(dynamodb_client: Any,
 
     rng = random.Random(f"vectors-{function}")
     table = f"vx-scan-{function.lower()}"
-    vectors.install()
-    dynamodb_client.create_table(
-        TableName=table,
-        **KEYS,
-        VectorIndexes=[
-            {
-                "IndexName": "vec",
-                "VectorAttribute": {"AttributeName": "v"},
-                "Dimensions": DIMS,
-                "DistanceFunction": function,
-                "Projection": {"ProjectionType": "ALL"},
-                "SearchSchema": [
-                    {"AttributeName": "pk", "SearchSchemaElementType": "HASH"},
-                    {"AttributeName": "tag", "SearchSchemaElementType": "INLINE_FILTER"},
-                    {"AttributeName": "n", "SearchSchemaElementType": "INLINE_FILTER"},
-                ],
-            }
-        ],
-    )
+    schema = [{"AttributeName": a, "SearchSchemaElementType": "INLINE_FILTER"} for a in ("tag", "n")]
+    vector_table(dynamodb_client, table, function, dims=DIMS, schema=[SCHEMA[0], *schema])
     items: dict[tuple[str, str], dict[str, Any]] = {}
     repeated = [round(rng.uniform(-1, 1), 3) for _ in range(DIMS)]
 
