@@ -362,7 +362,12 @@ def _covers(opened: FullSession, offset: int) -> bool:
 def stored_message(session_message: SessionMessage) -> dict[str, Any]:
     """The store message of a Strands message: its role and content, and in metadata everything else
     Strands gave (its `tracking_id` and other keys, its times); a redaction is kept in the state."""
-    env = session_message.to_dict()
+    return stored_env(session_message.to_dict())
+
+
+def stored_env(given: dict[str, Any]) -> dict[str, Any]:
+    """`stored_message` of a Strands message as its `to_dict()` gives it (left as it is)."""
+    env = dict(given)
     body = env.pop("message")
     env.pop("redact_message", None)
     extra = {k: v for k, v in body.items() if k not in ("role", "content")}

@@ -26,16 +26,19 @@ from strands.types.exceptions import SessionException
 from strands.types.session import SessionAgent, SessionMessage
 
 from store.errors import Conflict, StoreError
-from store.integrations.strands import StrandsSessionRepository, stored_message, with_updates
+from store.integrations.strands import StrandsSessionRepository, stored_env, with_updates
 from store.session_store import SAVE_FULL_MAX, SessionStore
 
 
 @dataclass
 class _Held:
-    """One agent's calls not yet written: messages from index `first` on, and its latest record."""
+    """One agent's calls not yet written: messages from index `first` on (each as `SessionMessage.to_dict()`
+    gave it: a copy that later changes to the caller's object do not reach, made once; building a
+    `SessionMessage` again from it costs more than the turn's write, so that is done only when one is read), and
+    its latest record."""
 
     first: int
-    messages: list[SessionMessage] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     agent: dict[str, Any] | None = None
 
     @property
@@ -75,7 +78,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         held = self._held.setdefault(child, _Held(first=session_message.message_id))
         if not held.messages:
             held.first = session_message.message_id
-        held.messages.append(SessionMessage.from_dict(session_message.to_dict()))
+        held.messages.append(session_message.to_dict())
         if len(held.messages) >= self.flush_every:
             self._flush(child)
 
@@ -94,8 +97,8 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         held = self._held.get(self.agent_sid(session_id, agent_id))
         if held is not None and held.messages and held.first <= session_message.message_id < held.next_index:
             previous = held.messages[session_message.message_id - held.first]
-            session_message.created_at = previous.created_at
-            held.messages[session_message.message_id - held.first] = SessionMessage.from_dict(session_message.to_dict())
+            session_message.created_at = previous["created_at"]
+            held.messages[session_message.message_id - held.first] = session_message.to_dict()
             return
         super().update_message(session_id, agent_id, session_message)
         self._known.pop(self.agent_sid(session_id, agent_id), None)
@@ -116,7 +119,7 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         found = super().list_messages(session_id, agent_id, limit=limit, offset=offset)
         held = self._held.get(self.agent_sid(session_id, agent_id))
         if held is not None:
-            found += [SessionMessage.from_dict(m.to_dict()) for m in held.messages if m.message_id >= offset]
+            found += [SessionMessage.from_dict(m) for m in held.messages if m["message_id"] >= offset]
         return found if limit is None else found[:limit]
 
     # -- writing ----------------------------------------------------------------------------------
@@ -132,12 +135,12 @@ class BatchedStrandsSessionRepository(StrandsSessionRepository):
         state = dict(known)
         if held.agent is not None:
             state["agent"] = held.agent
-        redacted = [m for m in held.messages if m.redact_message is not None]
+        redacted = [SessionMessage.from_dict(m) for m in held.messages if m.get("redact_message") is not None]
         if redacted:
             state = with_updates(state, redacted)
         try:
             if held.messages:
-                messages = [stored_message(m) for m in held.messages]
+                messages = [stored_env(m) for m in held.messages]
                 version = self.store.save_full(
                     child, messages, state, expected_seq=held.first, owner=self.owner, keep_state=False
                 ).version
