@@ -678,9 +678,12 @@ def vector_emulator_section(results: dict[str, Any]) -> list[str]:
     return [*lines, *markdown_table(columns, cells, right=len(columns)), ""]
 
 
+RESULTS = Path(__file__).parent / "results.json"
+
+
 def record(key: str, value: dict[str, Any]) -> None:
     """Keep one benchmark's measurement in bench/results.json under `key` and render bench/results.md again."""
-    path = Path(__file__).parent / "results.json"
+    path = RESULTS
     results = json.loads(path.read_text())
     results[key] = value
     path.write_text(json.dumps(results, indent=1, default=str))

@@ -14,18 +14,20 @@ the store calls it (the query's 1,408 numbers sent, the answer read):
   embedder, not expired; TopK 100) and as many by words;
 - a search after one more memory is put (the matrix kept up to date: one row read again).
 
-It keeps its numbers in bench/results.json ("vector_emulator") and renders bench/results.md again."""
+It keeps its numbers in bench/results.json ("vector_emulator"; a size not measured in this run keeps its recorded
+row) and renders bench/results.md again."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.report import record
+from bench.report import RESULTS, record
 from infra.local.aws import create_tables, local_client, moto_server_process
 from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME
 
@@ -127,7 +129,16 @@ def main() -> None:
     args = parser.parse_args()
     rows = measure(sorted(args.sizes), args.searches)
     if args.record:
-        record("vector_emulator", {"date": datetime.now(UTC).date().isoformat(), "rows": rows})
+        record("vector_emulator", {"date": datetime.now(UTC).date().isoformat(), "rows": merged(rows)})
+
+
+def merged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` beside the recorded rows of the sizes this run did not measure (a size is measured alone: 100,000
+    memories take over half an hour to write)."""
+    recorded = json.loads(RESULTS.read_text()).get("vector_emulator") or {}
+    measured = {row["memories"] for row in rows}
+    kept = [row for row in recorded.get("rows", []) if row["memories"] not in measured]
+    return sorted(kept + rows, key=lambda row: int(row["memories"]))
 
 
 if __name__ == "__main__":
