@@ -42,15 +42,9 @@ def _peer_table(url: str, name: str, *keys: str) -> str:
 
 
 def _store_on(url: str, session: Any, tables: Any) -> SessionStore:
-    from store.session_store import s3_config
-
-    return SessionStore(
-        tables.sessions,
-        tables.messages,
-        bucket=tables.bucket,
-        client=session.client("dynamodb", endpoint_url=url),
-        s3_client=session.client("s3", endpoint_url=url, config=s3_config(path_style=True)),
-    )
+    """A store on `tables` whose clients it makes itself, as a user's store does, from `session` (a boto3
+    session whose clients are metered or timed)."""
+    return SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, session=session, endpoint_url=url)
 
 
 def _our_tables(url: str, prefix: str) -> Any:

@@ -71,6 +71,17 @@ def retry_config(config: Any = None) -> Any:
     return base.merge(config) if config is not None else base
 
 
+def dynamodb_config(config: Any = None) -> Any:
+    """`retry_config` for the DynamoDB client a store makes, without botocore's check of each request's
+    parameters against the service model: the store's plans build every request (a caller's values are checked
+    by the store before they reach one, and DynamoDB refuses a malformed request with a ValidationException, a
+    typed error), and the check cost a tenth of a turn's own time (a turn's transaction is a few hundred
+    parameters). A `config` given keeps its own `parameter_validation`."""
+    from botocore.config import Config
+
+    return Config(parameter_validation=False).merge(retry_config(config))
+
+
 def s3_config(config: Any = None, *, path_style: bool = False) -> Any:
     """`retry_config` plus SigV4 signing (presigned URLs) for the S3 client; path-style addressing for
     custom endpoints (a local stack on 127.0.0.1)."""
@@ -116,7 +127,7 @@ class StoreFront(Generic[B]):
 
         where = {"endpoint_url": endpoint_url, "region_name": region_name}
         configs = {
-            "dynamodb": {"config": retry_config(config), **where},
+            "dynamodb": {"config": dynamodb_config(config), **where},
             "s3": {"config": s3_config(config, path_style=endpoint_url is not None), **where},
         }
         given = {name: c for name, c in (("dynamodb", client), ("s3", s3_client)) if c is not None}
