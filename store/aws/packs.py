@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from store.aws import keys
-from store.aws.attrs import Item, get_int, get_s, n, need_s, s
+from store.aws.attrs import Item, get_b, get_int, get_s, n, need_s, s
 from store.aws.items import BODY, CODEC, body_value, encoded_attrs
 from store.core import codec
 
@@ -84,23 +84,32 @@ def stored_items(drafts: Sequence[Item], first_seq: int, part: str) -> list[Item
 
 
 def pack_item(members: list[Item], first_seq: int, part: str, pack_id: str) -> Item:
-    """One item holding message drafts `first_seq` .. `first_seq + len(members) - 1`."""
+    """One item holding message drafts `first_seq` .. `first_seq + len(members) - 1`: their entries as one JSON
+    array, each draft's body spliced in as the JSON text its encoding holds (checked when it was encoded, so
+    neither parsed nor checked again: the text is the one `codec.encode` of the entries would write)."""
     entries = []
     for m in members:
-        entry: dict[str, Any] = {"i": need_s(m, keys.MID), "r": need_s(m, "role"), "t": need_s(m, "ts")}
-        value = body_value(m)
-        if value is not None:
-            entry["v"] = value
+        entry = {"i": need_s(m, keys.MID), "r": need_s(m, "role"), "t": need_s(m, "ts")}
+        fields = _compact(entry)[1:-1]
+        body = get_b(m, BODY)
+        text = codec.decoded_text(need_s(m, CODEC), body) if body is not None else "null"
+        if text != "null":  # (a body of JSON null is no body)
+            fields += ',"v":' + text
         usage = get_s(m, "usage")
         if usage:
-            entry["u"] = usage
-        entries.append(entry)
+            fields += ',"u":' + _compact(usage)
+        entries.append("{" + fields + "}")
     return {
         **keys.message_key(part, first_seq + len(members) - 1),
         FIRST: n(first_seq),
         keys.MID: s(pack_id),
-        **encoded_attrs(codec.encode(entries, "messages")),
+        **encoded_attrs(codec.encode_text("[" + ",".join(entries) + "]", "messages")),
     }
+
+
+def _compact(value: Any) -> str:
+    """JSON text as `codec.dumps` writes it (of the store's own strings: nothing to check)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def is_pack(item: Item | None) -> bool:

@@ -138,7 +138,13 @@ def digest(value: Any) -> str:
 
 def encode(value: Any, what: str = "value", limit: int = MAX_BODY_BYTES) -> tuple[str, bytes]:
     """(codec, payload) for storing `value`; PayloadTooLarge when the stored form exceeds `limit` bytes."""
-    raw = dumps(value, what).encode("utf-8")
+    return encode_text(dumps(value, what), what, limit)
+
+
+def encode_text(text: str, what: str = "value", limit: int = MAX_BODY_BYTES) -> tuple[str, bytes]:
+    """`encode` of a value already written as JSON by `dumps` (or made of such texts): compressed at or above
+    COMPRESS_THRESHOLD bytes; PayloadTooLarge when the stored form exceeds `limit` bytes."""
+    raw = text.encode("utf-8")
     codec, payload = (
         (CODEC_ZLIB, zlib.compress(raw, ZLIB_LEVEL)) if len(raw) >= COMPRESS_THRESHOLD else (CODEC_JSON, raw)
     )
@@ -161,8 +167,13 @@ def encode_all(
 
 def decode(codec: str, payload: bytes) -> Any:
     """Inverse of `encode`."""
+    return json.loads(decoded_text(codec, payload))
+
+
+def decoded_text(codec: str, payload: bytes) -> str:
+    """The JSON text `encode` stored (inverse of `encode_text`), not parsed."""
     if codec == CODEC_ZLIB:
         payload = zlib.decompress(payload)
     elif codec != CODEC_JSON:
         raise StoreError(f"unknown body codec {codec!r}")
-    return json.loads(payload.decode("utf-8"))
+    return payload.decode("utf-8")

@@ -119,3 +119,30 @@ def ctx_stub() -> Any:
         messages_table = "messages"
 
     return Ctx()
+
+
+def test_a_pack_stores_the_very_bytes_its_entries_encoded_as_one_value_would() -> None:
+    """A pack splices its drafts' JSON texts rather than parsing and writing them again: the stored bytes are
+    `codec.encode` of the entries, whatever the bodies hold (escapes, non-Latin text, floats, nesting, a body
+    large enough to be compressed) and whatever the pack's size (compressed or not)."""
+    bodies: list[Any] = [
+        {"content": 'a "quoted" \\ back\nslash\t', "metadata": {"k": [1, 2.5, -0.0, 1e300, None, True]}},
+        {"content": [{"text": "caf\u00e9 \u2603 \U0001f600 \u65e5\u672c"}], "name": "tool"},
+        {"content": "x" * 700},  # encoded alone it is compressed
+        {"content": {"nested": {"deeper": [{"a": 1}, [], {}]}}, "tool_call_id": "c1"},
+    ]
+    for members in (bodies[:2], bodies):
+        drafts = []
+        for i, body in enumerate(members):
+            item: Item = {keys.MID: s(f"p.{i}"), "role": s("user"), "ts": s(f"2026-12-07T00:00:0{i}Z")}
+            item.update(encoded_attrs(codec.encode(body)))
+            if i == 1:
+                item["usage"] = s('{"input_tokens":3}')
+            drafts.append(item)
+        packed = pack_item(drafts, 1, "part", "p")
+        entries: list[dict[str, Any]] = [
+            {"i": f"p.{i}", "r": "user", "t": f"2026-12-07T00:00:0{i}Z", "v": body} for i, body in enumerate(members)
+        ]
+        entries[1]["u"] = '{"input_tokens":3}'
+        assert (packed["c"]["S"], packed["b"]["B"]) == codec.encode(entries, "messages")
+        assert [codec.decode(m["c"]["S"], m["b"]["B"]) for m in expand(packed)] == members
