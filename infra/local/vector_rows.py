@@ -203,7 +203,7 @@ class Rows:
     ) -> list[tuple[float, Any]]:
         """The `top_k` best rows meeting `clauses`, best first, ties in key order: (score, moto Item). The
         matrix product chooses them (those at or better than the k-th to TIE_DIGITS, ties included); their
-        scores are then summed again one product after another (`exact_score`), as the scan of each item did,
+        scores are then summed again one product after another (`exact_scores`), as the scan of each item did,
         so that they are the very numbers the memory backend computes (a product's last bits depend on the
         order of its sums)."""
         rows = self.selected(clauses)
@@ -211,25 +211,31 @@ class Rows:
         if len(ranked) > top_k:
             kth = np.partition(ranked, top_k - 1)[top_k - 1]
             rows = rows[np.flatnonzero(ranked <= kth)]
-        asked = query.tolist()
         sign = -1.0 if function == "DOT_PRODUCT" else 1.0
-        scored = [(exact_score(function, asked, self.matrix[row].tolist()), row) for row in rows.tolist()]
-        scored.sort(key=lambda t: (sign * t[0], self.orders[t[1]]))
+        exact = exact_scores(function, query, self.matrix[rows]).tolist()
+        scored = sorted(zip(exact, rows.tolist(), strict=True), key=lambda t: (sign * t[0], self.orders[t[1]]))
         return [(score, self.items[row]) for score, row in scored[:top_k]]
 
 
-def exact_score(function: str, query: list[float], vector: list[float]) -> float:
-    """One item's score, its products summed in order: COSINE's distance (1.0 when either vector is zero),
-    EUCLIDEAN's, DOT_PRODUCT's product."""
-    if function == "DOT_PRODUCT":
-        return float(sum(map(operator.mul, query, vector)))
+def _in_order(products: Any) -> Any:
+    """Each row's sum of `products`, added one after another from the first (what Python's `sum` of them gives:
+    `cumsum` accumulates in order, where `sum` and a matrix product add in blocks)."""
+    return np.cumsum(products, axis=1)[:, -1] if products.shape[1] else np.zeros(products.shape[0])
+
+
+def exact_scores(function: str, query: npt.NDArray[np.float64], vectors: npt.NDArray[np.float64]) -> Any:
+    """The rows' scores, their products summed in order as a scan of each item sums them: COSINE's distance (1.0
+    when either vector is zero), EUCLIDEAN's, DOT_PRODUCT's product."""
     if function == "EUCLIDEAN":
-        return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, vector, strict=True)))
-    query_norm = math.sqrt(sum(a * a for a in query))
-    vector_norm = math.sqrt(sum(b * b for b in vector))
-    if not query_norm or not vector_norm:
-        return 1.0
-    return 1.0 - float(sum(map(operator.mul, query, vector))) / (query_norm * vector_norm)
+        return np.sqrt(_in_order(np.square(vectors - query)))
+    dots = _in_order(vectors * query)
+    if function == "DOT_PRODUCT":
+        return dots
+    query_norm = math.sqrt(float(_in_order((query * query)[None, :])[0]))
+    norms = np.sqrt(_in_order(vectors * vectors))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distances = 1.0 - dots / (query_norm * norms)
+    return np.where((norms == 0) | (query_norm == 0), 1.0, distances)
 
 
 def tie_rounded(scores: Any) -> Any:
