@@ -36,11 +36,12 @@ def test_a_hybrid_search_prefers_the_namespace_where_its_matches_gather(monkeypa
     assert (with_prior[0].candidate.namespace, with_prior[0].candidate.key) == (LISBON, "hotel")
     prior = scores(with_prior)
     for key, score in prior.items():
-        assert score is not None and fused[key] is not None
+        before = fused[key]
+        assert score is not None and before is not None
         if key[0] == LISBON:  # the leading namespace: its scores as they were
-            assert score == pytest.approx(fused[key])
+            assert score == pytest.approx(before)
         else:  # lowered by the difference of the namespaces' shares, at most HYBRID_NAMESPACE
-            assert fused[key] - 1.0 <= score < fused[key]
+            assert before - 1.0 <= score < before
 
 
 def test_one_namespace_or_another_mode_is_ranked_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
