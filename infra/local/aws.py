@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import datetime
 import json
 import logging
 import socket
@@ -14,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from infra.deploy.template import BUCKET_ENV, TABLE_ENV, buckets, tables
@@ -193,16 +191,10 @@ class _OneRequestAtATime:
 
 
 def _wire(value: Any) -> Any:
-    """A value of a DynamoDB answer in the JSON protocol's form: binary as base64, a timestamp as epoch
-    seconds, a number as itself."""
+    """A binary value of a DynamoDB answer in the JSON protocol's form (base64); anything else that is not JSON
+    is a TypeError, and the answer goes to moto's serializer."""
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(value).decode("ascii")
-    if isinstance(value, datetime.datetime):
-        return value.timestamp()
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
     raise TypeError(f"not in DynamoDB's JSON: {type(value).__name__}")
 
 
@@ -228,7 +220,10 @@ def _direct_answer(action: str, action_result: Any) -> str | None:
     result = action_result.result
     if action not in DIRECT_ACTIONS or isinstance(result, Exception) or not isinstance(result, dict):
         return None
-    return json.dumps(result, default=_wire)
+    try:
+        return json.dumps(result, default=_wire)
+    except TypeError:  # a value moto's serializer knows how to write (none was met in an item operation's answer)
+        return None
 
 
 def direct_dynamodb_answers() -> None:

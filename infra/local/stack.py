@@ -415,12 +415,12 @@ def local_stack(
     if port:
         _check_free(port, "the API's", "--port")
     with demo_model_if_asked():
-        embedder = embedder_name(local_embedder())
-        settings = settings_from_env(local_embedder())
+        default = local_embedder()
+        settings = settings_from_env(default)
         dimensions = settings.embedder.dimensions if settings.embedder is not None else None
         parameters = local_parameters(dimensions, parameters)
-        _check_embedder(embedder, dimensions, parameters)
-        chosen = {"MEMORY_EMBEDDER": embedder or "none"}
+        _check_embedder(embedder_name(default), dimensions, parameters)
+        chosen = {"MEMORY_EMBEDDER": embedder_name(default)}
         chosen |= {name: os.environ[name] for name in VARIABLES if os.environ.get(name, "").strip()}
         with moto_server(aws_port or None) as endpoint:
             dynamodb = local_client(endpoint_url=endpoint)

@@ -192,11 +192,7 @@ class Rows:
         dots = (matrix @ query)[chosen]
         if function == "DOT_PRODUCT":
             return dots
-        query_norm = float(np.sqrt(np.dot(query, query)))
-        norms = self.norms[rows]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            distances = 1.0 - dots / (query_norm * norms)
-        return np.where((norms == 0) | (query_norm == 0), 1.0, distances)
+        return cosine_distances(dots, float(np.sqrt(np.dot(query, query))), self.norms[rows])
 
     def best(
         self, query: npt.NDArray[np.float64], function: str, clauses: list[Clause], top_k: int
@@ -206,12 +202,12 @@ class Rows:
         scores are then summed again one product after another (`exact_scores`), as the scan of each item did,
         so that they are the very numbers the memory backend computes (a product's last bits depend on the
         order of its sums)."""
+        sign = -1.0 if function == "DOT_PRODUCT" else 1.0  # the best first: the largest product, the least distance
         rows = self.selected(clauses)
-        ranked = tie_rounded(self.scores(rows, query, function) * (-1.0 if function == "DOT_PRODUCT" else 1.0))
+        ranked = tie_rounded(self.scores(rows, query, function) * sign)
         if len(ranked) > top_k:
             kth = np.partition(ranked, top_k - 1)[top_k - 1]
             rows = rows[np.flatnonzero(ranked <= kth)]
-        sign = -1.0 if function == "DOT_PRODUCT" else 1.0
         exact = exact_scores(function, query, self.matrix[rows]).tolist()
         scored = sorted(zip(exact, rows.tolist(), strict=True), key=lambda t: (sign * t[0], self.orders[t[1]]))
         return [(score, self.items[row]) for score, row in scored[:top_k]]
@@ -232,7 +228,11 @@ def exact_scores(function: str, query: npt.NDArray[np.float64], vectors: npt.NDA
     if function == "DOT_PRODUCT":
         return dots
     query_norm = math.sqrt(float(_in_order((query * query)[None, :])[0]))
-    norms = np.sqrt(_in_order(vectors * vectors))
+    return cosine_distances(dots, query_norm, np.sqrt(_in_order(vectors * vectors)))
+
+
+def cosine_distances(dots: Any, query_norm: float, norms: Any) -> Any:
+    """COSINE's distances from the dot products and the norms: 1 less the cosine, 1.0 when either vector is zero."""
     with np.errstate(divide="ignore", invalid="ignore"):
         distances = 1.0 - dots / (query_norm * norms)
     return np.where((norms == 0) | (query_norm == 0), 1.0, distances)
