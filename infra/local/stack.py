@@ -535,7 +535,7 @@ def serve(
                     stack.save()
             except KeyboardInterrupt:
                 print("\nstopping..." + (f" (saving to {data})" if data is not None else ""), flush=True)
-    except (PortTaken, EmbedderMismatch, persist.DataDirError) as exc:
+    except (PortTaken, EmbedderMismatch, persist.DataDirError, InvalidInput) as exc:  # InvalidInput: a variable
         print(f"agent-store local: {exc}", file=sys.stderr)
         return 1
     print("stopped.")

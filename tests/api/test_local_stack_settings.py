@@ -142,3 +142,22 @@ def test_extraction_model_and_its_api_key_are_the_stacks_model() -> None:
             "GET", f"{stack.api_url}/memories/search?prefix={quote(json.dumps(['facts']))}", token=token
         )
         assert [m["value"]["text"] for m in json.loads(body)["items"]] == ["The user's brother lives in Porto."]
+
+
+def test_a_variable_no_setting_takes_stops_make_run_in_one_line() -> None:
+    """`MEMORY_EMBEDDER=bogus make run`: one line naming the variable and what it takes, exit 1, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMORY_EMBEDDER": "bogus"}
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.cli", "local", "--port", "0", "--aws-port", "0", "--no-browser"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("agent-store local: MEMORY_EMBEDDER must be e5-small, wordllama") and "'bogus'" in line

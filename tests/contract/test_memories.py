@@ -335,3 +335,51 @@ def test_a_search_says_which_mode_it_ran_in_with_an_embedder(harness: Harness) -
     for asked, ran in (("auto", "hybrid"), ("semantic", "semantic"), ("keyword", "keyword"), ("hybrid", "hybrid")):
         found = harness.store.search_memories("alice", query="window seat", mode=asked)
         assert found.mode == ran and found.items, asked
+
+
+def _toward_query(similarity: float) -> list[float]:
+    """A unit vector of 256 numbers at cosine `similarity` from the query's (the first axis)."""
+    return [similarity, math.sqrt(1 - similarity * similarity)] + [0.0] * 254
+
+
+GATHERED = {  # text -> its similarity to the query, by construction
+    "The Lisbon hotel is Casa do Mar": 0.61,
+    "We stay five nights in Lisbon": 0.58,
+    "Our Lisbon stay starts on the 10th": 0.57,
+    "Book a hotel near the Berlin hotel fair": 0.62,
+    "Slides for the Berlin talk": 0.10,
+}
+GATHERING_QUERY = "which hotel do I stay at?"
+GATHERING = FunctionEmbedder(
+    lambda texts: [[1.0] + [0.0] * 255 if t == GATHERING_QUERY else _toward_query(GATHERED[t]) for t in texts],
+    256,
+    "gathering",
+)
+
+
+@pytest.mark.settings(embedder=GATHERING)
+def test_hybrid_search_over_namespaces_prefers_where_the_matches_gather(harness: Harness) -> None:
+    """By words and by meaning alone the Berlin hotel comes first (two "hotel"s, the nearest vector); the
+    Lisbon trip's namespace holds most of what the query matches, so hybrid search over the owner puts its hotel
+    first; within one namespace hybrid ranks as before (no namespace to weigh)."""
+    store = harness.store
+    for (ns, key), text in zip(
+        [
+            (("trips", "lisbon"), "hotel"),
+            (("trips", "lisbon"), "nights"),
+            (("trips", "lisbon"), "dates"),
+            (("work", "berlin"), "hotel"),
+            (("work", "berlin"), "slides"),
+        ],
+        GATHERED,
+        strict=True,
+    ):
+        store.put_memory("alice", ns, key, {"text": text})
+    first = {
+        mode: store.search_memories("alice", query=GATHERING_QUERY, mode=mode).items[0]
+        for mode in ("keyword", "semantic", "hybrid")
+    }
+    assert (first["keyword"].namespace, first["semantic"].namespace) == (("work", "berlin"), ("work", "berlin"))
+    assert (first["hybrid"].namespace, first["hybrid"].key) == (("trips", "lisbon"), "hotel")
+    alone = store.search_memories("alice", ("work",), query=GATHERING_QUERY, mode="hybrid").items
+    assert [h.key for h in alone][:1] == ["hotel"] and alone[0].score == pytest.approx(1.5)
