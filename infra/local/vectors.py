@@ -256,16 +256,8 @@ def _projected(
 
 def _search_vectors(self: Any) -> Any:
     """SearchVectors over moto's table (see the module docstring)."""
-    from moto.dynamodb.exceptions import ResourceNotFoundException
-
     body = self.body
-    name = body["TableName"]
-    table = self.dynamodb_backend.tables.get(name)
-    if table is None:
-        raise ResourceNotFoundException(table_name=name)
-    index = next((i for i in getattr(table, "vector_indexes", []) if i["IndexName"] == body.get("IndexName")), None)
-    if index is None:
-        raise ResourceNotFoundException(f"Requested resource not found: Vector index {body.get('IndexName')} not found")
+    table, index = _table_and_index(self.dynamodb_backend, body)
     top_k = body.get("TopK")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise _validation(f"TopK must be from 1 to {MAX_TOP_K}")
@@ -276,28 +268,42 @@ def _search_vectors(self: Any) -> Any:
         )
     clauses = _conditions(body, index["SearchSchema"])
     keys = [k for k in (table.hash_key_attr, table.range_key_attr) if k]
-    wanted = None
-    if body.get("ProjectionExpression"):
-        names = body.get("ExpressionAttributeNames") or {}
-        wanted = [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
+    wanted = _wanted(body)
     partition, items = _candidates(table, clauses)
     rows = vector_rows.rows_of(table, index, partition, comparable)
     operands = [(a, op, [vector_rows.operand(v, comparable) for v in values]) for a, op, values in clauses]
     with rows.lock:
         rows.sync(items, _key_order(keys))
         best = rows.best(np.array(query, dtype=np.float64), index["DistanceFunction"], operands, top_k)
-    results = [
-        {
-            "Item": _projected(found.attrs, index, keys, wanted),
-            "Score": score,
-        }
-        for score, found in best
-    ]
-    answer: dict[str, Any] = {"SearchResults": results}
+    answer: dict[str, Any] = {
+        "SearchResults": [
+            {"Item": _projected(found.attrs, index, keys, wanted), "Score": score} for score, found in best
+        ]
+    }
     if body.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
-        size = 4 * len(query)
-        answer["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(size)}
+        answer["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(4 * len(query))}
     return json.dumps(answer)  # already DynamoDB's JSON: moto's serializer took twice the search's time on it
+
+
+def _wanted(body: dict[str, Any]) -> list[str] | None:
+    """The attributes the ProjectionExpression names (None: no projection asked for)."""
+    if not body.get("ProjectionExpression"):
+        return None
+    names = body.get("ExpressionAttributeNames") or {}
+    return [names.get(p.strip(), p.strip()) for p in body["ProjectionExpression"].split(",")]
+
+
+def _table_and_index(backend: Any, body: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The request's table and vector index; ResourceNotFoundException for either that does not exist."""
+    from moto.dynamodb.exceptions import ResourceNotFoundException
+
+    table = backend.tables.get(body["TableName"])
+    if table is None:
+        raise ResourceNotFoundException(table_name=body["TableName"])
+    index = next((i for i in getattr(table, "vector_indexes", []) if i["IndexName"] == body.get("IndexName")), None)
+    if index is None:
+        raise ResourceNotFoundException(f"Requested resource not found: Vector index {body.get('IndexName')} not found")
+    return table, index
 
 
 def _candidates(table: Any, clauses: list[tuple[str, str, list[dict[str, Any]]]]) -> tuple[Any, Iterable[Any]]:
