@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import langgraph_savers, startup
-from bench.isolated import isolated_versions
-from bench.peers import Contender, Endpoint, Ours, contenders
+from bench.isolated import LlamaIndexIsolated, isolated_versions
+from bench.peers import Contender, Endpoint, LangChain, Ours, StrandsFile, StrandsS3
 from bench.report import LOAD_LAST, write_report
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
 from infra.local.aws import create_tables, local_client, moto_server_process
@@ -47,6 +47,11 @@ PACKAGES = (
     "langgraph",
     "langgraph-checkpoint-aws",
 )
+
+
+def contenders() -> tuple[type[Contender], ...]:
+    """Every contender, in report order (LlamaIndex from its own environment, bench/isolated.py)."""
+    return (Ours, LangChain, LlamaIndexIsolated, StrandsS3, StrandsFile)
 
 
 @contextmanager

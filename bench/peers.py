@@ -272,10 +272,3 @@ class StrandsFile(StrandsRepository):
 
         self.directory = tempfile.TemporaryDirectory(prefix="bench-strands-")
         return FileSessionManager(session_id=self.session_id, storage_dir=self.directory.name)
-
-
-def contenders() -> tuple[type[Contender], ...]:
-    """Every contender, in report order (LlamaIndex from its own environment, bench/isolated.py)."""
-    from bench.isolated import LlamaIndexIsolated
-
-    return (Ours, LangChain, LlamaIndexIsolated, StrandsS3, StrandsFile)

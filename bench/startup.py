@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import report, scale_report
+from bench.isolated import ENVIRONMENTS
+
 MODULES = (
     "boto3",
     "store",
@@ -51,8 +54,6 @@ def interpreter(module: str) -> str:
     """The Python that imports `module`: this one, or that of the module's own environment."""
     if module not in ELSEWHERE:
         return sys.executable
-    from bench.isolated import ENVIRONMENTS
-
     return str(ENVIRONMENTS[ELSEWHERE[module]] / "bin" / "python")
 
 
@@ -164,14 +165,12 @@ def main() -> None:
     bench/scale.md), leaving every other measurement of the last `make bench` as it was."""
     import argparse
 
-    from bench import report, scale
-
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--rounds", type=int, default=11, help="fresh processes per module")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = parser.parse_args()
     imports = measure(args.rounds)
-    for name, render in (("results.json", report.write_report), ("scale.json", scale.write_report)):
+    for name, render in (("results.json", report.write_report), ("scale.json", scale_report.write_report)):
         path = args.out / name
         if path.exists():
             results = json.loads(path.read_text())

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 from store.artifact_reader import AsyncArtifactReader
 from store.backend import AsyncBackend, Awaited, Backend, Echo
+from store.core import validation as v
 from store.core.lifecycle import AsyncClosing
+from store.extraction.choice import CHOICE_KIND, ExtractionChoice, choice_of, choice_records, new_choice
 from store.extraction.corrections import correction
 from store.extraction.front import drive_async
 from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
@@ -163,8 +165,8 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         search_memories = awaited(SessionStore.search_memories)
         list_namespaces = awaited(SessionStore.list_namespaces)
         forget_owner = awaited(SessionStore.forget_owner)
-        set_extraction = awaited(SessionStore.set_extraction)
-        get_extraction = awaited(SessionStore.get_extraction)
+        save_owner_records = awaited(SessionStore.save_owner_records)
+        load_owner_records = awaited(SessionStore.load_owner_records)
 
     extract_memories = driven(SessionStore.extract_memories)  # composed of the operations, not one of them
     extract_from_messages = driven(SessionStore.extract_from_messages)
@@ -175,6 +177,19 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         """`SessionStore.correct_memory`, awaitable (the same steps)."""
         corrected: MemoryItem = await drive_async(self, None, correction(owner, namespace, key, text))
         return corrected
+
+    async def set_extraction(
+        self, owner: str, *, enabled: bool = True, strategies: list[str] | None = None
+    ) -> ExtractionChoice:
+        """`SessionStore.set_extraction`, awaitable."""
+        who = v.owner(owner)
+        choice = new_choice(enabled, strategies, self.settings.clock())
+        await self.save_owner_records(who, CHOICE_KIND, choice_records(choice))
+        return choice
+
+    async def get_extraction(self, owner: str) -> ExtractionChoice:
+        """`SessionStore.get_extraction`, awaitable."""
+        return choice_of(await self.load_owner_records(v.owner(owner), CHOICE_KIND))
 
     async def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """`SessionStore.list_extraction_runs`, awaitable."""

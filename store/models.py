@@ -268,16 +268,6 @@ class MemoryHit(MemoryItem):
     score: float | None = None
 
 
-class ExtractionChoice(BaseModel):
-    """An owner's choice about memory extraction: whether it runs for them (`enabled`), and the built-in
-    strategies it runs when a call or a trigger names none (`strategies`; None: the deployment's); when it was
-    last set (None: never, the defaults)."""
-
-    enabled: bool = True
-    strategies: list[str] | None = None
-    updated_at: datetime | None = None
-
-
 class MemoryHits(Page[MemoryHit]):
     """A page of a memory search, best first, and the mode the search ran in: `semantic`, `keyword` or
     `hybrid` (what `auto` became: semantic when the store has an embedder, else keyword); None when it had no

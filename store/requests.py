@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any, ClassVar, Generic, TypeVar
 
 from store.artifact_reader import ArtifactReader
+from store.core.forgetting import ForgetReducers
 from store.core.forking import UNSET as UNSET
 from store.core.forking import Unset as Unset
 from store.core.memories import Indexed
@@ -24,7 +25,6 @@ from store.models import (
     ArtifactVersion,
     Branches,
     Checkpoint,
-    ExtractionChoice,
     FullSession,
     MemoryHits,
     MemoryItem,
@@ -435,6 +435,7 @@ class Reclaim(Request[int]):
     operation = "reclaim"
     records: list[dict[str, Any]]
     jobs: frozenset[str] = RECLAIM_JOBS  # which of the stream's jobs to do (rules.RECLAIM_JOBS)
+    reduce: ForgetReducers = field(default_factory=dict)  # for the forget job, as ForgetOwner's
 
 
 # across sessions
@@ -531,24 +532,27 @@ class ForgetOwner(Request[bool]):
 
     operation = "forget_owner"
     owner: str
+    reduce: ForgetReducers = field(default_factory=dict)  # session record kinds a forget rewrites (core.forgetting)
 
 
 @dataclass(frozen=True, kw_only=True)
-class SetExtraction(Request[ExtractionChoice]):
-    """Keep the owner's choice about memory extraction (replacing the one there)."""
+class SaveOwnerRecords(Request[None]):
+    """Replace the owner's records of `kind`: what a layer above the store keeps for an owner rather than for a
+    session (memory extraction's choice, say). `forget_owner` leaves them: an owner's settings, not memories."""
 
-    operation = "set_extraction"
+    operation = "save_owner_records"
     owner: str
-    enabled: bool = True
-    strategies: tuple[str, ...] | None = None
+    kind: str
+    records: list[Any]
 
 
 @dataclass(frozen=True, kw_only=True)
-class GetExtraction(Request[ExtractionChoice]):
-    """The owner's choice about memory extraction (the defaults when none was kept)."""
+class LoadOwnerRecords(Request[list[Any]]):
+    """The owner's records of `kind` (empty when none were saved)."""
 
-    operation = "get_extraction"
+    operation = "load_owner_records"
     owner: str
+    kind: str
 
 
 def operations() -> dict[str, type[Request[Any]]]:

@@ -8,7 +8,23 @@ from typing import Any
 
 from store.core.memories import Embedder
 from store.core.timeutil import Clock, utcnow
-from store.extraction.limits import Limits
+
+
+@dataclass(frozen=True)
+class ExtractionLimits:
+    """What bounds one memory extraction run (`store.extraction`): messages and characters of conversation
+    shown, tokens of answer, memories kept from one answer, nearest memories compared per candidate, attempts
+    per question and the first backoff (seconds, doubled each time, with jitter; at most `max_backoff` slept in
+    a run)."""
+
+    max_messages: int = 50
+    max_prompt_chars: int = 24_000
+    max_output_tokens: int = 2_000
+    max_memories: int = 20
+    neighbours: int = 5
+    max_attempts: int = 3
+    backoff: float = 1.0
+    max_backoff: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -88,5 +104,5 @@ class Settings:
     reranker: Any = field(default=None, compare=False)
     memory_refresh_ttl: bool = False
     extraction_model: Any = field(default=None, compare=False)
-    extraction_limits: Limits = field(default_factory=Limits)
+    extraction_limits: ExtractionLimits = field(default_factory=ExtractionLimits)
     extraction_strategies: tuple[str, ...] = ("facts", "preferences")

@@ -135,7 +135,7 @@ class Harness:
             self.operator().reclaim([], jobs=jobs)
         else:
             from infra.deploy.template import stream_mappings
-            from tests.contract.test_reclaim import stream_records
+            from tests.streams import stream_records
 
             dynamodb, streams = self.stream_clients or (local_client("dynamodb"), None)
             records = stream_records(dynamodb, self.tables.sessions, streams)

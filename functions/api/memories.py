@@ -15,7 +15,8 @@ from functions.api.context import Absent, caller
 from functions.api.schemas import ExtractionPut, Forgotten, MemoryCorrection, MemoryPut, Namespaces
 from store import InvalidInput
 from store.core import codec
-from store.models import ExtractionChoice, MemoryHits, MemoryItem
+from store.extraction.choice import ExtractionChoice
+from store.models import MemoryHits, MemoryItem
 
 router = APIGatewayHttpRouter()
 NAMESPACE_PARAM = 2048

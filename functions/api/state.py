@@ -158,3 +158,16 @@ def delete_checkpoint(scope: Scope, key: str) -> Response[None]:
     me = caller(router.current_event)
     me.store.delete_checkpoint(scope, key)
     return Response(204)
+
+
+@router.get("/owner/records/<kind>", tags=["state"], summary="My records of a kind (settings kept for me)")
+def load_owner_records(kind: str) -> SaveRecords:
+    me = caller(router.current_event)
+    return SaveRecords(records=me.store.load_owner_records(me.owner, kind))
+
+
+@router.put("/owner/records/<kind>", tags=["state"], status_code=204, summary="Replace my records of a kind")
+def save_owner_records(kind: str, body: SaveRecords) -> Response[None]:
+    me = caller(router.current_event)
+    me.store.save_owner_records(me.owner, kind, body.records)
+    return Response(204)

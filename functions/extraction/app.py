@@ -35,6 +35,7 @@ from store.extraction.triggers import (
     changed,
     due,
     every_from_env,
+    head_moves,
     idle,
     idle_from_env,
     idle_key,
@@ -138,12 +139,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     records = event.get("Records") or []
     if chosen is None:
         return {"batchItemFailures": []}
-    sessions = due(records, every_from_env())
+    moves = head_moves(records)  # the stream read once, for both triggers
+    sessions = due(moves, every_from_env())
     idled: set[str] = set()
     failed: list[str] = []
     minutes = idle_from_env()
     if minutes:
-        for session_id, seq in changed(records).items():  # each active session's idle timer starts again
+        for session_id, seq in changed(moves).items():  # each active session's idle timer starts again
             key = idle_key(session_id)
             if key is not None:
                 store().save_checkpoint(IDLE_SCOPE, key, {"seq": seq}, ttl=minutes * 60)

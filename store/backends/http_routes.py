@@ -22,7 +22,6 @@ from store.models import (
     Branch,
     Branches,
     Checkpoint,
-    ExtractionChoice,
     FullSession,
     MemoryHits,
     MemoryItem,
@@ -500,10 +499,9 @@ def forget_owner(http: HttpBackend, r: rq.ForgetOwner) -> bool:
     return bool(http.call(r, "DELETE", "/memories")["done"])
 
 
-def set_extraction(http: HttpBackend, r: rq.SetExtraction) -> ExtractionChoice:
-    body = {"enabled": r.enabled, "strategies": None if r.strategies is None else list(r.strategies)}
-    return ExtractionChoice.model_validate(http.call(r, "PUT", "/memories/extraction", body=body))
+def save_owner_records(http: HttpBackend, r: rq.SaveOwnerRecords) -> None:
+    http.call(r, "PUT", _path("owner", "records", r.kind), body={"records": r.records})
 
 
-def get_extraction(http: HttpBackend, r: rq.GetExtraction) -> ExtractionChoice:
-    return ExtractionChoice.model_validate(http.call(r, "GET", "/memories/extraction"))
+def load_owner_records(http: HttpBackend, r: rq.LoadOwnerRecords) -> list[Any]:
+    return cast(list[Any], http.call(r, "GET", _path("owner", "records", r.kind))["records"])

@@ -161,3 +161,6 @@ def keeps_state(messages: int, history: int) -> bool:
     """Whether a `save_full` of `messages` messages keeps a copy of its state for rewinds (`history` is how
     many a session keeps; 0 keeps none)."""
     return history > 0 and messages <= KEPT_STATE_MESSAGES
+
+
+OWNER_RECORDS_BYTES = 64 * 1024  # what one kind of an owner's records may take stored (a settings item, never spilled)

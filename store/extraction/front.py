@@ -9,14 +9,17 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, cast
 
 from store.core import memories as m
 from store.core import validation as v
+from store.core.forgetting import ForgetReducers
 from store.core.steps import Stepper
 from store.errors import InvalidInput
+from store.extraction.choice import CHOICE_KIND, ExtractionChoice, choice_of, choice_records, new_choice
 from store.extraction.corrections import correction
 from store.extraction.models import ModelError, ModelRejected
+from store.extraction.run_records import forgotten
 from store.extraction.runs import (
     RUNS_KIND,
     Ask,
@@ -81,7 +84,10 @@ def flowed(build: Callable[Concatenate[S, P], Built]) -> Callable[Concatenate[S,
 
 
 class Extraction(Domain):
-    """Memory extraction on demand, and the record of its runs."""
+    """Memory extraction on demand, the record of its runs, and the owner's choice. A forget leaves of a
+    session's runs how far each strategy read (`forget_reducers`)."""
+
+    forget_reducers: ClassVar[ForgetReducers] = {RUNS_KIND: forgotten}
 
     @flowed
     def extract_memories(
@@ -164,6 +170,23 @@ class Extraction(Domain):
         a put (the last writer wins, as with `put_memory`). Returns the memory."""
         corrected: MemoryItem = drive(self, None, correction(owner, namespace, key, text))
         return corrected
+
+    def set_extraction(
+        self, owner: str, *, enabled: bool = True, strategies: list[str] | None = None
+    ) -> ExtractionChoice:
+        """Keep the owner's choice about memory extraction: off (`enabled=False`: no trigger extracts their
+        sessions, and asking for it is refused), or on with the built-in `strategies` that run when a call
+        names none (None: the deployment's). It outlives `forget_owner`: an opt-out stays one. One write (the
+        owner's records of kind CHOICE_KIND)."""
+        who = v.owner(owner)
+        choice = new_choice(enabled, strategies, self.settings.clock())
+        cast(Any, self).save_owner_records(who, CHOICE_KIND, choice_records(choice))
+        return choice
+
+    def get_extraction(self, owner: str) -> ExtractionChoice:
+        """The owner's choice about memory extraction (on, with the deployment's strategies, until set). One
+        read."""
+        return choice_of(cast(Any, self).load_owner_records(v.owner(owner), CHOICE_KIND))
 
     def list_extraction_runs(self, session_id: str, *, owner: str | None = None) -> list[ExtractionRun]:
         """The session's extraction runs, oldest first (kept: the newest within about 6 KB of JSON, and each

@@ -28,12 +28,12 @@ from pydantic import BaseModel, Field
 
 from store.conversation import canonical
 from store.core import memories as m
-from store.core.extraction_runs import RUNS_KIND as RUNS_KIND  # where the extraction layer names it too
-from store.core.extraction_runs import digest_of, furthest_read
 from store.core.timeutil import iso
 from store.extraction import consolidation as c
 from store.extraction.limits import Limits
 from store.extraction.models import ModelError, ModelOutputInvalid, ModelRefused, ModelReply, ModelRequest
+from store.extraction.run_records import RUNS_KIND as RUNS_KIND
+from store.extraction.run_records import digest_of, furthest_read
 from store.extraction.strategies import MAX_TEXT, MEMORIES_SCHEMA, REFLECTION_INSTRUCTIONS, Strategy
 from store.models import MessageRecord
 

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from store.aws import keys
 from store.errors import InvalidInput
 from store.extraction.strategies import Strategy, strategies
 
 DEFAULT_EVERY = 10
 DEFAULT_IDLE_MINUTES = 30
-HEAD_SK = "HEAD"
 IDLE_SCOPE = "workflow"
 IDLE_PREFIX = "xi."  # an idle timer's checkpoint key: this and the session id
-IDLE_PK = f"C#{IDLE_SCOPE}#{IDLE_PREFIX}"  # its item's partition key, as the stream shows it (keys.checkpoint_key)
+IDLE_PK = keys.checkpoint_key(IDLE_SCOPE, IDLE_PREFIX)[keys.PK]["S"]  # its partition key, as the stream shows it
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who removes an item whose TTL passed
 
 
@@ -98,35 +99,42 @@ def _string(image: Mapping[str, Any], name: str) -> str | None:
     return value["S"] if isinstance(value, Mapping) and isinstance(value.get("S"), str) else None
 
 
-def due(records: Iterable[Mapping[str, Any]], every: int) -> dict[str, str]:
-    """The sessions (id -> owner) whose head, in these stream records (Lambda's DynamoDB stream event
-    records), moved its `last_seq` across a multiple of `every`. A head being deleted is never due."""
-    found: dict[str, str] = {}
-    for record in records:
-        change = record.get("dynamodb") or {}
-        if record.get("eventName") != "MODIFY" or _string(change.get("Keys") or {}, "sk") != HEAD_SK:
-            continue
-        new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
-        session_id, owner = _string(new, "id"), _string(new, "owner")
-        if session_id is None or owner is None or "deleting" in new:
-            continue
-        if _number(new, "last_seq") // every > _number(old, "last_seq") // every:
-            found[session_id] = owner
-    return found
+@dataclass(frozen=True)
+class HeadMove:
+    """A session head's `last_seq` moving forward, as a stream record shows it (a head being deleted aside)."""
+
+    session_id: str
+    owner: str | None
+    before: int
+    after: int
 
 
-def changed(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """The sessions (id -> last_seq) whose head, in these stream records, moved its `last_seq` forward (not
-    being deleted): the sessions whose idle timer starts again."""
-    found: dict[str, int] = {}
+def head_moves(records: Iterable[Mapping[str, Any]]) -> list[HeadMove]:
+    """The session heads, in these stream records (Lambda's DynamoDB stream event records), whose `last_seq`
+    moved forward, in order; a head being deleted never counts."""
+    found: list[HeadMove] = []
     for record in records:
         change = record.get("dynamodb") or {}
-        if record.get("eventName") != "MODIFY" or _string(change.get("Keys") or {}, "sk") != HEAD_SK:
+        if record.get("eventName") != "MODIFY" or _string(change.get("Keys") or {}, keys.SK) != keys.HEAD:
             continue
         new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
         session_id = _string(new, "id")
-        if session_id is not None and "deleting" not in new and _number(new, "last_seq") > _number(old, "last_seq"):
-            found[session_id] = max(found.get(session_id, 0), _number(new, "last_seq"))
+        before, after = _number(old, "last_seq"), _number(new, "last_seq")
+        if session_id is not None and "deleting" not in new and after > before:
+            found.append(HeadMove(session_id, _string(new, "owner"), before, after))
+    return found
+
+
+def due(moves: Iterable[HeadMove], every: int) -> dict[str, str]:
+    """The sessions (id -> owner) whose head moved its `last_seq` across a multiple of `every`."""
+    return {m.session_id: m.owner for m in moves if m.owner is not None and m.after // every > m.before // every}
+
+
+def changed(moves: Iterable[HeadMove]) -> dict[str, int]:
+    """The sessions (id -> last_seq) whose head moved forward: the sessions whose idle timer starts again."""
+    found: dict[str, int] = {}
+    for m in moves:
+        found[m.session_id] = max(found.get(m.session_id, 0), m.after)
     return found
 
 
@@ -136,7 +144,7 @@ def idle(records: Iterable[Mapping[str, Any]]) -> list[str]:
     for record in records:
         change = record.get("dynamodb") or {}
         who = record.get("userIdentity") or {}
-        pk = _string(change.get("Keys") or {}, "pk") or ""
+        pk = _string(change.get("Keys") or {}, keys.PK) or ""
         if record.get("eventName") == "REMOVE" and who.get("principalId") == TTL_PRINCIPAL and pk.startswith(IDLE_PK):
             found.append(pk[len(IDLE_PK) :])
     return found

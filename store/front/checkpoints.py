@@ -13,7 +13,15 @@ from store.core import validation as v
 from store.core.timeutil import to_duration
 from store.front.base import Domain
 from store.models import Checkpoint
-from store.requests import DeleteCheckpoint, LoadCheckpoint, LoadRecords, SaveCheckpoint, SaveRecords
+from store.requests import (
+    DeleteCheckpoint,
+    LoadCheckpoint,
+    LoadOwnerRecords,
+    LoadRecords,
+    SaveCheckpoint,
+    SaveOwnerRecords,
+    SaveRecords,
+)
 
 
 class Checkpoints(Domain):
@@ -69,3 +77,15 @@ class Checkpoints(Domain):
                 session_id=v.ident(session_id, "session_id"), owner=v.optional_owner(owner), kind=v.ident(kind, "kind")
             )
         )
+
+    def save_owner_records(self, owner: str, kind: str, records: Iterable[Any]) -> None:
+        """Replace the owner's records of `kind`: what code above the store keeps for an owner rather than for a
+        session (memory extraction keeps the owner's on/off choice here). Small (at most 64 KiB stored); one
+        write; `forget_owner` leaves them."""
+        return self._backend.execute(
+            SaveOwnerRecords(owner=v.owner(owner), kind=v.ident(kind, "kind"), records=v.record_list(records))
+        )
+
+    def load_owner_records(self, owner: str, kind: str) -> list[Any]:
+        """The owner's records of `kind` (empty when none were saved). One read."""
+        return self._backend.execute(LoadOwnerRecords(owner=v.owner(owner), kind=v.ident(kind, "kind")))

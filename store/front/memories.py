@@ -17,16 +17,14 @@ from store.embeddings import embed
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.front.observed import Attributes, observed
-from store.models import ExtractionChoice, MemoryHits, MemoryItem, Page
+from store.models import MemoryHits, MemoryItem, Page
 from store.requests import (
     DeleteMemory,
     ForgetOwner,
-    GetExtraction,
     GetMemory,
     ListNamespaces,
     PutMemory,
     SearchMemories,
-    SetExtraction,
 )
 from store.rerank import reranked
 
@@ -196,34 +194,9 @@ class Memories(Domain):
         return self._backend.execute(request)
 
     def forget_owner(self, owner: str) -> bool:
-        """Remove the owner's memories, at most 1,000 a call, and then what its sessions' memory extraction runs
-        recorded of them (each strategy keeps only how far it read, so those messages are not extracted again;
-        25 sessions a call): True when nothing is left, False when some is (the stack's cascade carries it on,
-        or call again; until then what is left can still be read)."""
-        return self._backend.execute(ForgetOwner(owner=v.owner(owner)))
-
-    def set_extraction(
-        self, owner: str, *, enabled: bool = True, strategies: list[str] | None = None
-    ) -> ExtractionChoice:
-        """Keep the owner's choice about memory extraction: off (`enabled=False`: no trigger extracts their
-        sessions, and asking for it is refused), or on with the built-in `strategies` that run when a call
-        names none (None: the deployment's). It outlives `forget_owner`: an opt-out stays one. One write."""
-        from store.extraction.strategies import BUILT_IN
-
-        if strategies is not None:
-            if isinstance(strategies, str) or not isinstance(strategies, (list, tuple)) or not strategies:
-                raise InvalidInput("strategies must be a non-empty list of built-in strategy names, or None")
-            unknown = [s for s in strategies if not isinstance(s, str) or s not in BUILT_IN]
-            if unknown or len(set(strategies)) != len(strategies):
-                raise InvalidInput(f"strategies are built-in names, each once: {', '.join(BUILT_IN)}")
-        request = SetExtraction(
-            owner=v.owner(owner),
-            enabled=v.flag(enabled, "enabled"),
-            strategies=None if strategies is None else tuple(strategies),
-        )
-        return self._backend.execute(request)
-
-    def get_extraction(self, owner: str) -> ExtractionChoice:
-        """The owner's choice about memory extraction (on, with the deployment's strategies, until set). One
-        read."""
-        return self._backend.execute(GetExtraction(owner=v.owner(owner)))
+        """Remove the owner's memories, at most 1,000 a call, and then rewrite its sessions' records of the kinds
+        this store's `forget_reducers` name (memory extraction's runs keep only how far each strategy read, so
+        those messages are not extracted again; 25 sessions a call): True when nothing is left, False when some
+        is (the stack's cascade carries it on, or call again; until then what is left can still be read). The
+        owner's records (`save_owner_records`) stay."""
+        return self._backend.execute(ForgetOwner(owner=v.owner(owner), reduce=self.forget_reducers))

@@ -68,4 +68,6 @@ class Traces(Domain):
         finish a `branch`'s delete, and delete the S3 `objects` that records release (upload intents
         that expired uncommitted; items deleted or replaced). `jobs`: which of them (default all; the
         cascade function does all but `copy`). Returns how many released objects were deleted."""
-        return self._backend.execute(Reclaim(records=v.stream_records(records), jobs=v.reclaim_jobs(jobs)))
+        return self._backend.execute(
+            Reclaim(records=v.stream_records(records), jobs=v.reclaim_jobs(jobs), reduce=self.forget_reducers)
+        )

@@ -26,7 +26,7 @@ from strands.types.exceptions import SessionException
 from strands.types.session import SessionAgent, SessionMessage
 
 from store.errors import Conflict, StoreError
-from store.integrations.strands import StrandsSessionRepository, stored_env, with_updates
+from store.integrations.strands_repository import StrandsSessionRepository, stored_env, with_updates
 from store.session_store import SAVE_FULL_MAX, SessionStore
 
 

@@ -128,7 +128,7 @@ class MemoryCore:
         self._checkpoints: dict[tuple[str, str | None, str], Checkpoint] = {}  # (scope, owner, key)
         self._uploads: dict[str, UploadEntry] = {}
         self._memories: dict[str, dict[str, Any]] = {}  # owner -> sort key -> memory (store/memory/memories.py)
-        self._extraction: dict[str, Any] = {}  # owner -> their choice about memory extraction (ExtractionChoice)
+        self._owner_records: dict[tuple[str, str], Any] = {}  # (owner, kind) -> its records (owner records)
 
     def _copy(self, value: Any) -> Any:
         """A deep copy through JSON, exactly as a stored value comes back (the same size limit too)."""

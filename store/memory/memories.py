@@ -6,22 +6,25 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
+from store.core import codec
 from store.core import memories as m
-from store.core.extraction_runs import RUNS_KIND, forgotten
+from store.core.forgetting import checked
+from store.core.rules import OWNER_RECORDS_BYTES
 from store.core.slots import records_slot
 from store.core.timeutil import is_expired
 from store.memory.core import MemoryCore
-from store.models import ExtractionChoice, MemoryHit, MemoryHits, MemoryItem, Page
+from store.models import MemoryHit, MemoryHits, MemoryItem, Page
 from store.requests import (
     DeleteMemory,
     ForgetOwner,
-    GetExtraction,
     GetMemory,
     ListNamespaces,
+    LoadOwnerRecords,
     PutMemory,
+    SaveOwnerRecords,
     SearchMemories,
-    SetExtraction,
 )
 
 
@@ -156,28 +159,30 @@ class MemoryMemories(MemoryCore):
             position = m.walk_next(ns, shown)
 
     def forget_owner(self, request: ForgetOwner) -> bool:
-        """The owner's memories gone, and its sessions' extraction runs reduced to what a forget leaves
-        (`forgotten`: how far each strategy read, nothing of what it wrote)."""
+        """The owner's memories gone and its sessions' records of the kinds `request.reduce` names rewritten by
+        their reducers (its owner records stay), all in one call."""
         now = self._now()
-        slot = records_slot(RUNS_KIND)
+        slots = {records_slot(kind): reducer for kind, reducer in checked(request.reduce).items()}
         with self._lock:
             self._memories.pop(request.owner, None)
             for entry in self._sessions.values():
-                if entry.session.owner == request.owner and slot in entry.slots:
-                    entry.slots[slot] = forgotten(entry.slots[slot], now)
+                if entry.session.owner != request.owner:
+                    continue
+                for slot, reducer in slots.items():
+                    if slot in entry.slots:
+                        entry.slots[slot] = reducer(entry.slots[slot], now)
         return True
 
-    def set_extraction(self, request: SetExtraction) -> ExtractionChoice:
-        strategies = None if request.strategies is None else list(request.strategies)
-        made = ExtractionChoice(enabled=request.enabled, strategies=strategies, updated_at=self.settings.clock())
+    def save_owner_records(self, request: SaveOwnerRecords) -> None:
+        codec.encode(request.records, f"{request.kind} records", OWNER_RECORDS_BYTES)  # the same limit as DynamoDB's
+        kept = self._copy(request.records)
         with self._lock:
-            self._extraction[request.owner] = made
-        return made.model_copy(deep=True)
+            self._owner_records[(request.owner, request.kind)] = kept
 
-    def get_extraction(self, request: GetExtraction) -> ExtractionChoice:
+    def load_owner_records(self, request: LoadOwnerRecords) -> list[Any]:
         with self._lock:
-            found = self._extraction.get(request.owner)
-        return found.model_copy(deep=True) if found is not None else ExtractionChoice()
+            found = self._owner_records.get((request.owner, request.kind))
+        return [] if found is None else list(self._copy(found))
 
 
 def _at(record: MemoryRecord) -> str:

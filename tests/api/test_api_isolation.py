@@ -76,6 +76,8 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("DELETE", "/memories", None),
     ("GET", "/memories/extraction", None),
     ("PUT", "/memories/extraction", {"enabled": True}),
+    ("GET", "/owner/records/{k}", None),
+    ("PUT", "/owner/records/{k}", {"records": [{"a": 1}]}),
 ]
 
 

@@ -460,7 +460,7 @@ def test_a_fork_still_copying_shows_its_progress_then_opens(page: Any, stack: Lo
     from infra.local.apigw import LambdaContext
     from infra.local.aws import local_client
     from infra.local.stack import lambda_stream_record
-    from tests.contract.test_reclaim import stream_records
+    from tests.streams import stream_records
 
     carol = SessionStore(backend=HttpBackend(stack.api_url, stack.token("carol")))
     carol.create_session("carol", session_id="carols-long")

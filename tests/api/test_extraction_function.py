@@ -13,10 +13,10 @@ from functions import runtime
 from infra.local.apigw import LambdaContext
 from infra.local.stack import lambda_stream_record
 from store.extraction import ModelThrottled
-from store.extraction.triggers import due, every_from_env, model_from_env, strategies_from_env
+from store.extraction.triggers import due, every_from_env, head_moves, model_from_env, strategies_from_env
 from tests.conftest import Harness
-from tests.contract.test_reclaim import stream_records
 from tests.extraction_support import Scripted, memories
+from tests.streams import stream_records
 
 
 @pytest.fixture
@@ -108,12 +108,12 @@ def test_due_reads_only_head_changes_that_cross_a_multiple() -> None:
             "dynamodb": {"Keys": {"sk": {"S": "HEAD"}}, "NewImage": image, "OldImage": {"last_seq": {"N": str(old)}}},
         }
 
-    assert due([head(9, 10)], 10) == {"s1": "alice"} and due([head(8, 9)], 10) == {}
-    assert due([head(7, 12)], 10) == {"s1": "alice"}  # a write of several messages that crosses it
-    assert due([head(9, 10, deleting={"BOOL": True})], 10) == {}
+    assert due(head_moves([head(9, 10)]), 10) == {"s1": "alice"} and due(head_moves([head(8, 9)]), 10) == {}
+    assert due(head_moves([head(7, 12)]), 10) == {"s1": "alice"}  # a write of several messages that crosses it
+    assert due(head_moves([head(9, 10, deleting={"BOOL": True})]), 10) == {}
     state = head(9, 10)
     state["dynamodb"]["Keys"]["sk"] = {"S": "STATE"}
-    assert due([state, {"eventName": "INSERT"}, {}], 10) == {}
+    assert due(head_moves([state, {"eventName": "INSERT"}, {}]), 10) == {}
 
 
 def test_the_environment_names_the_model_strategies_and_cadence(monkeypatch: pytest.MonkeyPatch) -> None:

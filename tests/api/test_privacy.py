@@ -175,6 +175,8 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("DELETE", "/memories")
     go("PUT", "/memories/extraction", json_body={"enabled": False, "strategies": ["facts"]})
     go("GET", "/memories/extraction")
+    go("PUT", "/owner/records/settings", json_body={"records": [m]})
+    go("GET", "/owner/records/settings")
     # refusals that carry the marker: bad JSON values, a bad id, a body too deep, unknown fields
     raw = ('{"state": {"m": "' + m + '", "bad": "\\ud800"}}').encode()
     go("PUT", f"{s}/state", body=raw, headers={"content-type": "application/json"})

@@ -20,7 +20,7 @@ from store.aws.plans.base import Context
 from store.aws.plans.messages import drafts
 from store.models import Message
 from tests.conftest import Harness
-from tests.contract.test_reclaim import stream_records
+from tests.streams import stream_records
 
 MESSAGES = 100_000
 REQUEST_BUDGET = 20.0  # seconds: the template's RequestBudgetSeconds default, what one API request may take

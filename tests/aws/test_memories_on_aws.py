@@ -167,7 +167,7 @@ def test_forgetting_more_than_a_call_deletes_is_finished_by_the_cascade(dyn: Any
     is left and the marker is gone. Another owner's memories stay."""
     from store import deadline
     from store.aws.plans.base import BATCH_WRITE_MAX, PARALLEL_REQUESTS
-    from store.aws.plans.memories import FORGET_BATCH
+    from store.aws.plans.forget import FORGET_BATCH
 
     store = dyn.store
     _remember_many(dyn, "alice", FORGET_BATCH + 2 * PARALLEL_REQUESTS * BATCH_WRITE_MAX + 1)  # a call, two rounds
@@ -192,8 +192,8 @@ def test_forgetting_the_runs_of_more_sessions_than_a_page_is_finished_by_the_cas
     a round when short of time, until every session keeps only how far each strategy read. A second forget
     rewrites nothing."""
     from store import deadline
-    from store.aws.plans.forget_runs import FORGET_SESSIONS
-    from store.core.extraction_runs import RUNS_KIND
+    from store.aws.plans.forget_records import FORGET_SESSIONS
+    from store.extraction.run_records import RUNS_KIND
     from tests.extraction_support import Scripted, memories
 
     store = dyn.store
@@ -248,7 +248,7 @@ def _remember_many(dyn: Any, owner: str, count: int) -> None:
 
 def _marker(dyn: Any, owner: str) -> bool:
     from infra.local.aws import local_client
-    from store.aws.plans.memories import FORGET_MARK
+    from store.aws.plans.forget import FORGET_MARK
 
     key = {"pk": {"S": "O#" + owner}, "sk": {"S": FORGET_MARK}}
     return "Item" in local_client().get_item(TableName=dyn.tables.memories, Key=key)

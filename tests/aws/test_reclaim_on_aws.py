@@ -9,7 +9,8 @@ import pytest
 
 from store import StoreUnavailable
 from tests.conftest import Harness
-from tests.contract.test_reclaim import MB, blob, fill, stream_records
+from tests.contract.test_reclaim import MB, blob, fill
+from tests.streams import stream_records
 
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 

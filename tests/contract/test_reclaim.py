@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from infra.local.aws import local_client
 from tests.conftest import Harness
 
 MB = 1024 * 1024
@@ -46,22 +45,6 @@ def test_delete_session_leaves_nothing(harness: Harness) -> None:
     assert harness.leftovers() == []
     store.create_session("alice", session_id=sid)
     assert store.list_artifacts(sid) == [] and store.list_trace_runs(sid) == []
-
-
-def stream_records(client: Any, table: str, streams: Any = None) -> list[dict[str, Any]]:
-    """Every record of the table's stream so far (moto keeps them in one shard); `streams` is a DynamoDB
-    Streams client where `client` is (in-process moto's when not given)."""
-    streams = streams or local_client("dynamodbstreams")
-    arn = client.describe_table(TableName=table)["Table"]["LatestStreamArn"]
-    out: list[dict[str, Any]] = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
-        iterator = it["ShardIterator"]
-        while iterator:  # a page at a time (1,000 records each), to the end of the shard
-            page = streams.get_records(ShardIterator=iterator)
-            out.extend(page["Records"])
-            iterator = page.get("NextShardIterator") if page["Records"] else None
-    return out
 
 
 @pytest.mark.needs("reclaim")

@@ -1,4 +1,4 @@
-"""What a forget leaves of a session's run records (`store.core.extraction_runs.forgotten`): how far each strategy
+"""What a forget leaves of a session's run records (`store.extraction.run_records.forgotten`): how far each strategy
 read, nothing of what it wrote; anything that does not read as a finished run is dropped; applying it again
 changes nothing."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from store.core.extraction_runs import FORGET_TRIGGER, MAX_FORGOTTEN, forgotten
+from store.extraction.run_records import FORGET_TRIGGER, MAX_FORGOTTEN, forgotten
 from store.extraction.runs import stored_runs
 
 NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)

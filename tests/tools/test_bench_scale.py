@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.scale import targets, write_report
+from bench.scale_report import targets, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 

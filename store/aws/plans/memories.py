@@ -21,8 +21,7 @@ from typing import Any
 from store.aws import object_keys
 from store.aws.attrs import Expr, Item, action, get_s, item_size, n, s
 from store.aws.calls import AwsError, Call, Learn, Plan
-from store.aws.plans.base import INDEX_DIMENSIONS, Context, batch_delete, get_item, out_of_time, settle, write_if
-from store.aws.plans.forget_runs import forget_runs_page
+from store.aws.plans.base import INDEX_DIMENSIONS, Context, get_item, settle, write_if
 from store.aws.plans.objects import abandon, get_objects, put_objects, record_intent
 from store.aws.plans.transactions import Actions
 from store.core import codec
@@ -30,21 +29,17 @@ from store.core import memories as m
 from store.core.lexical import LEXICAL_DIMENSIONS, LEXICAL_SCHEME
 from store.core.timeutil import epoch, is_expired, iso, parse_iso
 from store.errors import Conflict, InvalidInput, PayloadTooLarge
-from store.models import ExtractionChoice, MemoryHit, MemoryHits, MemoryItem, Page
+from store.models import MemoryHit, MemoryHits, MemoryItem, Page
 from store.requests import (
     DeleteMemory,
-    ForgetOwner,
-    GetExtraction,
     GetMemory,
     ListNamespaces,
     PutMemory,
     SearchMemories,
-    SetExtraction,
 )
 
 VECTOR_INDEX = "by_meaning"
 NEVER = 2**53  # `exp` of a memory that does not expire (the index's filter compares numbers)
-FORGET_BATCH = 1000  # memories one forget_owner call removes before it hands the rest on
 
 
 def vector_numbers(vector: tuple[float, ...] | list[float]) -> list[dict[str, str]]:
@@ -52,7 +47,8 @@ def vector_numbers(vector: tuple[float, ...] | list[float]) -> list[dict[str, st
     return [{"N": m.float32_text(x)} for x in vector]
 
 
-def _table(ctx: Context) -> str:
+def memories_table(ctx: Context) -> str:
+    """The store's memories table (InvalidInput when it has none)."""
     if ctx.memories_table is None:
         raise InvalidInput("this store has no memories table (SessionStore(..., memories_table=...) or MEMORIES_TABLE)")
     return ctx.memories_table
@@ -100,12 +96,13 @@ REF = "ref"  # the object of a value too large for an item
 MEMORY_PK = "O#"  # an owner's memories' partition: this and the owner
 
 
-def _pk(owner: str) -> str:
+def owner_pk(owner: str) -> str:
+    """The partition key of the owner's memories (and forget marker, and owner records)."""
     return MEMORY_PK + owner
 
 
 def _key(owner: str, ns: m.Namespace, item_key: str) -> Item:
-    return {"pk": s(_pk(owner)), "sk": s(m.memory_sk(ns, item_key))}
+    return {"pk": s(owner_pk(owner)), "sk": s(m.memory_sk(ns, item_key))}
 
 
 def _item(stored: Item, value: dict[str, Any] | None = None) -> MemoryItem:
@@ -157,7 +154,7 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     the bucket first, behind an upload intent: its object, then one transaction that writes the memory with
     its pointer (`ref`) and releases the intent, then a GetItem of its creation time (PayloadTooLarge with no
     bucket). A replaced value's object is released by the memories table's stream (the cascade)."""
-    table = _table(ctx)
+    table = memories_table(ctx)
     dense = yield from dense_dimensions(ctx, table, request.indexed)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
@@ -245,7 +242,7 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
 
 def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
     """One GetItem; with `refresh_ttl`, one UpdateItem more for an expiring memory (only while it is the one read)."""
-    table = _table(ctx)
+    table = memories_table(ctx)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
     stored = _live((yield from get_item(table, key, projection=(*SHOWN, "tts"))), now)
@@ -269,7 +266,9 @@ def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
 
 def delete_memory(ctx: Context, request: DeleteMemory) -> Plan[None]:
     """One DeleteItem."""
-    yield Call("delete_item", {"TableName": _table(ctx), "Key": _key(request.owner, request.namespace, request.key)})
+    yield Call(
+        "delete_item", {"TableName": memories_table(ctx), "Key": _key(request.owner, request.namespace, request.key)}
+    )
 
 
 def _under(
@@ -287,11 +286,11 @@ def _under(
     that many of them match `wanted` (a listing needs no more than its page and one past it): pages of
     `enough` items, or of at least 100 when a filter may drop some (values kept in the bucket are fetched
     into `known` to be matched)."""
-    table = _table(ctx)
+    table = memories_table(ctx)
     now = ctx.now()
     low, high = m.prefix_range(prefix)
     expr = Expr()
-    condition = f"{expr.name('pk')} = {expr.value(s(_pk(owner)))} AND "
+    condition = f"{expr.name('pk')} = {expr.value(s(owner_pk(owner)))} AND "
     if prefix:
         first, past = expr.value(s(m.MEMORY_PREFIX + low)), expr.value(s(m.MEMORY_PREFIX + high))
         condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
@@ -337,7 +336,7 @@ def _nearest(
     now = ctx.now()
     expr = Expr()
     clauses = [
-        f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))}",
+        f"{expr.name('pk')} = {expr.value(s(owner_pk(request.owner)))}",
         f"{expr.name(kind[0])} = {expr.value(s(kind[1]))}",
         f"{expr.name('exp')} >= {expr.value(n(epoch(now)))}",  # to the second: `_live` decides exactly
     ]
@@ -365,7 +364,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
     (the page and those before it, or 100 with a filter); hybrid, both (100 each). The candidates are ranked
     by `core.memories.rank`. With no query, a Query of the prefix's memories in key order (the page and one
     more)."""
-    table = _table(ctx)
+    table = memories_table(ctx)
     offset = m.search_cursor(request.cursor, request.owner)
     search_mode = m.resolve_mode(request.mode, request.query, request.indexed)
     found: dict[str, tuple[Item, float | None]] = {}  # by sort key
@@ -421,7 +420,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
 def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[str, ...]]]:
     """The walk of `core.memories.walk_start`/`walk_next`: each step one Query for the first live memory past
     the position (a memory expired in place costs one more page), so about one request per namespace listed."""
-    table = _table(ctx)
+    table = memories_table(ctx)
     now = ctx.now()
     position, end = m.walk_start(request.prefix, request.cursor, request.owner)
     out: list[tuple[str, ...]] = []
@@ -429,7 +428,7 @@ def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[st
         expr = Expr()
         params: dict[str, Any] = {
             "TableName": table,
-            "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(request.owner)))} AND "
+            "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(owner_pk(request.owner)))} AND "
             f"{expr.name('sk')} > {expr.value(s(position))}",
             "ProjectionExpression": f"{expr.name('sk')}, {expr.name('exa')}",
             "Limit": 1,
@@ -455,123 +454,3 @@ def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[st
         if shown is not None and shown not in out:
             out.append(shown)
         position = m.walk_next(ns, shown)
-
-
-FORGET_MARK = "F#forget"  # the sort key of an owner's forget marker: its change on the stream is the cascade's job
-
-
-def _forget_batch(ctx: Context, table: str, owner: str, reserve: float | None = None) -> Plan[bool]:
-    """Delete up to FORGET_BATCH of the owner's memories (a Query of keys, then BatchWriteItem): True when none
-    is left."""
-    expr = Expr()
-    params = {
-        "TableName": table,
-        "KeyConditionExpression": f"{expr.name('pk')} = {expr.value(s(_pk(owner)))} AND "
-        f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})",
-        "ProjectionExpression": f"{expr.name('pk')}, {expr.name('sk')}",
-        "Limit": FORGET_BATCH,
-        **expr.params(),
-    }
-    answer = yield Call("query", params)
-    keys = [{"pk": i["pk"], "sk": i["sk"]} for i in answer.get("Items", [])]
-    finished = yield from batch_delete(ctx, table, keys, reserve)
-    return finished and not answer.get("LastEvaluatedKey")
-
-
-def _hand_on_forget(ctx: Context, table: str, owner: str, after: Item | None = None) -> Plan[None]:
-    """(Re)write the owner's forget marker with a new round (and where the sessions' runs are up to, `after`):
-    its change on the memories table's stream has the cascade carry the forget on."""
-    item: Item = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK), "round": s(ctx.new_id())}
-    if after is not None:
-        item["after"] = {"M": after}
-    yield Call("put_item", {"TableName": table, "Item": item})
-
-
-def forget_owner(ctx: Context, request: ForgetOwner) -> Plan[bool]:
-    """Delete up to FORGET_BATCH of the owner's memories and, when none is left, reduce a page of its
-    sessions' extraction runs (`forget_runs_page`): True when nothing is left to do; otherwise False, and the
-    rest is handed to the stream's cascade (the forget marker), which carries it on in rounds
-    (`finish_forget`). A second call meanwhile is harmless (it does a batch more and hands the rest on again)."""
-    table = _table(ctx)
-    if not (yield from _forget_batch(ctx, table, request.owner)):
-        yield from _hand_on_forget(ctx, table, request.owner)
-        return False
-    after = yield from forget_runs_page(ctx, request.owner, None)
-    if after is None:
-        return True
-    yield from _hand_on_forget(ctx, table, request.owner, after)
-    return False
-
-
-def forget_marked(record: dict[str, Any]) -> tuple[str, str] | None:
-    """(owner, round) when the stream record writes an owner's forget marker (a forget handed on), or None."""
-    change = record.get("dynamodb") or {}
-    keys, new = change.get("Keys") or {}, change.get("NewImage") or {}
-    if record.get("eventName") not in ("INSERT", "MODIFY") or get_s(keys, "sk") != FORGET_MARK:
-        return None
-    pk, round_ = get_s(keys, "pk") or "", get_s(new, "round")
-    return (pk[len(_pk("")) :], round_) if pk.startswith(_pk("")) and round_ else None
-
-
-def finish_forget(ctx: Context, owner: str, round_: str, *, slice_seconds: float) -> Plan[bool]:
-    """Carry the owner's forget on from the marker's round `round_`: nothing when the marker is gone or holds
-    another round (a record seen again, or a newer round's record is on its way: one chain of rounds at a
-    time); else delete the memories a batch at a time, then reduce the owner's sessions' extraction runs a page
-    at a time from where the marker's `after` says, for at most `slice_seconds` (and never past the enclosing
-    `store.deadline`, less `settings.handoff_reserve`): True once nothing is left (the marker removed); else
-    the marker's next round hands the rest to the next invocation (False)."""
-    table = _table(ctx)
-    marker = {"pk": s(_pk(owner)), "sk": s(FORGET_MARK)}
-    current = yield from get_item(table, marker)
-    if current is None or get_s(current, "round") != round_:
-        return True
-    started = ctx.monotonic()
-    reserve = ctx.settings.handoff_reserve.total_seconds()
-    after: Item | None = current.get("after", {}).get("M")
-    memories_left = True
-    while True:
-        if memories_left:
-            memories_left = not (yield from _forget_batch(ctx, table, owner, reserve))
-        if not memories_left:
-            after = yield from forget_runs_page(ctx, owner, after)
-            if after is None:
-                expr = Expr()
-                condition = f"{expr.name('round')} = {expr.value(s(round_))}"  # a newer round is its own record's
-                body = action("Delete", table, marker, expr, condition=condition)["Delete"]
-                yield from write_if("delete_item", body)
-                return True
-        if ctx.monotonic() - started > slice_seconds or out_of_time(ctx, reserve):
-            yield from _hand_on_forget(ctx, table, owner, None if memories_left else after)
-            return False
-
-
-EXTRACTION_SK = "X#extraction"  # an owner's choice about memory extraction: outside `M#`, so a forget keeps it
-
-
-def set_extraction(ctx: Context, request: SetExtraction) -> Plan[ExtractionChoice]:
-    """One PutItem of the owner's choice (`on`, `st`: the strategies, `ua`)."""
-    now = ctx.now()
-    item: Item = {
-        "pk": s(_pk(request.owner)),
-        "sk": s(EXTRACTION_SK),
-        "on": {"BOOL": request.enabled},
-        "ua": s(iso(now)),
-    }
-    if request.strategies is not None:
-        item["st"] = {"L": [s(name) for name in request.strategies]}
-    yield Call("put_item", {"TableName": _table(ctx), "Item": item})
-    strategies = None if request.strategies is None else list(request.strategies)
-    return ExtractionChoice(enabled=request.enabled, strategies=strategies, updated_at=now)
-
-
-def get_extraction(ctx: Context, request: GetExtraction) -> Plan[ExtractionChoice]:
-    """One GetItem (strongly consistent): the owner's choice, or the defaults."""
-    found = yield from get_item(_table(ctx), {"pk": s(_pk(request.owner)), "sk": s(EXTRACTION_SK)})
-    if found is None:
-        return ExtractionChoice()
-    listed = found.get("st", {}).get("L")
-    return ExtractionChoice(
-        enabled=bool(found.get("on", {}).get("BOOL", True)),
-        strategies=[v["S"] for v in listed if "S" in v] if isinstance(listed, list) else None,
-        updated_at=parse_iso(get_s(found, "ua") or "") if get_s(found, "ua") else None,
-    )

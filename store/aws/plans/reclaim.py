@@ -32,7 +32,8 @@ from store.aws.items import SEED, Seed, head_from_item
 from store.aws.plans.base import Context, get_item
 from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
-from store.aws.plans.memories import MEMORY_PK, finish_forget, forget_marked
+from store.aws.plans.forget import FORGET_SLICE, finish_forget, forget_marked
+from store.aws.plans.memories import MEMORY_PK
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.rewinds import finish_branch_delete
 from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
@@ -41,7 +42,6 @@ from store.requests import Reclaim
 
 POINTERS = ("ref", "object")
 COPY_SLICE = 60.0  # seconds one record's invocation carries a copy on before handing it to the next
-FORGET_SLICE = 60.0  # seconds one record's invocation carries an owner's forget on before handing it on
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 
 
@@ -166,7 +166,7 @@ def branch_handed_off(record: dict[str, Any]) -> tuple[str, str] | None:
     return pk[len(keys.session_pk("")) :], sk[len(BRANCH_PREFIX) :]
 
 
-def _purge_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+def _purge_job(ctx: Context, record: dict[str, Any], _: Reclaim) -> Plan[int]:
     """Purge what remains of a session whose head was removed (by TTL, or at the end of a delete: a
     backstop that also catches uploads that landed late), or whose delete was handed on."""
     head = removed_head(record)
@@ -179,7 +179,7 @@ def _purge_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return 0
 
 
-def _copy_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+def _copy_job(ctx: Context, record: dict[str, Any], _: Reclaim) -> Plan[int]:
     """Carry a copy into a session on (a long fork's or rewind's), handing it on when its slice is up."""
     copying = copy_started(record)
     if copying is not None:
@@ -187,7 +187,7 @@ def _copy_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return 0
 
 
-def _branch_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+def _branch_job(ctx: Context, record: dict[str, Any], _: Reclaim) -> Plan[int]:
     """Finish the delete of a branch that was handed on."""
     branch = branch_handed_off(record)
     if branch is not None:
@@ -195,22 +195,23 @@ def _branch_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
     return 0
 
 
-def _forget_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
-    """Carry an owner's forget on (`forget_owner` of more memories than one call deletes)."""
+def _forget_job(ctx: Context, record: dict[str, Any], request: Reclaim) -> Plan[int]:
+    """Carry an owner's forget on (`forget_owner` of more than one call does), rewriting the session records
+    `request.reduce` names."""
     marked = forget_marked(record)
     if marked is not None:
-        yield from finish_forget(ctx, *marked, slice_seconds=FORGET_SLICE)
+        yield from finish_forget(ctx, *marked, request.reduce, slice_seconds=FORGET_SLICE)
     return 0
 
 
-def _objects_job(ctx: Context, record: dict[str, Any]) -> Plan[int]:
+def _objects_job(ctx: Context, record: dict[str, Any], _: Reclaim) -> Plan[int]:
     """Delete the objects the record releases; how many."""
     found = yield from released(ctx, record)
     yield from delete_objects(ctx, found)
     return len(found)
 
 
-JOBS: dict[str, Callable[[Context, dict[str, Any]], Plan[int]]] = {
+JOBS: dict[str, Callable[[Context, dict[str, Any], Reclaim], Plan[int]]] = {
     "purge": _purge_job,
     "copy": _copy_job,
     "branch": _branch_job,
@@ -226,5 +227,5 @@ def reclaim(ctx: Context, request: Reclaim) -> Plan[int]:
     for record in request.records:
         for name, job in JOBS.items():
             if name in request.jobs:
-                total += yield from job(ctx, record)
+                total += yield from job(ctx, record, request)
     return total

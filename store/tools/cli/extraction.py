@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from store.conversation import viewed
-from store.core.extraction_runs import FORGET_TRIGGER
 from store.errors import InvalidInput
+from store.extraction.run_records import FORGET_TRIGGER
 from store.extraction.triggers import model_from_env
 from store.tools.cli.show import as_json, short, table
 from store.tools.cli.target import Target

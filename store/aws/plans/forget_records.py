@@ -1,8 +1,8 @@
-"""The part of `forget_owner` on the sessions table: an owner's sessions' memory extraction runs (a record item
-`R#memory-extraction` in each session's partition) reduced to what a forget leaves (`core.extraction_runs.
-forgotten`), a page of the owner's sessions at a time, so that a call stays bounded however many sessions the
-owner has: one Query of the owner index (keys only), one BatchGetItem of the pages' run records, and one
-conditional PutItem for each record that changes (none when a forget already went over it)."""
+"""The part of `forget_owner` on the sessions table: the session records a layer above the store asked a forget
+to rewrite (`core.forgetting`: a kind and its reducer), a page of the owner's sessions at a time, so that a call
+stays bounded however many sessions the owner has: one Query of the owner index (keys only), one BatchGetItem
+of the page's records of those kinds, and one conditional PutItem for each record that changes (none when a
+forget already went over it)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,14 @@ from store.aws.calls import Call, Plan
 from store.aws.items import body_value, encoded_attrs
 from store.aws.plans.base import Context, batch_get, write_if
 from store.aws.plans.payloads import encode, resolve
-from store.core.extraction_runs import RUNS_KIND, forgotten
+from store.core.forgetting import ForgetReducers
 from store.core.timeutil import iso
 
-FORGET_SESSIONS = 25  # sessions one page of a forget reduces the runs of
+FORGET_SESSIONS = 25  # sessions one page of a forget rewrites the records of
 
 
-def forget_runs_page(ctx: Context, owner: str, after: Item | None) -> Plan[Item | None]:
-    """Reduce the run records of one page of the owner's sessions (from `after`, the previous page's end; None:
-    the first): where the next page starts, or None when the owner has no more sessions. A record rewritten
-    meanwhile (a run saved after this read) is left as it is: that run came after the forget."""
+def _sessions_page(ctx: Context, owner: str, after: Item | None) -> Plan[tuple[list[str], Item | None]]:
+    """One page of the owner's session ids (from `after`) and where the next page starts (None: the last)."""
     expr = Expr()
     params: dict[str, Any] = {
         "TableName": ctx.sessions_table,
@@ -42,13 +40,24 @@ def forget_runs_page(ctx: Context, owner: str, after: Item | None) -> Plan[Item 
         for item in answer.get("Items", [])
         if (pk := get_s(item, keys.PK) or "").startswith(prefix) and get_s(item, keys.SK) == keys.HEAD
     ]
-    wanted = [keys.session_key(i, keys.records_sk(RUNS_KIND)) for i in sessions]
+    return sessions, answer.get("LastEvaluatedKey")
+
+
+def forget_records_page(ctx: Context, owner: str, after: Item | None, reduce: ForgetReducers) -> Plan[Item | None]:
+    """Rewrite the records `reduce` names for one page of the owner's sessions (from `after`, the previous page's
+    end; None: the first): where the next page starts, or None when the owner has no more sessions. A record
+    rewritten meanwhile (saved after this read) is left as it is: it came after the forget."""
+    if not reduce:
+        return None
+    sessions, last = yield from _sessions_page(ctx, owner, after)
+    kinds = {keys.records_sk(kind): reducer for kind, reducer in reduce.items()}
+    wanted = [keys.session_key(i, sk) for i in sessions for sk in kinds]
     found = yield from batch_get(ctx, ctx.sessions_table, wanted)
     found = yield from resolve(ctx, found)
     now = ctx.now()
     for item in found:
         before = body_value(item)
-        left = forgotten(before, now)
+        left = kinds[get_s(item, keys.SK) or ""](before if isinstance(before, list) else [], now)
         if left == before:
             continue
         put = Expr()
@@ -63,5 +72,4 @@ def forget_runs_page(ctx: Context, owner: str, after: Item | None) -> Plan[Item 
             "put_item",
             {"TableName": ctx.sessions_table, "Item": replaced, "ConditionExpression": condition, **put.params()},
         )
-    last: Item | None = answer.get("LastEvaluatedKey")
     return last

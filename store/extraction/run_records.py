@@ -1,4 +1,4 @@
-"""What every backend knows of memory extraction's run records: the session records' kind that holds them, how
+"""Memory extraction's run records: the session records' kind that holds them, how
 a run's id is made, and what forgetting an owner leaves of them.
 
 A session's runs say which memories they wrote (namespaces and keys) and what they cost. `forget_owner` removes
