@@ -27,8 +27,8 @@ from store.core import validation as v
 from store.core.lifecycle import AsyncClosing
 from store.extraction.choice import CHOICE_KIND, ExtractionChoice, choice_of, choice_records, new_choice
 from store.extraction.corrections import correction
-from store.extraction.front import drive_async
-from store.extraction.runs import RUNS_KIND, ExtractionRun, stored_runs
+from store.extraction.run_records import RUNS_KIND, ExtractionRun, stored_runs
+from store.extraction.steps import drive_async
 from store.front.observed import opened, watch_of
 from store.models import MemoryItem
 from store.requests import Request, operations

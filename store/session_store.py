@@ -9,18 +9,14 @@ import threading
 from typing import Any, Generic, Self, TypeVar
 
 from store.backend import AsyncBackend, Backend
+from store.calls import PublicOperations
 from store.env_settings import settings_from_env
 from store.errors import InvalidInput
 from store.extraction.front import Extraction
-from store.front.artifacts import DEFAULT_PRESIGN, Artifacts, presign_request
-from store.front.checkpoints import Checkpoints
-from store.front.forks import Forks
-from store.front.memories import Memories
-from store.front.messages import APPEND_MAX, Messages
-from store.front.operations import MAX_QUERY, Operations
-from store.front.sessions import Sessions
-from store.front.state import SAVE_FULL_MAX, State
-from store.front.traces import Traces
+from store.front.artifacts import DEFAULT_PRESIGN, presign_request
+from store.front.messages import APPEND_MAX
+from store.front.operations import MAX_QUERY
+from store.front.state import SAVE_FULL_MAX
 from store.memory import MemoryBackend
 from store.settings import Settings
 
@@ -181,19 +177,7 @@ class StoreFront(Generic[B]):
         return self._backend.name
 
 
-class SessionStore(
-    StoreFront[Backend],
-    Sessions,
-    Forks,
-    Messages,
-    State,
-    Checkpoints,
-    Artifacts,
-    Traces,
-    Memories,
-    Extraction,
-    Operations,
-):
+class SessionStore(StoreFront[Backend], PublicOperations, Extraction):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 
     Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,

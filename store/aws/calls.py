@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from store.core import steps
+from store.core.steps import Sleep as Sleep  # one Sleep for every flow
 
 T = TypeVar("T")
 
@@ -51,18 +52,6 @@ class Read:
 
     source: Any
     size: int
-
-
-@dataclass(frozen=True)
-class Sleep:
-    """Wait `seconds` before retrying `what` (the driver sleeps its own way). A `budgeted` sleep is a
-    backoff from contention and counts toward the call's retry budget; an unbudgeted one waits for a
-    turn while other writers make progress (only the enclosing deadline bounds it). `seconds` 0 marks a
-    retry made at once: nothing is slept, but a call past its deadline stops there."""
-
-    seconds: float
-    what: str = "write"
-    budgeted: bool = True
 
 
 @dataclass(frozen=True)

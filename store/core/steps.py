@@ -1,15 +1,67 @@
 """Driving a generator of steps, the one engine every sans-IO loop here shares: the AWS plans under the
-sync and async drivers, and the LangGraph saver's flows under its sync and async methods. A driver
-performs `current` and hands the outcome to `advance` (an exception is thrown into the generator, where
-it asked) until `done`; `result` is then the generator's value."""
+sync and async drivers, the LangGraph saver's flows and memory extraction's runs under their sync and async
+fronts. A driver performs `current` and hands the outcome to `advance` (an exception is thrown into the
+generator, where it asked) until `done`; `result` is then the generator's value.
+
+The steps flows above the store share: `StoreCall`, a call of the store's public API, asked with `ask` of a
+`names_of` stand-in (so that mypy checks the method, its arguments and its result), and `Sleep`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 S = TypeVar("S")
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class StoreCall:
+    """One call of the store's public API that a flow asks for (`method(*args, **kwargs)`), performed by the
+    flow's driver on its store; the step's answer is the call's result (its exception thrown in)."""
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Wait `seconds` (the driver sleeps its own way) before trying `what` again. A `budgeted` sleep is a
+    backoff from contention and counts toward an AWS call's retry budget; an unbudgeted one waits for a turn
+    while other writers make progress (only the enclosing deadline bounds it). `seconds` 0 marks a retry made
+    at once: nothing is slept, but a call past its deadline stops there."""
+
+    seconds: float
+    what: str = "write"
+    budgeted: bool = True
+
+
+class _Names:
+    """A stand-in whose methods are only their names (`names_of`)."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def named(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError(f"{name} is performed by a flow's driver, not called")
+
+        named.__name__ = name
+        return named
+
+
+def names_of(cls: type[T]) -> T:
+    """A stand-in for an object of `cls` whose methods are only their names: `ask(CALLS.load_state, ...)`
+    names the method a flow asks for, typed as `cls` types it, so that mypy checks each call."""
+    return cast(T, _Names())
+
+
+def ask(method: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Generator[StoreCall, Any, R]:
+    """The store's answer to `method(*args, **kwargs)` (a `names_of` stand-in's method, performed by the
+    flow's driver on its store; the call's exception is raised here)."""
+    result = yield StoreCall(method.__name__, args, kwargs)
+    return cast(R, result)
 
 
 class Stepper(Generic[S, T]):

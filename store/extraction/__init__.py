@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is loaded on 
         ModelUnavailable,
     )
     from store.extraction.openai_compatible import OpenAICompatibleModel
-    from store.extraction.runs import RUNS_KIND, ExtractionRun, MemoryChange
+    from store.extraction.run_records import RUNS_KIND, ExtractionRun, MemoryChange
     from store.extraction.strategies import BUILT_IN, EPISODES, FACTS, PREFERENCES, SUMMARY, Strategy
 
 _WHERE = {
@@ -37,11 +37,11 @@ _WHERE = {
     "BedrockConverseModel": "bedrock",
     "ChatModel": "models",
     "EPISODES": "strategies",
-    "ExtractionRun": "runs",
+    "ExtractionRun": "run_records",
     "FACTS": "strategies",
     "FunctionModel": "models",
     "Limits": "limits",
-    "MemoryChange": "runs",
+    "MemoryChange": "run_records",
     "ModelError": "models",
     "ModelOutputInvalid": "models",
     "ModelRefused": "models",
@@ -53,7 +53,7 @@ _WHERE = {
     "ModelUnavailable": "models",
     "OpenAICompatibleModel": "openai_compatible",
     "PREFERENCES": "strategies",
-    "RUNS_KIND": "runs",
+    "RUNS_KIND": "run_records",
     "SUMMARY": "strategies",
     "Strategy": "strategies",
 }

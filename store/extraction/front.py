@@ -7,31 +7,19 @@ included)."""
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, cast
 
 from store.core import memories as m
 from store.core import validation as v
 from store.core.forgetting import ForgetReducers
-from store.core.steps import Stepper
 from store.errors import InvalidInput
 from store.extraction.choice import CHOICE_KIND, ExtractionChoice, choice_of, choice_records, new_choice
 from store.extraction.corrections import correction
-from store.extraction.models import ModelError, ModelRejected
-from store.extraction.run_records import forgotten
-from store.extraction.runs import (
-    RUNS_KIND,
-    Ask,
-    Call,
-    ExtractionRun,
-    Flow,
-    Options,
-    Sleep,
-    extraction,
-    message_extraction,
-    stored_runs,
-)
+from store.extraction.flows import extract_batch, extract_session
+from store.extraction.run_records import RUNS_KIND, ExtractionRun, forgotten, stored_runs
+from store.extraction.runs import Options
+from store.extraction.steps import Flow, drive
 from store.extraction.strategies import Strategy
 from store.extraction.strategies import strategies as chosen_strategies
 from store.front.base import Domain
@@ -66,7 +54,7 @@ def meaning_of(settings: Any) -> float | None:
 
 S = TypeVar("S")
 P = ParamSpec("P")
-Built = tuple[Any, Flow]  # (the model a call uses, the run's steps)
+Built = tuple[Any, Flow[list[ExtractionRun]]]  # (the model a call uses, the call's steps)
 
 
 def flowed(build: Callable[Concatenate[S, P], Built]) -> Callable[Concatenate[S, P], list[ExtractionRun]]:
@@ -110,7 +98,7 @@ class Extraction(Domain):
         checked = v.ident(session_id, "session_id")
         who = v.optional_owner(owner)
         picked, used = self._chosen(strategies, model, trigger)
-        return used, extraction(checked, who, picked, self._options(used, trigger))
+        return used, extract_session(checked, who, picked, self._options(used, trigger))
 
     @flowed
     def extract_from_messages(
@@ -144,9 +132,7 @@ class Extraction(Domain):
         within = m.namespace(namespace, "namespace", allow_empty=True)
         who, source_id = v.owner(owner), v.ident(source, "source")
         picked, used = self._chosen(strategies, model, trigger)
-        steps = message_extraction(
-            who, list(messages), source_id, within, numbers, picked, self._options(used, trigger)
-        )
+        steps = extract_batch(who, list(messages), source_id, within, numbers, picked, self._options(used, trigger))
         return used, steps
 
     def _chosen(self, strategies: Any, model: Any, trigger: str) -> tuple[tuple[Strategy, ...] | None, Any]:
@@ -192,59 +178,3 @@ class Extraction(Domain):
         """The session's extraction runs, oldest first (kept: the newest within about 6 KB of JSON, and each
         strategy's newest)."""
         return stored_runs(cast(Any, self).load_records(session_id, RUNS_KIND, owner=owner))
-
-
-def drive(store: Any, model: Any, flow: Flow) -> Any:
-    """Run `flow`'s steps with `store`'s methods and `model`, synchronously (`store.core.steps.Stepper`): its
-    result."""
-    stepper = Stepper(flow)
-    while not stepper.done:
-        step = stepper.current
-        try:
-            if isinstance(step, Call):
-                outcome: Any = getattr(store, step.method)(*step.args, **step.kwargs)
-            elif isinstance(step, Ask):
-                outcome = asked(model, step.request)
-            elif isinstance(step, Sleep):
-                time.sleep(step.seconds)
-                outcome = None
-            else:
-                outcome = store.settings.clock()
-        except Exception as exc:  # handed to the flow, which decides (a model's failure) or passes it on
-            outcome = exc
-        stepper.advance(outcome)
-    return stepper.result
-
-
-def asked(model: Any, request: Any) -> Any:
-    """`model`'s reply to `request`; whatever a caller's model raises that is not a ModelError is ModelRejected."""
-    try:
-        return model(request)
-    except ModelError:
-        raise
-    except Exception as exc:
-        raise ModelRejected(f"the model failed: {type(exc).__name__}") from None
-
-
-async def drive_async(store: Any, model: Any, flow: Flow) -> Any:
-    """`drive` for an `AsyncSessionStore`: its methods awaited, the model asked in a worker thread (a model's
-    client blocks), sleeps on the loop."""
-    import asyncio
-
-    stepper = Stepper(flow)
-    while not stepper.done:
-        step = stepper.current
-        try:
-            if isinstance(step, Call):
-                outcome: Any = await getattr(store, step.method)(*step.args, **step.kwargs)
-            elif isinstance(step, Ask):
-                outcome = await asyncio.to_thread(asked, model, step.request)
-            elif isinstance(step, Sleep):
-                await asyncio.sleep(step.seconds)
-                outcome = None
-            else:
-                outcome = store.settings.clock()
-        except Exception as exc:
-            outcome = exc
-        stepper.advance(outcome)
-    return stepper.result

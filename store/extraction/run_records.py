@@ -1,5 +1,6 @@
-"""Memory extraction's run records: the session records' kind that holds them, how
-a run's id is made, and what forgetting an owner leaves of them.
+"""Memory extraction's run records: the record of a run (`ExtractionRun`), the session records' kind that holds
+them, how a run's id is made, what a session keeps of its runs, and what forgetting an owner leaves of them
+(`forgotten`, registered as the store's `forget_reducers`).
 
 A session's runs say which memories they wrote (namespaces and keys) and what they cost. `forget_owner` removes
 an owner's memories and, with them, that history; what it keeps of each session is one line per strategy saying
@@ -9,15 +10,55 @@ by the next trigger. New messages are read as before (the owner's on/off choice,
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from store.core.timeutil import iso
 
 RUNS_KIND = "memory-extraction"  # the session's records (`load_records`) that hold its runs
 FORGET_TRIGGER = "forget"  # the trigger of the line a forget leaves in place of a strategy's runs
 MAX_FORGOTTEN = 50  # strategies a forget keeps the position of (the furthest read), whatever the records held
+RUNS_BYTES = 6000  # the JSON of the runs a session keeps (its newest; each strategy's newest always): ~15 runs
+
+Status = Literal["succeeded", "failed", "refused"]
+
+
+class MemoryChange(BaseModel):
+    """A memory a run wrote: its namespace and key, and what happened (`add`, `merge`, `supersede`,
+    `rewrite` for a summary, `episode`)."""
+
+    namespace: tuple[str, ...]
+    key: str
+    action: str
+
+
+class ExtractionRun(BaseModel):
+    """The record of one run (kept in the session's records, kind RUNS_KIND): which strategy, over which
+    messages (`first_seq`..`last_seq`), how it ended (`status`, `error`: a code such as `throttled`,
+    `refused`, `invalid_output`), what it cost (model calls, attempts, tokens) and what it wrote (`changes`;
+    `unchanged` counts candidates that were already known)."""
+
+    run_id: str
+    session_id: str
+    strategy: str
+    trigger: str
+    first_seq: int
+    last_seq: int
+    status: Status
+    error: str | None = None
+    model: str = ""
+    model_calls: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    changes: list[MemoryChange] = Field(default_factory=list)
+    unchanged: int = 0
+    started_at: datetime
+    finished_at: datetime
 
 
 def digest_of(source: str, strategy: str, first: Any, last: Any) -> str:
@@ -81,3 +122,38 @@ def forgotten(records: list[Any], now: datetime) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def finished_up_to(runs: list[ExtractionRun], strategy: str) -> int:
+    """The last seq a strategy is done with in a session (succeeded or refused runs), 0 before any."""
+    mine = (run.model_dump(include={"session_id", "strategy", "status", "last_seq"}) for run in runs)
+    return furthest_read(mine).get(strategy, ("", 0))[1]
+
+
+def stored_runs(records: list[Any]) -> list[ExtractionRun]:
+    """The session's run records (one that does not read as a run, written by something else, is left out)."""
+    out = []
+    for record in records:
+        try:
+            out.append(ExtractionRun.model_validate(record))
+        except ValueError:
+            continue
+    return out
+
+
+def kept(runs: list[ExtractionRun]) -> list[dict[str, Any]]:
+    """What a session keeps of its runs (oldest first): the newest within RUNS_BYTES of JSON, and always each
+    strategy's newest (where the next run of it starts), so the record stays one small item however many runs
+    a session has had."""
+    dumped = [r.model_dump(mode="json", exclude_defaults=True) for r in runs]
+    newest = {r.strategy: i for i, r in enumerate(runs)}
+    chosen: set[int] = set(newest.values())
+    size = sum(len(json.dumps(dumped[i])) for i in chosen)
+    for i in range(len(runs) - 1, -1, -1):
+        if i in chosen:
+            continue
+        size += len(json.dumps(dumped[i]))
+        if size > RUNS_BYTES:
+            break
+        chosen.add(i)
+    return [dumped[i] for i in sorted(chosen)]

@@ -50,7 +50,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 from langchain_core.runnables import RunnableConfig
@@ -68,11 +68,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from store.async_session_store import AsyncSessionStore
+from store.calls import CALLS
 from store.conversation.dialects import with_reported_usage
 from store.core.lru import Lru
 from store.core.rules import FORKED_FROM
 from store.core.scoped_ids import scoped_id
-from store.core.steps import Stepper
+from store.core.steps import Stepper, StoreCall, ask
 from store.errors import Conflict, SessionExists, SessionNotFound
 from store.integrations._calls import CHANGE_ATTEMPTS, Runner, SyncBridge, as_async
 from store.integrations.langgraph_held import Held, HeldWrites, finish_all
@@ -114,38 +115,7 @@ STOPS = frozenset({"__error__", "__interrupt__"})  # writes after which a run st
 # ---------------------------------------------------------------- flows: the saver's logic, written once
 
 
-@dataclass(frozen=True)
-class StoreCall:
-    """One call of the store's public API that a flow asks for (`method(*args, **kwargs)`)."""
-
-    method: str
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
 Flow = Generator[StoreCall, Any, T]
-
-
-class _Names:
-    """A stand-in for the store whose methods are only their names: `CALLS.load_state` is what a flow
-    names, typed as `SessionStore.load_state` is, so that mypy checks each call a flow asks for."""
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        def named(*args: Any, **kwargs: Any) -> Any:
-            raise TypeError(f"{name} is performed by the saver's driver, not called")
-
-        named.__name__ = name
-        return named
-
-
-CALLS = cast(SessionStore, _Names())
-
-
-def ask(method: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Flow[R]:
-    """The store's answer to `method(*args, **kwargs)` (a `CALLS` method, performed on the saver's store
-    by its driver; its StoreErrors are raised here)."""
-    result = yield StoreCall(method.__name__, args, kwargs)  # a failure is raised here by the driver
-    return cast(R, result)
 
 
 # ---------------------------------------------------------------- the stored forms

@@ -7,8 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from store.extraction.run_records import FORGET_TRIGGER, MAX_FORGOTTEN, forgotten
-from store.extraction.runs import stored_runs
+from store.extraction.run_records import FORGET_TRIGGER, MAX_FORGOTTEN, forgotten, stored_runs
 
 NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from store.extraction.runs import RUNS_BYTES, ExtractionRun, MemoryChange, finished_up_to, kept, stored_runs
+from store.extraction.run_records import RUNS_BYTES, ExtractionRun, MemoryChange, finished_up_to, kept, stored_runs
 
 
 def run(i: int, strategy: str) -> ExtractionRun:
