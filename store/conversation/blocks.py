@@ -5,7 +5,7 @@ parts. Pure functions of JSON values: no framework package is needed."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import Any
 
@@ -38,48 +38,99 @@ def first_parts(groups: Iterable[list[Part]]) -> list[Part]:
 
 
 def block_parts(block: Any) -> list[Part]:
-    """One content block as canonical parts (usually one)."""
+    """One content block as canonical parts (usually one): a typed block by its `type` (BY_TYPE), a Bedrock
+    Converse block by the key that holds it (BY_KEY), anything else kept as data."""
     if isinstance(block, str):
         return [Part(type="text", text=block)] if block else []
     if not isinstance(block, dict):
         return [] if block is None else [Part(type="data", data=block)]
     kind = block.get("type")
-    if kind in ("text", "input_text", "output_text") or (kind is None and isinstance(block.get("text"), str)):
-        return [Part(type="text", text=str(block.get("text") or ""))]
-    if kind == "refusal":
-        return [Part(type="text", text=str(block.get("refusal") or ""))]
-    if kind in ("tool_call", "tool_use", "function_call", "server_tool_use"):
-        given = block.get("arguments", block.get("input", block.get("args")))
-        return [tool_call(block.get("id") or block.get("call_id"), block.get("name"), arguments(given))]
-    if kind in ("tool_result", "function_call_output"):
-        call_id = block.get("tool_use_id") or block.get("call_id") or block.get("tool_call_id")
-        failed = bool(block.get("is_error")) or block.get("status") == "error"
-        return [tool_result(call_id, block.get("content", block.get("output")), failed, block.get("name"))]
-    if kind in ("thinking", "reasoning", "redacted_thinking"):
-        return [Part(type="reasoning", text=string(block.get("thinking") or block.get("text")) or "")]
-    if kind in ("image", "image_url", "input_image"):
-        return [_media("image", block)]
-    if kind in ("file", "document", "input_file", "audio", "input_audio", "video"):
-        return [_media("file", block)]
-    if "toolUse" in block and isinstance(block["toolUse"], dict):
-        use = block["toolUse"]
-        return [tool_call(use.get("toolUseId"), use.get("name"), arguments(use.get("input")))]
-    if "toolResult" in block and isinstance(block["toolResult"], dict):
-        result = block["toolResult"]
-        return [tool_result(result.get("toolUseId"), result.get("content"), result.get("status") == "error")]
-    if "reasoningContent" in block and isinstance(block["reasoningContent"], dict):
-        reasoning = block["reasoningContent"].get("reasoningText") or {}
-        return [
-            Part(type="reasoning", text=string(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")
-        ]
-    for key, part_type in (("image", "image"), ("document", "file"), ("video", "file")):
+    read = BY_TYPE.get(kind) if isinstance(kind, str) else None
+    if read is None and kind is None and isinstance(block.get("text"), str):
+        read = _text
+    return read(block) if read is not None else _untyped(block)
+
+
+def _untyped(block: dict[str, Any]) -> list[Part]:
+    """A block with no type the store reads: a Bedrock Converse block (BY_KEY, `json`; cache points and guard
+    content are no parts), else kept as data."""
+    for key, read_held in BY_KEY:
         if isinstance(block.get(key), dict):
-            return [_media(part_type, block[key], fmt=block[key].get("format"))]
+            return read_held(block[key])
     if "json" in block and len(block) == 1:
         return [Part(type="text", text=as_json(block["json"]))]
     if "cachePoint" in block or "guardContent" in block:
         return []
     return [Part(type="data", data=block)]
+
+
+def _text(block: dict[str, Any]) -> list[Part]:
+    return [Part(type="text", text=str(block.get("text") or ""))]
+
+
+def _refusal(block: dict[str, Any]) -> list[Part]:
+    return [Part(type="text", text=str(block.get("refusal") or ""))]
+
+
+def _call(block: dict[str, Any]) -> list[Part]:
+    given = block.get("arguments", block.get("input", block.get("args")))
+    return [tool_call(block.get("id") or block.get("call_id"), block.get("name"), arguments(given))]
+
+
+def _result(block: dict[str, Any]) -> list[Part]:
+    call_id = block.get("tool_use_id") or block.get("call_id") or block.get("tool_call_id")
+    failed = bool(block.get("is_error")) or block.get("status") == "error"
+    return [tool_result(call_id, block.get("content", block.get("output")), failed, block.get("name"))]
+
+
+def _reasoning(block: dict[str, Any]) -> list[Part]:
+    return [Part(type="reasoning", text=string(block.get("thinking") or block.get("text")) or "")]
+
+
+def _image(block: dict[str, Any]) -> list[Part]:
+    return [_media("image", block)]
+
+
+def _file(block: dict[str, Any]) -> list[Part]:
+    return [_media("file", block)]
+
+
+BY_TYPE: dict[str, Callable[[dict[str, Any]], list[Part]]] = {
+    **dict.fromkeys(("text", "input_text", "output_text"), _text),
+    "refusal": _refusal,
+    **dict.fromkeys(("tool_call", "tool_use", "function_call", "server_tool_use"), _call),
+    **dict.fromkeys(("tool_result", "function_call_output"), _result),
+    **dict.fromkeys(("thinking", "reasoning", "redacted_thinking"), _reasoning),
+    **dict.fromkeys(("image", "image_url", "input_image"), _image),
+    **dict.fromkeys(("file", "document", "input_file", "audio", "input_audio", "video"), _file),
+}  # a typed block (the store's own, OpenAI's, Anthropic's, LangChain's) by its `type`
+
+
+def _converse_call(use: dict[str, Any]) -> list[Part]:
+    return [tool_call(use.get("toolUseId"), use.get("name"), arguments(use.get("input")))]
+
+
+def _converse_result(result: dict[str, Any]) -> list[Part]:
+    return [tool_result(result.get("toolUseId"), result.get("content"), result.get("status") == "error")]
+
+
+def _converse_reasoning(held: dict[str, Any]) -> list[Part]:
+    reasoning = held.get("reasoningText") or {}
+    return [Part(type="reasoning", text=string(reasoning.get("text") if isinstance(reasoning, dict) else None) or "")]
+
+
+def _converse_media(part_type: str) -> Callable[[dict[str, Any]], list[Part]]:
+    return lambda held: [_media(part_type, held, fmt=held.get("format"))]
+
+
+BY_KEY: tuple[tuple[str, Callable[[dict[str, Any]], list[Part]]], ...] = (
+    ("toolUse", _converse_call),
+    ("toolResult", _converse_result),
+    ("reasoningContent", _converse_reasoning),
+    ("image", _converse_media("image")),
+    ("document", _converse_media("file")),
+    ("video", _converse_media("file")),
+)  # a Bedrock Converse block (as Strands keeps it) by the key holding it, in the order they are looked for
 
 
 def tool_call(call_id: Any, name: Any, args: Any) -> Part:
