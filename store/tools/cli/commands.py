@@ -101,12 +101,7 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
     session whose transcript is still being copied in, its head and the copy's progress."""
     head = t.store.get_session(args.session_id)
     if head is not None and head.copying:
-        if args.json:
-            out.write(as_json({"session": head}) + "\n")
-        else:
-            out.write(f"session {head.id}  {head.title or head.preview or ''}\n")
-            out.write(f"  its transcript is being copied: {head.copied or 0} of {head.last_seq} messages; ")
-            out.write("shown once the copy is done\n")
+        _show_copying(head, args.json, out)
         return 0
     full = t.store.load_full(args.session_id, last=args.last)
     artifacts = t.store.list_artifacts(args.session_id)
@@ -117,31 +112,8 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
         document = {"full": viewed_full, "interrupt": interrupt, "artifacts": artifacts, "trace_runs": runs}
         out.write(as_json(document) + "\n")
         return 0
-    s = full.session
-    out.write(f"session {s.id}  {s.title or s.preview or ''}\n")
-    out.write(f"  model {s.model or '-'}; {s.last_seq} messages; ")
-    out.write(f"created {_when(s.created_at)}, updated {_when(s.updated_at)}\n")
-    if s.usage.numbers():
-        out.write("  usage: " + ", ".join(f"{k} {v}" for k, v in s.usage.numbers().items()) + "\n")
-    source = s.metadata.get("forked_from")
-    if isinstance(source, dict):
-        out.write(f"  forked from {source.get('session_id')} at message {source.get('seq')}")
-        out.write("\n")
-    if s.metadata:
-        out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
-    agents = t.store.list_sessions(t.owner, metadata={"strands_parent": args.session_id}, limit=50).items
-    if agents:
-        out.write("  other agents: " + ", ".join(f"{a.metadata.get('agent_id', '?')} ({a.id})" for a in agents) + "\n")
-    if s.metadata.get("langgraph") == "thread":  # its state names its log's generation once it was rewritten
-        saved = full.state.state if full.state is not None and isinstance(full.state.state, dict) else {}
-        out.write(f"  checkpoints: the thread's log, {args.session_id}.g{saved.get('generation', 0)}\n")
-    shown = len(full.messages)
-    out.write(f"\ntranscript ({shown} of {s.last_seq} messages)\n" if shown < s.last_seq else "\ntranscript\n")
-    for message in full.messages:
-        out.write("\n".join(message_lines(message, full=args.full)) + "\n")
-    if full.state is not None:
-        out.write(f"\nstate (version {full.state.version}, as of message {full.state.seq}): ")
-        out.write(short(as_json(full.state.state), 400) + "\n")
+    _show_head(t, args.session_id, full, out)
+    _show_transcript(full, args.full, out)
     if interrupt is not None:
         out.write(f"\ninterrupt pending: {short(as_json(interrupt), 200)}\n")
     if artifacts:
@@ -156,6 +128,51 @@ def sessions_show(args: Any, t: Target, out: TextIO) -> int:
         out.write(f"\nbranches (agent-store sessions branches {args.session_id}): ")
         out.write(", ".join(f"{b.id} (after message {b.from_seq})" for b in branches) + "\n")
     return 0
+
+
+def _show_copying(head: Any, as_document: bool, out: TextIO) -> None:
+    """A session whose transcript is still being copied in: its head and the copy's progress."""
+    if as_document:
+        out.write(as_json({"session": head}) + "\n")
+        return
+    out.write(f"session {head.id}  {head.title or head.preview or ''}\n")
+    out.write(f"  its transcript is being copied: {head.copied or 0} of {head.last_seq} messages; ")
+    out.write("shown once the copy is done\n")
+
+
+def _show_head(t: Target, session_id: str, full: Any, out: TextIO) -> None:
+    """The session's head: title, model, counts, times, usage, where it was forked from, metadata, its other
+    agents (Strands) and its checkpoint log (LangGraph)."""
+    s = full.session
+    out.write(f"session {s.id}  {s.title or s.preview or ''}\n")
+    out.write(f"  model {s.model or '-'}; {s.last_seq} messages; ")
+    out.write(f"created {_when(s.created_at)}, updated {_when(s.updated_at)}\n")
+    if s.usage.numbers():
+        out.write("  usage: " + ", ".join(f"{k} {v}" for k, v in s.usage.numbers().items()) + "\n")
+    source = s.metadata.get("forked_from")
+    if isinstance(source, dict):
+        out.write(f"  forked from {source.get('session_id')} at message {source.get('seq')}")
+        out.write("\n")
+    if s.metadata:
+        out.write(f"  metadata: {short(as_json(s.metadata), 200)}\n")
+    agents = t.store.list_sessions(t.owner, metadata={"strands_parent": session_id}, limit=50).items
+    if agents:
+        out.write("  other agents: " + ", ".join(f"{a.metadata.get('agent_id', '?')} ({a.id})" for a in agents) + "\n")
+    if s.metadata.get("langgraph") == "thread":  # its state names its log's generation once it was rewritten
+        saved = full.state.state if full.state is not None and isinstance(full.state.state, dict) else {}
+        out.write(f"  checkpoints: the thread's log, {session_id}.g{saved.get('generation', 0)}\n")
+
+
+def _show_transcript(full: Any, whole: bool, out: TextIO) -> None:
+    """The transcript read (all of it, or the last N: said so) and the state."""
+    s = full.session
+    shown = len(full.messages)
+    out.write(f"\ntranscript ({shown} of {s.last_seq} messages)\n" if shown < s.last_seq else "\ntranscript\n")
+    for message in full.messages:
+        out.write("\n".join(message_lines(message, full=whole)) + "\n")
+    if full.state is not None:
+        out.write(f"\nstate (version {full.state.version}, as of message {full.state.seq}): ")
+        out.write(short(as_json(full.state.state), 400) + "\n")
 
 
 def sessions_export(args: Any, t: Target, out: TextIO) -> int:
