@@ -178,31 +178,51 @@ ENCODED_COLON = re.compile("%3a", re.IGNORECASE)  # no id holds a "%"; an artifa
 
 
 def _precheck(event: dict[str, Any]) -> Response[Any] | None:
-    """Refuse before routing: no verified identity on a protected route (401), an oversized body (413).
+    """Refuse before routing: no verified identity on a protected route (401) or no scope the deployment
+    requires (403), an oversized body (413), a body that is not JSON where JSON is read (415, 400).
     An encoded `:` in the path (`%3A`, as browsers and HTTP clients encode ids such as `chat:agent:x`)
     is read as the `:` it stands for, so every id the store accepts reaches its route."""
     path = ENCODED_COLON.sub(":", event.get("rawPath") or "")
     if "rawPath" in event:
         event["rawPath"] = path
+    return _refused_caller(event, path) or _refused_body(event, path)
+
+
+def _refused_caller(event: dict[str, Any], path: str) -> Response[Any] | None:
+    """401 without a verified identity, 403 without one of the scopes the deployment requires (public routes
+    aside); None when the caller may go on."""
+    if path in PUBLIC_ROUTES or console_routes.is_console(path):
+        return None
     claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
-    public = path in PUBLIC_ROUTES or console_routes.is_console(path)
-    if not public and not claims.get("sub"):
+    if not claims.get("sub"):
         return error_body(401, "unauthorized", "this route needs a bearer token")
     wanted = required_scopes()
-    if not public and wanted and not wanted & token_scopes(claims):
+    if wanted and not wanted & token_scopes(claims):
         return error_body(403, "insufficient_scope", f"this API needs a token with one of the scopes {sorted(wanted)}")
+    return None
+
+
+def _raw_upload(event: dict[str, Any], path: str, content_type: str) -> bool:
+    """Whether the route takes its body as it is (an artifact's bytes, OTLP's protobuf) rather than JSON."""
+    method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
+    if method == "PUT" and RAW_BODY_ROUTE.match(path):
+        return True
+    return method == "POST" and path == traces.OTLP_ROUTE and content_type == traces.PROTOBUF
+
+
+def _refused_body(event: dict[str, Any], path: str) -> Response[Any] | None:
+    """413 for a body over MAX_BODY_BYTES; 415 for one that is not JSON where JSON is read; 400 for a base64
+    JSON body that is not UTF-8 (one that is, is decoded in place); None when the body may go on."""
     body = event.get("body") or ""
     size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
     if size > MAX_BODY_BYTES:
         return error_body(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
-    method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
     content_type = str((event.get("headers") or {}).get("content-type", "")).split(";")[0].strip().lower()
-    raw_upload = (method == "PUT" and RAW_BODY_ROUTE.match(path)) or (
-        method == "POST" and path == traces.OTLP_ROUTE and content_type == traces.PROTOBUF
-    )
-    if body and not raw_upload and content_type not in ("", "application/json"):
+    if not body or _raw_upload(event, path, content_type):
+        return None
+    if content_type not in ("", "application/json"):
         return error_body(415, "unsupported_media_type", "request bodies are JSON: send Content-Type: application/json")
-    if body and not raw_upload and event.get("isBase64Encoded"):
+    if event.get("isBase64Encoded"):
         try:
             event["body"] = base64.b64decode(body).decode("utf-8")
             event["isBase64Encoded"] = False
