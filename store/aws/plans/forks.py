@@ -121,40 +121,8 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
             given = yield from _given_state(ctx, target, owner, request.state, last)
             staged.append(given)
         items = [i for done in staged for i in done.items]
-        state = next((i for i in items if i[keys.SK]["S"] == keys.STATE), None)
         yield from _put_children(ctx, target, token, items)
-        compaction = source.compaction_seq
-        if compaction is not None and compaction > last:
-            compaction = yield from previous_compaction(ctx, head.part, last + 1)
-        preview = yield from preview_span(ctx, head.part, 1, min(last, rules.PREVIEW_WINDOW))
-        versions = sum(1 for c in children if c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX))
-        now = ctx.now()
-        session = forked_session(
-            source,
-            request.new_session_id,
-            last,
-            now,
-            title=request.title,
-            metadata=request.metadata,
-            state_version=get_int(state, "version") if state else 0,
-            compaction_seq=compaction,
-            preview=preview,
-        )
-        ttl = epoch(session.expires_at) if session.expires_at else None
-        made = head_item(session, ttl)
-        made.update(last_seq=n(last), state_version=n(session.state_version))
-        if compaction is not None:
-            made["compaction_seq"] = n(compaction)
-        if preview is not None:
-            made["preview"] = s(preview)
-        seed = None
-        if last > 0 or versions:
-            hidden = rules.copies_inline(last, versions, ctx.settings.fork_inline_messages)
-            seed = Seed(token, last, 0, source.id, head.part, bool(versions), hidden=hidden, ttl=ttl)
-            made[SEED] = seed.to_attr()
-            if hidden:  # invisible until its copy is done (`copies._publish`): a dead one expires and is purged
-                made.update({k: v for k, v in unseen_head(target, owner, now).items() if k in ("deleting", keys.TTL)})
-                made[FORKING] = s(token)
+        made, seed = yield from _forked_head(ctx, request, head, last, token, items, children)
         actions = _fork_actions(ctx, request, head, made, token, seed, target)
         actions.add_each("intent", [done.intent.release(ctx) for done in staged if done.intent is not None])
         refused = yield from settle(ctx, actions, "fork_session")
@@ -167,6 +135,61 @@ def _fork_once(ctx: Context, request: ForkSession, head: Head, last: int, token:
     except BaseException:
         yield from _undo(ctx, target, owner, staged)
         raise
+
+
+def _forked_head(
+    ctx: Context, request: ForkSession, head: Head, last: int, token: str, items: list[Item], children: list[Item]
+) -> Plan[tuple[Item, Seed | None]]:
+    """The fork's head item (its compaction, preview and state version as of message `last`) and its copy's
+    seed when it has messages or artifact versions to copy (a fork too long to copy inline stays invisible,
+    `unseen_head`, until its copy is done)."""
+    source, target = head.session, request.new_session_id
+    state = next((i for i in items if i[keys.SK]["S"] == keys.STATE), None)
+    compaction = source.compaction_seq
+    if compaction is not None and compaction > last:
+        compaction = yield from previous_compaction(ctx, head.part, last + 1)
+    preview = yield from preview_span(ctx, head.part, 1, min(last, rules.PREVIEW_WINDOW))
+    versions = sum(1 for c in children if c[keys.SK]["S"].startswith(keys.ARTIFACT_VERSION_PREFIX))
+    now = ctx.now()
+    session = forked_session(
+        source,
+        target,
+        last,
+        now,
+        title=request.title,
+        metadata=request.metadata,
+        state_version=get_int(state, "version") if state else 0,
+        compaction_seq=compaction,
+        preview=preview,
+    )
+    ttl = epoch(session.expires_at) if session.expires_at else None
+    made = head_item(session, ttl)
+    made.update(last_seq=n(last), state_version=n(session.state_version))
+    if compaction is not None:
+        made["compaction_seq"] = n(compaction)
+    if preview is not None:
+        made["preview"] = s(preview)
+    if last == 0 and not versions:
+        return made, None
+    return made, _seeded(ctx, made, head, token, (last, versions), (ttl, now))
+
+
+def _seeded(
+    ctx: Context, made: Item, head: Head, token: str, sizes: tuple[int, int], times: tuple[int | None, datetime]
+) -> Seed:
+    """The fork's copy seed, put on its head `made` (and the head made invisible when the copy is too long to
+    make inline: a dead one expires and is purged). `sizes`: the messages and artifact versions to copy;
+    `times`: the fork's expiry (epoch seconds) and when it is made."""
+    (last, versions), (ttl, now) = sizes, times
+    hidden = rules.copies_inline(last, versions, ctx.settings.fork_inline_messages)
+    seed = Seed(token, last, 0, head.session.id, head.part, bool(versions), hidden=hidden, ttl=ttl)
+    made[SEED] = seed.to_attr()
+    if hidden:  # invisible until its copy is done (`copies._publish`)
+        target = made[keys.PK]["S"][len(keys.session_pk("")) :]
+        unseen = unseen_head(target, head.session.owner, now)
+        made.update({k: v for k, v in unseen.items() if k in ("deleting", keys.TTL)})
+        made[FORKING] = s(token)
+    return seed
 
 
 CHILDREN_PER_WRITE = 99  # a transaction's items: the fork's head checked, and these
