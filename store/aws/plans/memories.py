@@ -22,7 +22,7 @@ from store.aws import object_keys
 from store.aws.attrs import Expr, Item, action, get_s, item_size, n, s
 from store.aws.calls import AwsError, Call, Learn, Plan
 from store.aws.plans.base import INDEX_DIMENSIONS, Context, get_item, settle, write_if
-from store.aws.plans.objects import abandon, get_objects, put_objects, record_intent
+from store.aws.plans.objects import Intent, abandon, get_objects, put_objects, record_intent
 from store.aws.plans.transactions import Actions
 from store.core import codec
 from store.core import memories as m
@@ -158,67 +158,18 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
     dense = yield from dense_dimensions(ctx, table, request.indexed)
     now = ctx.now()
     key = _key(request.owner, request.namespace, request.key)
-    expires = now + request.ttl if request.ttl is not None else None
     text = codec.dumps(request.value, "value")
-    fields: dict[str, Any] = {
-        "ns": s(m.namespace_part(request.namespace)),
-        "v": s(text),
-        "txt": s(request.text),
-        "ua": s(iso(now)),
-        "exp": n(epoch(expires) if expires else NEVER),
-    }
-    removes = []
-    found = m.vectors(request.text, request.indexed)
-    if found.empty:
-        removes.append("vec")
-    else:
-        fields["vec"] = {"L": vector_numbers(m.layout(found, dense))}
-    if request.indexed is not None:
-        fields["emb"] = s(request.indexed.embedder_id)
-    else:
-        removes.append("emb")
-    if found.lexical is not None:
-        fields["lex"] = s(LEXICAL_SCHEME)
-    else:
-        removes.append("lex")
-    if expires is not None and request.ttl is not None:
-        fields.update(exa=s(iso(expires)), ttl=n(epoch(expires)), tts=n(int(request.ttl.total_seconds())))
-    else:
-        removes += ["exa", "ttl", "tts"]
+    fields, removes = _memory_fields(request, text, dense, now)
     intent = None
     if item_size({**key, **fields}) > ctx.settings.spill_item_bytes:
-        if ctx.bucket is None:
-            raise PayloadTooLarge("a memory this large is kept in the store's bucket, and this store has none")
-        payload = text.encode("utf-8")
-        where = object_keys.payload_key(object_keys.memory_prefix(request.owner), ctx.new_id(), payload)
-        intent = yield from record_intent(ctx, [where])
-        try:
-            yield from put_objects(ctx, [(where, payload)])
-        except AwsError:
-            yield from abandon(ctx, intent)
-            raise
-        del fields["v"]
-        fields[REF] = s(where)
+        intent = yield from _spill_value(ctx, request.owner, text)
+        fields[REF] = s(intent.objects[0])
         removes.append("v")
+        del fields["v"]
     else:
         removes.append(REF)
-    for fresh in (False, True):
-        expr = Expr()
-        sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in fields.items()]
-        created = expr.value(s(iso(now)))
-        sets.append(
-            f"{expr.name('ca')} = {created}"
-            if fresh
-            else f"{expr.name('ca')} = if_not_exists({expr.name('ca')}, {created})"
-        )
-        update = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(expr.name(r) for r in removes)
-        # an expired memory is absent: its replacement is a new memory (fresh), never a continuation
-        condition = (
-            None
-            if fresh
-            else f"attribute_not_exists({expr.name('exa')}) OR {expr.name('exa')} > {expr.value(s(iso(now)))}"
-        )
-        body = action("Update", table, key, expr, update=update, condition=condition)
+    for fresh in (False, True):  # an expired memory is absent: its replacement is a new memory (fresh)
+        body = _memory_update(table, key, fields, removes, now, fresh)
         if intent is None:
             try:
                 answer = yield Call("update_item", {**body["Update"], "ReturnValues": "ALL_NEW"})
@@ -228,16 +179,78 @@ def put_memory(ctx: Context, request: PutMemory) -> Plan[MemoryItem]:
                 raise
             return _item(answer["Attributes"], request.value)
         refused = yield from settle(ctx, Actions(memory=body, intent=intent.release(ctx)), "a memory's put")
-        if refused is not None:
-            if refused.failed.failed("memory") and not fresh:
-                continue
+        if refused is None:
+            stored = yield from get_item(table, key, projection=("sk", "ca", "ua", "exa"))
+            return _item(stored or {**key, "ca": s(iso(now)), "ua": s(iso(now))}, request.value)
+        if not refused.failed.failed("memory") or fresh:
             yield from abandon(ctx, intent)
             raise Conflict("the memory's value was not kept: its upload's time ran out; put it again") from (
                 refused.cause
             )
-        stored = yield from get_item(table, key, projection=("sk", "ca", "ua", "exa"))
-        return _item(stored or {**key, "ca": s(iso(now)), "ua": s(iso(now))}, request.value)
     raise AssertionError("unreachable: the fresh put has no condition")
+
+
+def _memory_fields(request: PutMemory, text: str, dense: int, now: datetime) -> tuple[dict[str, Any], list[str]]:
+    """The attributes a put sets (the value, its text, vectors, embedder, expiry) and those it removes (what
+    the memory had and this put has not)."""
+    expires = now + request.ttl if request.ttl is not None else None
+    fields: dict[str, Any] = {
+        "ns": s(m.namespace_part(request.namespace)),
+        "v": s(text),
+        "txt": s(request.text),
+        "ua": s(iso(now)),
+        "exp": n(epoch(expires) if expires else NEVER),
+    }
+    found = m.vectors(request.text, request.indexed)
+    optional: dict[str, Any] = {
+        "vec": None if found.empty else {"L": vector_numbers(m.layout(found, dense))},
+        "emb": None if request.indexed is None else s(request.indexed.embedder_id),
+        "lex": None if found.lexical is None else s(LEXICAL_SCHEME),
+    }
+    if expires is not None and request.ttl is not None:
+        optional.update(exa=s(iso(expires)), ttl=n(epoch(expires)), tts=n(int(request.ttl.total_seconds())))
+    else:
+        optional.update(exa=None, ttl=None, tts=None)
+    fields.update({k: v for k, v in optional.items() if v is not None})
+    return fields, [k for k, v in optional.items() if v is None]
+
+
+def _spill_value(ctx: Context, owner: str, text: str) -> Plan[Intent]:
+    """A value too large for an item put in the bucket behind an upload intent (PayloadTooLarge without a
+    bucket): the intent, whose first key is the object's."""
+    if ctx.bucket is None:
+        raise PayloadTooLarge("a memory this large is kept in the store's bucket, and this store has none")
+    payload = text.encode("utf-8")
+    where = object_keys.payload_key(object_keys.memory_prefix(owner), ctx.new_id(), payload)
+    intent = yield from record_intent(ctx, [where])
+    if intent is None:  # only an intent checked against a session can be refused
+        raise AssertionError("an upload intent without a session was refused")
+    try:
+        yield from put_objects(ctx, [(where, payload)])
+    except AwsError:
+        yield from abandon(ctx, intent)
+        raise
+    return intent
+
+
+def _memory_update(
+    table: str, key: Item, fields: dict[str, Any], removes: list[str], now: datetime, fresh: bool
+) -> dict[str, Any]:
+    """The Update action of a put: `fields` set, `removes` removed, the creation time set (`fresh`) or kept,
+    conditioned (unless `fresh`) on the memory there not having expired."""
+    expr = Expr()
+    sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in fields.items()]
+    created = expr.value(s(iso(now)))
+    sets.append(
+        f"{expr.name('ca')} = {created}"
+        if fresh
+        else f"{expr.name('ca')} = if_not_exists({expr.name('ca')}, {created})"
+    )
+    update = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(expr.name(r) for r in removes)
+    condition = (
+        None if fresh else f"attribute_not_exists({expr.name('exa')}) OR {expr.name('exa')} > {expr.value(s(iso(now)))}"
+    )
+    return action("Update", table, key, expr, update=update, condition=condition)
 
 
 def get_memory(ctx: Context, request: GetMemory) -> Plan[MemoryItem | None]:
