@@ -123,10 +123,7 @@ def spans(events: list[dict[str, Any]], *, in_start_order: bool = True) -> list[
     """The run's events as spans, in start order (or, with `in_start_order=False`, one per event in the
     events' order), times relative to the earliest, each indented under its parent (by span id) when the
     parent is in the run."""
-    rows: list[tuple[float | None, float | None, dict[str, Any]]] = []
-    for event in events:
-        start, end = times_of(event)
-        rows.append((start, end, event))
+    rows = [(*times_of(event), event) for event in events]
     known = [s for s, _, _ in rows if s is not None]
     origin = min(known) if known else 0.0
     out: list[Span] = []
@@ -139,25 +136,34 @@ def spans(events: list[dict[str, Any]], *, in_start_order: bool = True) -> list[
             begin = start - origin
             finish = max(begin, end - origin) if end is not None else begin
             previous = begin
-        attrs = attributes_of(event)
-        tokens: dict[str, int] = {}
-        for key, label in TOKEN_KEYS:
-            value = attrs.get(key, event.get(key))
-            if isinstance(value, int | str) and str(value).isdigit():
-                tokens.setdefault(label, int(value))
-        name = event.get("name") or event.get("type") or event.get("event") or "event"
-        out.append(
-            Span(
-                name=str(name)[:120],
-                start=begin,
-                end=finish,
-                error=_error(event),
-                tokens=tokens,
-                span_id=_ident(event.get("span_id", event.get("id"))),
-                parent_id=_ident(event.get("parent_span_id", event.get("parent_id"))),
-                attributes=attrs,
-            )
-        )
+        out.append(_span(event, begin, finish))
+    _place_under_parents(out)
+    return sorted(out, key=lambda s: s.start) if in_start_order else out
+
+
+def _span(event: dict[str, Any], begin: float, finish: float) -> Span:
+    """One event as a span from `begin` to `finish` (its name, error, tokens, ids and attributes)."""
+    attrs = attributes_of(event)
+    tokens: dict[str, int] = {}
+    for key, label in TOKEN_KEYS:
+        value = attrs.get(key, event.get(key))
+        if isinstance(value, int | str) and str(value).isdigit():
+            tokens.setdefault(label, int(value))
+    name = event.get("name") or event.get("type") or event.get("event") or "event"
+    return Span(
+        name=str(name)[:120],
+        start=begin,
+        end=finish,
+        error=_error(event),
+        tokens=tokens,
+        span_id=_ident(event.get("span_id", event.get("id"))),
+        parent_id=_ident(event.get("parent_span_id", event.get("parent_id"))),
+        attributes=attrs,
+    )
+
+
+def _place_under_parents(out: list[Span]) -> None:
+    """Each span's depth: how many of its ancestors are in the run (at most 32; a cycle counted once)."""
     by_id = {s.span_id: s for s in out if s.span_id}
     for span in out:
         depth, parent, seen = 0, by_id.get(span.parent_id or ""), set()
@@ -166,7 +172,6 @@ def spans(events: list[dict[str, Any]], *, in_start_order: bool = True) -> list[
             depth += 1
             parent = by_id.get(parent.parent_id or "")
         span.depth = depth
-    return sorted(out, key=lambda s: s.start) if in_start_order else out
 
 
 def _ident(value: Any) -> str | None:
