@@ -48,24 +48,44 @@ def _message_form(message: BaseMessage) -> list[Any] | None:
 
 def dumps_value(serde: SerializerProtocol, value: Any) -> list[Any]:
     """`value` in its stored form (the module's rules); `loads_value` gives back an equal value."""
-    if isinstance(value, BaseMessage) and (form := _message_form(value)) is not None:
+    form = _messages_form(value)
+    if form is None:
+        form = _checkpoint_form(serde, value)
+    if form is not None:
         return form
-    if isinstance(value, list) and 0 < len(value) <= MESSAGES_MAX and all(isinstance(m, BaseMessage) for m in value):
-        forms = [_message_form(m) for m in value]
-        if all(f is not None for f in forms):
-            return [MESSAGES, [f[1] for f in forms if f is not None]]
-    if isinstance(value, dict) and value.keys() >= CHECKPOINT_FIELDS and isinstance(value["channel_values"], dict):
-        fields = {k: v for k, v in value.items() if k != "channel_values"}
-        try:
-            stored = _json_copy(fields)
-        except (InvalidInput, TypeError, ValueError):
-            stored = None
-        if stored is not None and stored == fields:
-            channels = value["channel_values"]
-            if all(isinstance(k, str) for k in channels):  # (otherwise it goes whole, through the serde)
-                return [CHECKPOINT, {"s": stored, "v": {k: dumps_value(serde, v) for k, v in channels.items()}}]
     kind, data = serde.dumps_typed(value)
     return [kind, base64.b64encode(data).decode()]
+
+
+def _messages_form(value: Any) -> list[Any] | None:
+    """A message, or a list of at most MESSAGES_MAX messages, as LangChain's dicts (None: not one, or one
+    LangChain cannot write so)."""
+    if isinstance(value, BaseMessage):
+        return _message_form(value)
+    if not isinstance(value, list) or not 0 < len(value) <= MESSAGES_MAX:
+        return None
+    if not all(isinstance(m, BaseMessage) for m in value):
+        return None
+    forms = [_message_form(m) for m in value]
+    return [MESSAGES, [f[1] for f in forms if f is not None]] if all(f is not None for f in forms) else None
+
+
+def _checkpoint_form(serde: SerializerProtocol, value: Any) -> list[Any] | None:
+    """A checkpoint whose fields besides its channels are JSON as they are, and whose channels are named by
+    strings: its fields as JSON, each channel's value in its own stored form (None: not such a checkpoint)."""
+    if not isinstance(value, dict) or not value.keys() >= CHECKPOINT_FIELDS:
+        return None
+    channels = value["channel_values"]
+    if not isinstance(channels, dict) or not all(isinstance(k, str) for k in channels):
+        return None  # it goes whole, through the serde
+    fields = {k: v for k, v in value.items() if k != "channel_values"}
+    try:
+        stored = _json_copy(fields)
+    except (InvalidInput, TypeError, ValueError):
+        return None
+    if stored != fields:
+        return None
+    return [CHECKPOINT, {"s": stored, "v": {k: dumps_value(serde, v) for k, v in channels.items()}}]
 
 
 def loads_value(serde: SerializerProtocol, stored: list[Any]) -> Any:
