@@ -42,7 +42,7 @@ class MemoryRecord:
         return {i: x for i, x in enumerate(self.vectors.lexical or ()) if x}
 
 
-class MemoryMemories(MemoryCore):
+class InProcessMemories(MemoryCore):
     """Long-term memory, in memory: `_memories[owner][sort key]`."""
 
     def _owner_memories(self, owner: str) -> dict[str, MemoryRecord]:
@@ -110,27 +110,12 @@ class MemoryMemories(MemoryCore):
             ceiling = m.LISTED_ITEMS
         else:
             if search_mode in ("keyword", "hybrid"):
-                buckets = sorted((i, x) for i, x in enumerate(m.lexical_query(request.query) or ()) if x)
-                # the dot product with the whole vector, summed in the same order: the buckets left out add 0.0
-                lexical = [
-                    (sum(x * r.words.get(i, 0.0) for i, x in buckets), n, r)
-                    for n, r in enumerate(records)
-                    if r.vectors.lexical is not None and buckets
-                ]
-                for _, _, r in _nearest(lexical, m.MAX_TOP_K):
-                    chosen[_at(r)] = (r, None)
+                chosen.update(_by_words(records, request.query))
             if search_mode in ("semantic", "hybrid") and request.indexed is not None:
-                meaning = m.dense_query(request.indexed)
-                dense = [
-                    (m.dot(meaning, r.vectors.dense), i, r)
-                    for i, r in enumerate(records)
-                    if r.vectors.dense is not None and r.embedder_id == request.indexed.embedder_id
-                ]
                 asked = (
                     m.top_k(offset, request.limit, bool(request.filter)) if search_mode == "semantic" else m.MAX_TOP_K
                 )
-                for similarity, _, r in _nearest(dense, asked):
-                    chosen[_at(r)] = (r, similarity)
+                chosen.update(_by_meaning(records, request.indexed, asked))
         ordered = [chosen[sk] for sk in sorted(chosen)]  # key order, as the index breaks ties
         candidates = [
             m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in ordered
@@ -187,6 +172,32 @@ class MemoryMemories(MemoryCore):
 
 def _at(record: MemoryRecord) -> str:
     return m.memory_sk(record.item.namespace, record.item.key)
+
+
+def _by_words(records: list[MemoryRecord], query: str) -> dict[str, tuple[MemoryRecord, float | None]]:
+    """What the index's search of the words' half returns (MAX_TOP_K nearest), by key (no similarity)."""
+    buckets = sorted((i, x) for i, x in enumerate(m.lexical_query(query) or ()) if x)
+    # the dot product with the whole vector, summed in the same order: the buckets left out add 0.0
+    lexical = [
+        (sum(x * r.words.get(i, 0.0) for i, x in buckets), n, r)
+        for n, r in enumerate(records)
+        if r.vectors.lexical is not None and buckets
+    ]
+    return {_at(r): (r, None) for _, _, r in _nearest(lexical, m.MAX_TOP_K)}
+
+
+def _by_meaning(
+    records: list[MemoryRecord], indexed: m.Indexed, asked: int
+) -> dict[str, tuple[MemoryRecord, float | None]]:
+    """What the index's search of the embedding's half returns (`asked` nearest of the same embedder), by key,
+    with their similarity."""
+    meaning = m.dense_query(indexed)
+    dense = [
+        (m.dot(meaning, r.vectors.dense), i, r)
+        for i, r in enumerate(records)
+        if r.vectors.dense is not None and r.embedder_id == indexed.embedder_id
+    ]
+    return {_at(r): (r, similarity) for similarity, _, r in _nearest(dense, asked)}
 
 
 def _nearest(scored: list[tuple[float, int, MemoryRecord]], k: int) -> list[tuple[float, int, MemoryRecord]]:
