@@ -171,6 +171,16 @@ class _Tail:
         return {"seq": self.seq, "checkpoint": self.checkpoint, "writes": list(self.writes)}
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """What a `list` call returns of each thread: its namespace (None: every one), the checkpoints before
+    `before_id` (None: all), those whose metadata holds `filter`."""
+
+    ns: str | None
+    before_id: str | None
+    filter: dict[str, Any]
+
+
 class SessionStoreSaver(BaseCheckpointSaver[str]):
     """LangGraph's checkpointer on this store: every capability of the conformance suite (put, put_writes,
     get_tuple, list, delete_thread, delete_for_runs, copy_thread, prune), sync and async."""
@@ -455,47 +465,57 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         thread_id = str(config["configurable"]["thread_id"])
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         cid = get_checkpoint_id(config)
-        roles = [checkpoint_role(ns), writes_role(ns)]
         if cid is None and not ns and thread_id not in self._generations:  # a new reader: at a run's end, the
             resumed = yield from self._resumed(thread_id)  # log's state says its tail
             if resumed is not None:
                 return resumed
-        if cid is None:  # the latest: newest first, the writes for it come before it
+        if cid is None:
+            return (yield from self._latest(thread_id, ns))
+        return (yield from self._at_checkpoint(thread_id, ns, cid))
 
-            def reached(records: list[MessageRecord]) -> bool:
-                return any(_is_checkpoint(r) and r.content["ns"] == ns for r in records)
+    def _latest(self, thread_id: str, ns: str) -> Flow[CheckpointTuple | None]:
+        """The namespace's latest checkpoint: newest first, the writes for it come before it."""
 
-            records = yield from self._records(
-                thread_id, newest_first=True, roles=roles, enough=reached, first_page=LATEST_PAGE
-            )
-            writes: list[MessageRecord] = []
-            for record in records:
-                if _is_checkpoint(record) and record.content["ns"] == ns:
-                    self._held.seen(thread_id, ns, record.content["id"])  # (writes for it need not wait for it)
-                    mine = [w.content for w in reversed(writes) if w.content["cp"] == record.content["id"]]
-                    return (yield from self._tuple(thread_id, record.content, mine))
-                if _is_writes(record) and record.content["ns"] == ns:
-                    writes.append(record)
-            return None
+        def reached(records: list[MessageRecord]) -> bool:
+            return any(_is_checkpoint(r) and r.content["ns"] == ns for r in records)
+
+        roles = [checkpoint_role(ns), writes_role(ns)]
+        records = yield from self._records(
+            thread_id, newest_first=True, roles=roles, enough=reached, first_page=LATEST_PAGE
+        )
+        writes: list[MessageRecord] = []
+        for record in records:
+            if _is_checkpoint(record) and record.content["ns"] == ns:
+                self._held.seen(thread_id, ns, record.content["id"])  # (writes for it need not wait for it)
+                mine = [w.content for w in reversed(writes) if w.content["cp"] == record.content["id"]]
+                return (yield from self._tuple(thread_id, record.content, mine))
+            if _is_writes(record) and record.content["ns"] == ns:
+                writes.append(record)
+        return None
+
+    def _at_checkpoint(self, thread_id: str, ns: str, cid: str) -> Flow[CheckpointTuple | None]:
+        """The checkpoint `cid` and its pending writes: those put for it before its first child."""
         found = yield from self._find(thread_id, ns, cid)
         if found is None:
             return None
 
-        # its pending writes: those put for it before its first child
+        def is_child(r: MessageRecord) -> bool:
+            return _is_checkpoint(r) and r.content.get("parent") == cid and r.content["ns"] == ns
+
         def child_reached(records: list[MessageRecord]) -> bool:
-            return any(_is_checkpoint(r) and r.content.get("parent") == cid and r.content["ns"] == ns for r in records)
+            return any(is_child(r) for r in records)
 
         later = yield from self._records(
             thread_id,
             newest_first=False,
-            roles=roles,
+            roles=[checkpoint_role(ns), writes_role(ns)],
             after_seq=found.seq,
             enough=child_reached,
             first_page=LATEST_PAGE,
         )
         mine = []
         for record in later:
-            if _is_checkpoint(record) and record.content.get("parent") == cid and record.content["ns"] == ns:
+            if is_child(record):
                 break
             if _is_writes(record) and record.content["cp"] == cid and record.content["ns"] == ns:
                 mine.append(record.content)
@@ -566,49 +586,50 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         else:
             threads = [str(config["configurable"]["thread_id"])]
         ns = None if config is None else config["configurable"].get("checkpoint_ns")
-        before_id = get_checkpoint_id(before) if before is not None else None
+        wanted = _Listing(ns, get_checkpoint_id(before) if before is not None else None, filter or {})
         out: list[CheckpointTuple] = []
         for thread_id in threads:
-            roles = None if ns is None else [checkpoint_role(ns), writes_role(ns)]
-            wanted = None if limit is None else limit - len(out)
+            left = None if limit is None else limit - len(out)
+            out += yield from self._list_thread(thread_id, wanted, left)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
 
-            def enough(records: list[MessageRecord], wanted: int | None = wanted) -> bool:
-                """Enough checkpoints read for `limit` (counting those `before` and `filter` let through)."""
-                if wanted is None:
-                    return False
-                kept = 0
-                for r in records:
-                    if not _is_checkpoint(r) or (ns is not None and r.content["ns"] != ns):
-                        continue
-                    if before_id is not None and r.content["id"] >= before_id:
-                        continue
-                    if filter and not all(self._loads(r.content["md"]).get(k) == v for k, v in filter.items()):
-                        continue
-                    kept += 1
-                return kept >= wanted
+    def _listed(self, record: MessageRecord, wanted: _Listing) -> bool:
+        """Whether a checkpoint's record is one the listing returns (its namespace, before `before`, its
+        metadata matching the filter: read before its messages are rebuilt)."""
+        if wanted.ns is not None and record.content["ns"] != wanted.ns:
+            return False
+        if wanted.before_id is not None and record.content["id"] >= wanted.before_id:
+            return False
+        md = self._loads(record.content["md"]) if wanted.filter else {}
+        return all(md.get(k) == v for k, v in wanted.filter.items())
 
-            # one page more than the checkpoints wanted: their writes come just before them, newest first
-            first = PAGE if wanted is None else min(PAGE, max(LATEST_PAGE, 2 * wanted + 2))
-            records = yield from self._records(
-                thread_id, newest_first=True, roles=roles, enough=enough, first_page=first
+    def _list_thread(self, thread_id: str, wanted: _Listing, limit: int | None) -> Flow[list[CheckpointTuple]]:
+        """One thread's checkpoints the listing returns, newest first, at most `limit`."""
+
+        def enough(records: list[MessageRecord]) -> bool:
+            """Enough checkpoints read for `limit` (counting those `before` and `filter` let through)."""
+            return (
+                limit is not None and sum(1 for r in records if _is_checkpoint(r) and self._listed(r, wanted)) >= limit
             )
-            writes: dict[tuple[str, str], list[MessageRecord]] = {}
-            for record in records:
-                if ns is not None and record.content.get("ns") != ns:
-                    continue
-                if _is_writes(record):
-                    writes.setdefault((record.content["ns"], record.content["cp"]), []).append(record)
-                elif _is_checkpoint(record):
-                    cid = record.content["id"]
-                    if before_id is not None and cid >= before_id:
-                        continue
-                    if filter and not all(self._loads(record.content["md"]).get(k) == v for k, v in filter.items()):
-                        continue  # (before its messages are rebuilt)
-                    mine = [w.content for w in reversed(writes.get((record.content["ns"], cid), []))]
-                    tup = yield from self._tuple(thread_id, record.content, mine)
-                    out.append(tup)
-                    if limit is not None and len(out) >= limit:
-                        return out
+
+        # one page more than the checkpoints wanted: their writes come just before them, newest first
+        first = PAGE if limit is None else min(PAGE, max(LATEST_PAGE, 2 * limit + 2))
+        roles = None if wanted.ns is None else [checkpoint_role(wanted.ns), writes_role(wanted.ns)]
+        records = yield from self._records(thread_id, newest_first=True, roles=roles, enough=enough, first_page=first)
+        writes: dict[tuple[str, str], list[MessageRecord]] = {}
+        out: list[CheckpointTuple] = []
+        for record in records:
+            if wanted.ns is not None and record.content.get("ns") != wanted.ns:
+                continue
+            if _is_writes(record):
+                writes.setdefault((record.content["ns"], record.content["cp"]), []).append(record)
+            elif _is_checkpoint(record) and self._listed(record, wanted):
+                mine = [w.content for w in reversed(writes.get((record.content["ns"], record.content["id"]), []))]
+                out.append((yield from self._tuple(thread_id, record.content, mine)))
+                if limit is not None and len(out) >= limit:
+                    break
         return out
 
     def _threads(self) -> Flow[list[str]]:
@@ -706,17 +727,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         run_id = stored_metadata.get("run_id")
         if run_id:
             yield from self._index_run(str(run_id), thread_id)
-        body: dict[str, Any] = {"ns": ns, "id": checkpoint["id"], "parent": parent}
         messages = _channel_messages(checkpoint)
-        known = self._knowns.get(thread_id)
-        only_messages = bool(messages) and len(messages) == len(checkpoint["channel_values"][MESSAGES_CHANNEL])
-        if not ns and known is not None and only_messages:  # by reference to the conversation
-            values = {k: v for k, v in checkpoint["channel_values"].items() if k != MESSAGES_CHANNEL}
-            body["cp"] = self._dumps({**checkpoint, "channel_values": values})
-            body["refs"] = {MESSAGES_CHANNEL: entries_of(messages, known, self._dumps)}
-        else:
-            body["cp"] = self._dumps(checkpoint)
-        body["md"] = self._dumps(stored_metadata)
+        body = self._record_body(thread_id, ns, checkpoint, messages, {"parent": parent, "md": stored_metadata})
         if folded:
             body[FOLDED] = [held.body for held in folded]
         message = {"role": checkpoint_role(ns), "id": _checkpoint_mid(ns, checkpoint["id"]), "content": body}
@@ -737,6 +749,24 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 view.stopped_at = ""
                 yield from self._converse(thread_id)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _record_body(
+        self, thread_id: str, ns: str, checkpoint: Checkpoint, messages: list[BaseMessage], given: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A checkpoint's record: its namespace, id, parent and metadata (`given`), and the checkpoint; a root
+        checkpoint whose `messages` channel holds only messages, on a thread whose conversation this saver
+        knows, refers to the conversation's messages instead of holding them (`entries_of`)."""
+        body: dict[str, Any] = {"ns": ns, "id": checkpoint["id"], "parent": given["parent"]}
+        known = self._knowns.get(thread_id)
+        only_messages = bool(messages) and len(messages) == len(checkpoint["channel_values"][MESSAGES_CHANNEL])
+        if not ns and known is not None and only_messages:  # by reference to the conversation
+            values = {k: v for k, v in checkpoint["channel_values"].items() if k != MESSAGES_CHANNEL}
+            body["cp"] = self._dumps({**checkpoint, "channel_values": values})
+            body["refs"] = {MESSAGES_CHANNEL: entries_of(messages, known, self._dumps)}
+        else:
+            body["cp"] = self._dumps(checkpoint)
+        body["md"] = self._dumps(given["md"])
+        return body
 
     def _converse(self, thread_id: str) -> Flow[None]:
         """Append the messages of the latest root checkpoint's `messages` channel this saver put that the
