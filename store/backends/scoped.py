@@ -122,22 +122,29 @@ class ScopedBackend(Backend):
                 return cast(R, self._mine(self.inner.execute(replace(request, **changes))))
             if isinstance(request, rq.DeleteSession):  # idempotent, so it says nothing of which id it found
                 return cast(R, self._mine(self.inner.execute(replace(request, session_id=self._which(named)))))
-            for at, store_id in enumerate(ids := self._candidates(named, field)):
-                try:
-                    result = self.inner.execute(replace(request, **changes, **{field: store_id}))
-                except SessionNotFound:
-                    if at == len(ids) - 1:
-                        raise
-                    continue
-                if result is None and isinstance(request, rq.GetSession) and at < len(ids) - 1:
-                    continue
-                return cast(R, self._mine(result))
-            raise AssertionError("unreachable: a session id has at least one candidate")
+            return self._first_found(request, changes, field, named)
         except StoreError as exc:  # ids in the message as the owner names them
             exc.args = (scrubbed(self.owner, str(exc)),)
             if isinstance(getattr(exc, "session_id", None), str):
                 exc.session_id = unscoped_id(self.owner, exc.session_id) or exc.session_id  # type: ignore[attr-defined]
             raise
+
+    def _first_found(self, request: rq.Request[R], changes: dict[str, Any], field: str, named: str) -> R:
+        """The request run on the first of the ids `named` may be (`_candidates`) that names a session: a
+        SessionNotFound (or a GetSession's None) moves on to the next, the last one's stands."""
+        ids = self._candidates(named, field)
+        for at, store_id in enumerate(ids):
+            last = at == len(ids) - 1
+            try:
+                result = self.inner.execute(replace(request, **changes, **{field: store_id}))
+            except SessionNotFound:
+                if last:
+                    raise
+                continue
+            if result is None and isinstance(request, rq.GetSession) and not last:
+                continue
+            return cast(R, self._mine(result))
+        raise AssertionError("unreachable: a session id has at least one candidate")
 
     def _candidates(self, named: str, field: str) -> list[str]:
         """The store ids `named` may be, first to last: the owner's namespace's (when the id may be a local
