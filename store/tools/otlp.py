@@ -88,32 +88,7 @@ def otlp_events(document: dict[str, Any]) -> tuple[dict[tuple[str, str], list[di
         resource = _attrs((resource_spans.get("resource") or {}).get("attributes"))
         for scope in resource_spans.get("scopeSpans") or []:
             for raw in scope.get("spans") or []:
-                status = raw.get("status") or {}
-                code = status.get("code", 0)
-                kind = raw.get("kind", 0)
-                event: dict[str, Any] = {
-                    "trace_id": str(raw.get("traceId", "")).lower(),
-                    "span_id": str(raw.get("spanId", "")).lower(),
-                    "parent_span_id": str(raw.get("parentSpanId") or "").lower() or None,
-                    "name": str(raw.get("name", "")),
-                    "kind": KIND_NAMES.get(kind, str(kind).removeprefix("SPAN_KIND_")),
-                    "start_time_unix_nano": int(raw.get("startTimeUnixNano") or 0),
-                    "end_time_unix_nano": int(raw.get("endTimeUnixNano") or 0),
-                    "attributes": _attrs(raw.get("attributes")),
-                    "status": {
-                        "code": STATUS_NAMES.get(code, str(code).removeprefix("STATUS_CODE_")),
-                        "message": status.get("message", ""),
-                    },
-                }
-                if raw.get("events"):
-                    event["events"] = [
-                        {
-                            "name": e.get("name"),
-                            "time_unix_nano": int(e.get("timeUnixNano") or 0),
-                            "attributes": _attrs(e.get("attributes")),
-                        }
-                        for e in raw["events"]
-                    ]
+                event = _span_event(raw)
                 spans.append((event, session_of(resource)))
     by_trace: dict[str, str] = {}
     for event, from_resource in spans:
@@ -129,6 +104,38 @@ def otlp_events(document: dict[str, Any]) -> tuple[dict[tuple[str, str], list[di
             continue
         out.setdefault((session, event["trace_id"]), []).append(event)
     return out, unnamed
+
+
+def _span_event(raw: dict[str, Any]) -> dict[str, Any]:
+    """One OTLP/JSON span as the event the store keeps (ids lower-cased, kind and status by name, times as
+    integers, attributes and span events as plain values)."""
+    status = raw.get("status") or {}
+    code = status.get("code", 0)
+    kind = raw.get("kind", 0)
+    event: dict[str, Any] = {
+        "trace_id": str(raw.get("traceId", "")).lower(),
+        "span_id": str(raw.get("spanId", "")).lower(),
+        "parent_span_id": str(raw.get("parentSpanId") or "").lower() or None,
+        "name": str(raw.get("name", "")),
+        "kind": KIND_NAMES.get(kind, str(kind).removeprefix("SPAN_KIND_")),
+        "start_time_unix_nano": int(raw.get("startTimeUnixNano") or 0),
+        "end_time_unix_nano": int(raw.get("endTimeUnixNano") or 0),
+        "attributes": _attrs(raw.get("attributes")),
+        "status": {
+            "code": STATUS_NAMES.get(code, str(code).removeprefix("STATUS_CODE_")),
+            "message": status.get("message", ""),
+        },
+    }
+    if raw.get("events"):
+        event["events"] = [
+            {
+                "name": e.get("name"),
+                "time_unix_nano": int(e.get("timeUnixNano") or 0),
+                "attributes": _attrs(e.get("attributes")),
+            }
+            for e in raw["events"]
+        ]
+    return event
 
 
 def _any_value(value: Any) -> dict[str, Any]:
