@@ -67,15 +67,22 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
     by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for m in messages:
         by_session[m["sid"]["S"]].append(m)
-    referenced: set[str] = set()
-    being_deleted: set[str] = set()  # pointers of a session whose delete is in progress: its objects go first
-    deleting = {sid for sid, head in heads.items() if head.get("deleting", {}).get("BOOL")}
-    for item in [*children, *messages]:
-        named = {item[p]["S"] for p in POINTERS if p in item}
-        referenced.update(named)
-        pk = item.get("pk", {}).get("S", "")
-        if (item["sid"]["S"] if "sid" in item else pk[2:] if pk.startswith("S#") else "") in deleting:
-            being_deleted.update(named)
+    _check_orphans(report, heads, children, by_session)
+    for sid, head in heads.items():
+        if head.get("deleting", {}).get("BOOL"):
+            continue  # a delete in progress: the next delete, or the cascade, finishes it
+        _check_session(report, sid, head, by_session.get(sid, []), children)
+    _check_objects(report, heads, children, messages, stored)
+    return report
+
+
+def _check_orphans(
+    report: Report,
+    heads: dict[str, dict[str, Any]],
+    children: list[dict[str, Any]],
+    by_session: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Items and messages whose session head is gone; the objects upload intents still hold (`pending`)."""
     for item in children:
         if item["pk"]["S"].startswith("U#"):
             report.pending.update(v["S"] for v in item.get("objects", {}).get("L", []))
@@ -84,15 +91,31 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
     for sid, found in by_session.items():
         if sid not in heads:
             report.problems.append(f"{len(found)} messages of session {sid} outlived its head")
+
+
+def _check_objects(
+    report: Report,
+    heads: dict[str, dict[str, Any]],
+    children: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    stored: set[str],
+) -> None:
+    """Every pointer names an object (but those of a session being deleted: its objects go first) and every
+    object is named by a pointer, an upload intent, or a trace run's batches."""
+    referenced: set[str] = set()
+    being_deleted: set[str] = set()
+    deleting = {sid for sid, head in heads.items() if head.get("deleting", {}).get("BOOL")}
+    for item in [*children, *messages]:
+        named = {item[p]["S"] for p in POINTERS if p in item}
+        referenced.update(named)
+        pk = item.get("pk", {}).get("S", "")
+        if (item["sid"]["S"] if "sid" in item else pk[2:] if pk.startswith("S#") else "") in deleting:
+            being_deleted.update(named)
     runs = {
         (i["pk"]["S"][2:], i["sk"]["S"][4:]): int(i["batches"]["N"])
         for i in children
         if i["sk"]["S"].startswith("RUN#")
     }
-    for sid, head in heads.items():
-        if head.get("deleting", {}).get("BOOL"):
-            continue  # a delete in progress: the next delete, or the cascade, finishes it
-        _check_session(report, sid, head, by_session.get(sid, []), children)
     for key in sorted(referenced - stored - being_deleted):
         report.problems.append(f"pointer to a missing object: {key}")
     for key in sorted(stored - referenced - report.pending):
@@ -100,7 +123,6 @@ def check(dynamodb: Any, s3: Any, sessions_table: str, messages_table: str, buck
         if match and runs.get((match["sid"], match["run"]), 0) >= int(match["batch"]):
             continue
         report.problems.append(f"unreferenced object: {key}")
-    return report
 
 
 def _check_session(
