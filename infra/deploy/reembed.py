@@ -62,40 +62,11 @@ def reembed(client: Any, table: str, embedder: Any, *, say: Callable[[str], None
             ConsistentRead=True,
             **({"ExclusiveStartKey": start} if start else {}),
         )
-        items = [i for i in page.get("Items", []) if i["sk"]["S"].startswith(m.MEMORY_PREFIX)]
-        stale = [i for i in items if _stale(i, wanted, embedder.dimensions)]
-        done.current += sum(1 for i in items if not _stale(i, wanted, embedder.dimensions) and "emb" in i)
-        done.unembedded += sum(1 for i in items if "emb" not in i)
+        stale = _stale_of(page.get("Items", []), wanted, embedder.dimensions, done)
         meant = [i for i in stale if "emb" in i]
         dense = dict(zip((id(i) for i in meant), embed(embedder, [i["txt"]["S"] for i in meant]), strict=True))
         for item in stale:
-            vector = dense.get(id(item))
-            indexed = m.Indexed(tuple(vector), wanted) if vector is not None else None
-            found = m.vectors(item["txt"]["S"], indexed)
-            values = {
-                ":vec": {"L": vector_numbers(m.layout(found, embedder.dimensions))},
-                ":lex": {"S": LEXICAL_SCHEME},
-                ":ua": item["ua"],
-            }
-            update, condition = "SET vec = :vec, lex = :lex", "ua = :ua AND attribute_not_exists(emb)"
-            if indexed is not None:
-                update += ", emb = :emb"
-                condition = "ua = :ua AND emb = :old"
-                values.update({":emb": {"S": wanted}, ":old": item["emb"]})
-            try:
-                client.update_item(
-                    TableName=table,
-                    Key={"pk": item["pk"], "sk": item["sk"]},
-                    UpdateExpression=update,
-                    ConditionExpression=condition,
-                    ExpressionAttributeValues=values,
-                )
-                if indexed is not None:
-                    done.embedded += 1
-                else:
-                    done.words += 1
-            except client.exceptions.ConditionalCheckFailedException:
-                done.changed += 1  # put or deleted meanwhile: what is there now is the writer's
+            _update(client, table, item, dense.get(id(item)), embedder, done)
         start = page.get("LastEvaluatedKey")
         if start is None:
             say(
@@ -104,6 +75,48 @@ def reembed(client: Any, table: str, embedder: Any, *, say: Callable[[str], None
                 "given their words again)"
             )
             return done
+
+
+def _stale_of(page: list[dict[str, Any]], wanted: str, dimensions: int, done: Reembedded) -> list[dict[str, Any]]:
+    """The page's memories to write again (`_stale`), the others counted in `done` (current, or unembedded)."""
+    items = [i for i in page if i["sk"]["S"].startswith(m.MEMORY_PREFIX)]
+    stale = [i for i in items if _stale(i, wanted, dimensions)]
+    done.current += sum(1 for i in items if not _stale(i, wanted, dimensions) and "emb" in i)
+    done.unembedded += sum(1 for i in items if "emb" not in i)
+    return stale
+
+
+def _update(client: Any, table: str, item: dict[str, Any], vector: Any, embedder: Any, done: Reembedded) -> None:
+    """Write a stale memory's vectors again: its words, and its embedding (`vector`) when it had one, on
+    condition that the memory is as read (counted in `done`: embedded, given its words, or changed meanwhile)."""
+    wanted = m.embedder_id(embedder)
+    indexed = m.Indexed(tuple(vector), wanted) if vector is not None else None
+    found = m.vectors(item["txt"]["S"], indexed)
+    values = {
+        ":vec": {"L": vector_numbers(m.layout(found, embedder.dimensions))},
+        ":lex": {"S": LEXICAL_SCHEME},
+        ":ua": item["ua"],
+    }
+    update, condition = "SET vec = :vec, lex = :lex", "ua = :ua AND attribute_not_exists(emb)"
+    if indexed is not None:
+        update += ", emb = :emb"
+        condition = "ua = :ua AND emb = :old"
+        values.update({":emb": {"S": wanted}, ":old": item["emb"]})
+    try:
+        client.update_item(
+            TableName=table,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+        )
+    except client.exceptions.ConditionalCheckFailedException:
+        done.changed += 1  # put or deleted meanwhile: what is there now is the writer's
+        return
+    if indexed is not None:
+        done.embedded += 1
+    else:
+        done.words += 1
 
 
 def main() -> int:
