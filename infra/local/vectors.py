@@ -202,37 +202,48 @@ def _conditions(body: dict[str, Any], schema: list[dict[str, Any]]) -> list[tupl
     expression = body.get("SearchConditionExpression")
     if not expression:
         return []
-    names = body.get("ExpressionAttributeNames") or {}
-    values = body.get("ExpressionAttributeValues") or {}
     kinds = {e["AttributeName"]: e["SearchSchemaElementType"] for e in schema}
-    parts = re.split(r"\s+AND\s+", expression.strip(), flags=re.IGNORECASE)
-    clauses: list[tuple[str, str, list[dict[str, Any]]]] = []
-    pending = list(parts)
+    return [_clause(part, expression, body, kinds) for part in _clause_texts(expression)]
+
+
+def _clause_texts(expression: str) -> list[str]:
+    """The expression's clauses as text: split at AND, a BETWEEN's own AND kept within its clause."""
+    pending = re.split(r"\s+AND\s+", expression.strip(), flags=re.IGNORECASE)
+    out: list[str] = []
     while pending:
         part = pending.pop(0)
         if re.search(r"\bBETWEEN\b", part, re.IGNORECASE) and not re.search(r"\bAND\b", part, re.IGNORECASE):
             if not pending:
                 raise _validation(f"Invalid SearchConditionExpression: {expression}")
             part = f"{part} AND {pending.pop(0)}"
-        match = _CLAUSE.match(part)
-        if match is None:
-            raise _validation(f"Invalid SearchConditionExpression: {expression}")
-        name = match["name"]
-        attribute = names.get(name, name) if name.startswith("#") else name
-        if name.startswith("#") and name not in names:
-            raise _validation(f"An expression attribute name used in the expression is not defined: {name}")
-        kind = kinds.get(attribute)
-        if kind is None:
-            raise _validation(f"SearchConditionExpression may only reference search schema attributes: {attribute}")
-        op = (match["op"] or "BETWEEN").upper()
-        if kind == "HASH" and op != "=":
-            raise _validation(f"Only the equality operator is supported for HASH attribute {attribute}")
-        refs = [match["value"]] if match["value"] else [match["low"], match["high"]]
-        for ref in refs:
-            if ref not in values:
-                raise _validation(f"An expression attribute value used in the expression is not defined: {ref}")
-        clauses.append((str(attribute), op, [values[r] for r in refs]))
-    return clauses
+        out.append(part)
+    return out
+
+
+def _clause(
+    part: str, expression: str, body: dict[str, Any], kinds: dict[str, str]
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """One clause as (attribute, operator, values), its names and values resolved and checked as DynamoDB does."""
+    names = body.get("ExpressionAttributeNames") or {}
+    values = body.get("ExpressionAttributeValues") or {}
+    match = _CLAUSE.match(part)
+    if match is None:
+        raise _validation(f"Invalid SearchConditionExpression: {expression}")
+    name = match["name"]
+    if name.startswith("#") and name not in names:
+        raise _validation(f"An expression attribute name used in the expression is not defined: {name}")
+    attribute = str(names.get(name, name)) if name.startswith("#") else name
+    kind = kinds.get(attribute)
+    if kind is None:
+        raise _validation(f"SearchConditionExpression may only reference search schema attributes: {attribute}")
+    op = (match["op"] or "BETWEEN").upper()
+    if kind == "HASH" and op != "=":
+        raise _validation(f"Only the equality operator is supported for HASH attribute {attribute}")
+    refs = [match["value"]] if match["value"] else [match["low"], match["high"]]
+    missing = [ref for ref in refs if ref not in values]
+    if missing:
+        raise _validation(f"An expression attribute value used in the expression is not defined: {missing[0]}")
+    return attribute, op, [values[r] for r in refs]
 
 
 def _projected(
