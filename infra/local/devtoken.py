@@ -59,6 +59,23 @@ def issue(secret: bytes, subject: str, *, ttl: int = 12 * 3600, now: float | Non
     return f"{header}.{payload}.{signature}"
 
 
+def _check_times(claims: dict[str, Any], current: float) -> None:
+    """TokenError unless `exp`, `iat` and `nbf` (those given) are finite numbers, `exp` is given and after
+    `current`, and neither `iat` nor `nbf` is after it."""
+    times: dict[str, float] = {}
+    for name in ("exp", "iat", "nbf"):
+        value = claims.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise TokenError(f"token's {name} is not a time")
+        times[name] = float(value)
+    if "exp" not in times or times["exp"] <= current:
+        raise TokenError("token expired")
+    if times.get("iat", current) > current or times.get("nbf", current) > current:
+        raise TokenError("token is not valid yet")
+
+
 def verify(secret: bytes, token: str, *, now: float | None = None) -> dict[str, Any]:
     """The token's claims; TokenError unless it is a well-formed HS256 token signed with `secret`, for
     this issuer and audience, unexpired, with a subject."""
@@ -76,19 +93,7 @@ def verify(secret: bytes, token: str, *, now: float | None = None) -> dict[str, 
     expected = hmac.new(secret, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
     if not hmac.compare_digest(signature, expected):
         raise TokenError("bad signature")
-    current = time.time() if now is None else now
-    times: dict[str, float] = {}
-    for name in ("exp", "iat", "nbf"):
-        value = claims.get(name)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise TokenError(f"token's {name} is not a time")
-        times[name] = float(value)
-    if "exp" not in times or times["exp"] <= current:
-        raise TokenError("token expired")
-    if times.get("iat", current) > current or times.get("nbf", current) > current:
-        raise TokenError("token is not valid yet")
+    _check_times(claims, time.time() if now is None else now)
     if claims.get("iss") != ISSUER or claims.get("aud") != AUDIENCE:
         raise TokenError("token is for another issuer or audience")
     if not isinstance(claims.get("sub"), str) or not claims["sub"]:
