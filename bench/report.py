@@ -78,20 +78,8 @@ def workload_tables(name: str, workload: dict[str, Any]) -> list[str]:
         ]
         for cname, c in contenders.items():
             row = c["lengths"].get(str(length))
-            if row is None:
-                continue
-            aws = c["uses_aws"]
-            a, lo = row["appends"], row["loads"]
-            mine = ours.get(str(length))
-            ratio_a = "" if cname == OURS or not mine else f"{paired_ratio(mine['appends'], a):.2f}"
-            ratio_l = "" if cname == OURS or not mine else f"{paired_ratio(mine['loads'], lo):.2f}"
-            out.append(
-                f"| {cname} | {_stat(a, 'requests') if aws else 'n/a (disk)'} | "
-                f"{_kb(_stat(a, 'bytes_sent')) if aws else 'n/a'} | {_stat(a, 'wcu') if aws else 'n/a'} | "
-                f"{_ms(_stat(a, 'seconds'))} | {ratio_a} | {_stat(lo, 'requests') if aws else 'n/a'} | "
-                f"{_kb(_stat(lo, 'bytes_received')) if aws else 'n/a'} | {_stat(lo, 'rcu') if aws else 'n/a'} | "
-                f"{_ms(_stat(lo, 'seconds'))} | {ratio_l} |"
-            )
+            if row is not None:
+                out.append(_contender_row(cname, c["uses_aws"], row, ours.get(str(length))))
         raw = (ours.get(str(length)) or {}).get("raw_query_seconds")
         if raw:
             out += [
@@ -110,23 +98,56 @@ def workload_tables(name: str, workload: dict[str, Any]) -> list[str]:
     return out
 
 
+def _contender_row(cname: str, aws: bool, row: dict[str, Any], mine: dict[str, Any] | None) -> str:
+    """One contender's appends and loads at one history length (ratios to ours; `n/a` where it uses no AWS)."""
+    a, lo = row["appends"], row["loads"]
+    ratio_a = "" if cname == OURS or not mine else f"{paired_ratio(mine['appends'], a):.2f}"
+    ratio_l = "" if cname == OURS or not mine else f"{paired_ratio(mine['loads'], lo):.2f}"
+
+    def on_aws(text: Any) -> Any:
+        return text if aws else "n/a"
+
+    return (
+        f"| {cname} | {_stat(a, 'requests') if aws else 'n/a (disk)'} | "
+        f"{on_aws(_kb(_stat(a, 'bytes_sent')))} | {on_aws(_stat(a, 'wcu'))} | "
+        f"{_ms(_stat(a, 'seconds'))} | {ratio_a} | {on_aws(_stat(lo, 'requests'))} | "
+        f"{on_aws(_kb(_stat(lo, 'bytes_received')))} | {on_aws(_stat(lo, 'rcu'))} | "
+        f"{_ms(_stat(lo, 'seconds'))} | {ratio_l} |"
+    )
+
+
+Target = tuple[str, str, bool]  # (the target, what was measured, whether it is met)
+
+
 def targets(results: dict[str, Any]) -> list[str]:
     """The design's targets, each with the measured figure and whether it is met."""
-    rows: list[tuple[str, str, bool]] = []
     agent = results["workloads"]["agent"]["contenders"][OURS]["lengths"]
     measured = results["workloads"]["agent"]["measured_turns"]
     lengths = sorted(int(n) for n in agent)
-    # one request per append
+    rows = [
+        _one_request_per_append(agent, lengths),
+        _bytes_per_append(agent, lengths, measured),
+        _load_flat(agent, lengths),
+        _handler_imports(results),
+    ]
+    if "artifact_memory" in results:
+        rows.append(_artifact_memory(results["artifact_memory"]))
+    out = ["| target | measured | met |", "|---|---|---|"]
+    out += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in rows]
+    return out
+
+
+def _one_request_per_append(agent: dict[str, Any], lengths: list[int]) -> Target:
     counts = {n: [s["requests"] for s in agent[str(n)]["appends"]] for n in lengths}
     worst = max(max(v) for v in counts.values())
-    rows.append(
-        (
-            "one request per append at any history length (sequence known)",
-            ", ".join(f"{n:,}: {median([float(x) for x in v]):g} (max {max(v)})" for n, v in counts.items()),
-            worst == 1,
-        )
+    return (
+        "one request per append at any history length (sequence known)",
+        ", ".join(f"{n:,}: {median([float(x) for x in v]):g} (max {max(v)})" for n, v in counts.items()),
+        worst == 1,
     )
-    # bytes per append
+
+
+def _bytes_per_append(agent: dict[str, Any], lengths: list[int], measured: list[dict[str, Any]]) -> Target:
     checks = []
     fixed = []
     for n in lengths:
@@ -134,15 +155,16 @@ def targets(results: dict[str, Any]) -> list[str]:
             stored = turn["stored_bytes"]
             checks.append(sample["bytes_sent"] <= APPEND_BYTES_FACTOR * stored + APPEND_BYTES_SLACK)
             fixed.append(sample["bytes_sent"] - 4 / 3 * stored)
-    rows.append(
-        (
-            f"bytes per append ≤ {APPEND_BYTES_FACTOR}× the compressed message + {APPEND_BYTES_SLACK} B",
-            f"{sum(checks)} of {len(checks)} appends within; bytes sent = 4/3 × compressed + a median "
-            f"{median(fixed):,.0f} B (base64 of the body, then keys, head update and field names)",
-            all(checks),
-        )
+    return (
+        f"bytes per append ≤ {APPEND_BYTES_FACTOR}× the compressed message + {APPEND_BYTES_SLACK} B",
+        f"{sum(checks)} of {len(checks)} appends within; bytes sent = 4/3 × compressed + a median "
+        f"{median(fixed):,.0f} B (base64 of the body, then keys, head update and field names)",
+        all(checks),
     )
-    # load flat: compared across the lengths where 50 messages exist to load
+
+
+def _load_flat(agent: dict[str, Any], lengths: list[int]) -> Target:
+    """Compared across the lengths where LOAD_LAST messages exist to load."""
     full = [n for n in lengths if n >= LOAD_LAST] or lengths
     load_t = {n: _stat(agent[str(n)]["loads"], "seconds") for n in full}
     load_r = {n: _stat(agent[str(n)]["loads"], "requests") for n in full}
@@ -151,40 +173,35 @@ def targets(results: dict[str, Any]) -> list[str]:
     above = {n: load_t[n] - raw[n] for n in full}
     growth = above[full[-1]] / above[full[0]]
     flat = len(set(load_r.values())) == 1 and growth < FLAT_GROWTH
-    rows.append(
-        (
-            f"loading the last {LOAD_LAST} flat in history length",
-            f"at {', '.join(f'{n:,}' for n in full)} messages: requests {', '.join(f'{load_r[n]:g}' for n in full)}; "
-            f"bytes {', '.join(_kb(load_b[n]) for n in full)}; time {', '.join(_ms(load_t[n]) for n in full)}, "
-            f"of which moto's bare Query of those {LOAD_LAST} items {', '.join(_ms(raw[n]) for n in full)} (moto "
-            f"reads the whole table for a Query; DynamoDB reads the page); time above it "
-            f"{', '.join(_ms(above[n]) for n in full)} ({growth:.2f}× from {full[0]:,} to {full[-1]:,}; flat: "
-            f"the same requests and under {FLAT_GROWTH}× the time above moto's Query)",
-            flat,
-        )
+    return (
+        f"loading the last {LOAD_LAST} flat in history length",
+        f"at {', '.join(f'{n:,}' for n in full)} messages: requests {', '.join(f'{load_r[n]:g}' for n in full)}; "
+        f"bytes {', '.join(_kb(load_b[n]) for n in full)}; time {', '.join(_ms(load_t[n]) for n in full)}, "
+        f"of which moto's bare Query of those {LOAD_LAST} items {', '.join(_ms(raw[n]) for n in full)} (moto "
+        f"reads the whole table for a Query; DynamoDB reads the page); time above it "
+        f"{', '.join(_ms(above[n]) for n in full)} ({growth:.2f}× from {full[0]:,} to {full[-1]:,}; flat: "
+        f"the same requests and under {FLAT_GROWTH}× the time above moto's Query)",
+        flat,
     )
+
+
+def _handler_imports(results: dict[str, Any]) -> Target:
     imports = results["imports"]["modules"]
     handlers = {m: imports[m]["ratio"] for m in ("functions.api.app", "functions.cascade.app") if m in imports}
-    rows.append(
-        (
-            f"handler import ≤ {IMPORT_TARGET}× `import boto3`",
-            ", ".join(f"`{m}` {r:.2f}×" for m, r in handlers.items()),
-            all(r <= IMPORT_TARGET for r in handlers.values()),
-        )
+    return (
+        f"handler import ≤ {IMPORT_TARGET}× `import boto3`",
+        ", ".join(f"`{m}` {r:.2f}×" for m, r in handlers.items()),
+        all(r <= IMPORT_TARGET for r in handlers.values()),
     )
-    if "artifact_memory" in results:
-        peaks = {d: r["peak_above_baseline_mb"] for d, r in results["artifact_memory"]["directions"].items()}
-        rows.append(
-            (
-                f"peak memory of a {results['artifact_memory']['mb']} MB artifact "
-                f"< {MEMORY_TARGET_MB} MB above baseline",
-                ", ".join(f"{d} {p:.1f} MB" for d, p in peaks.items()),
-                all(p < MEMORY_TARGET_MB for p in peaks.values()),
-            )
-        )
-    out = ["| target | measured | met |", "|---|---|---|"]
-    out += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in rows]
-    return out
+
+
+def _artifact_memory(measured: dict[str, Any]) -> Target:
+    peaks = {d: r["peak_above_baseline_mb"] for d, r in measured["directions"].items()}
+    return (
+        f"peak memory of a {measured['mb']} MB artifact < {MEMORY_TARGET_MB} MB above baseline",
+        ", ".join(f"{d} {p:.1f} MB" for d, p in peaks.items()),
+        all(p < MEMORY_TARGET_MB for p in peaks.values()),
+    )
 
 
 def special(results: dict[str, Any]) -> list[str]:
