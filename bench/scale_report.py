@@ -128,46 +128,10 @@ def write_report(results: dict[str, Any], out: Path) -> None:
 
 def targets(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
     """Each per-call figure flat in the owner's session count and in the session's length."""
-    out = []
-    for kind in ("first", "continuation"):
-        rows = [r[kind] for r in results["search"]]
-        reqs, rcu = [m["requests"] for m in rows], [m["rcu"] for m in rows]
-        out.append(
-            (
-                f"search ({kind}) flat in the owner's sessions",
-                flat([float(r) for r in reqs]) and flat(rcu),
-                f"requests {reqs}, RCU {rcu}",
-            )
-        )
-    live = [r["live_context"] for r in results["sessions"]]
-    out.append(
-        (
-            "live-context load flat in the session's length",
-            flat([float(m["requests"]) for m in live]) and flat([m["rcu"] for m in live]),
-            f"requests {[m['requests'] for m in live]}, RCU {[m['rcu'] for m in live]}",
-        )
-    )
-    deletes = [r["delete"] for r in results["sessions"]]
-    worst = max(m["seconds"] for m in deletes)
-    out.append(
-        (
-            f"delete returns within its {DELETE_BUDGET:g} s deadline (+ 1 page)",
-            worst <= DELETE_BUDGET + 2,
-            f"longest {worst:.1f} s; left for the cascade {[m['messages_left_for_the_cascade'] for m in deletes]}",
-        )
-    )
-    forks = results.get("forks") or []
-    if forks:
-        calls = [r["fork"] for r in forks]
-        longest = max(m["seconds"] for m in calls)
-        out.append(
-            (
-                f"a fork stays within one request's {REQUEST_BUDGET:g} s budget, however long the session",
-                longest <= REQUEST_BUDGET and all(not r["cascade"]["copying_after"] for r in forks),
-                f"requests {[m['requests'] for m in calls]}, longest {longest:.1f} s; every fork complete after the "
-                f"cascade: {all(not r['cascade']['copying_after'] for r in forks)}",
-            )
-        )
+    out = [_search_flat(results, kind) for kind in ("first", "continuation")]
+    out += [_live_context_flat(results), _delete_within(results)]
+    if results.get("forks"):
+        out.append(_forks_within(results["forks"]))
     api = results.get("imports", {}).get("modules", {}).get("functions.api.app")
     if api is not None:
         out.append(
@@ -178,3 +142,43 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
             )
         )
     return out
+
+
+def _search_flat(results: dict[str, Any], kind: str) -> tuple[str, bool, str]:
+    rows = [r[kind] for r in results["search"]]
+    reqs, rcu = [m["requests"] for m in rows], [m["rcu"] for m in rows]
+    return (
+        f"search ({kind}) flat in the owner's sessions",
+        flat([float(r) for r in reqs]) and flat(rcu),
+        f"requests {reqs}, RCU {rcu}",
+    )
+
+
+def _live_context_flat(results: dict[str, Any]) -> tuple[str, bool, str]:
+    live = [r["live_context"] for r in results["sessions"]]
+    return (
+        "live-context load flat in the session's length",
+        flat([float(m["requests"]) for m in live]) and flat([m["rcu"] for m in live]),
+        f"requests {[m['requests'] for m in live]}, RCU {[m['rcu'] for m in live]}",
+    )
+
+
+def _delete_within(results: dict[str, Any]) -> tuple[str, bool, str]:
+    deletes = [r["delete"] for r in results["sessions"]]
+    worst = max(m["seconds"] for m in deletes)
+    return (
+        f"delete returns within its {DELETE_BUDGET:g} s deadline (+ 1 page)",
+        worst <= DELETE_BUDGET + 2,
+        f"longest {worst:.1f} s; left for the cascade {[m['messages_left_for_the_cascade'] for m in deletes]}",
+    )
+
+
+def _forks_within(forks: list[dict[str, Any]]) -> tuple[str, bool, str]:
+    calls = [r["fork"] for r in forks]
+    longest = max(m["seconds"] for m in calls)
+    return (
+        f"a fork stays within one request's {REQUEST_BUDGET:g} s budget, however long the session",
+        longest <= REQUEST_BUDGET and all(not r["cascade"]["copying_after"] for r in forks),
+        f"requests {[m['requests'] for m in calls]}, longest {longest:.1f} s; every fork complete after the "
+        f"cascade: {all(not r['cascade']['copying_after'] for r in forks)}",
+    )
