@@ -55,10 +55,6 @@ def owner_index_key(owner: str, session_id: str) -> Item:
     return {PK: s(f"O#{owner}"), SK: s(f"{OWNER_INDEX_PREFIX}{session_id}")}
 
 
-def owner_index_pk(owner: str) -> str:
-    return f"O#{owner}"
-
-
 def checkpoint_key(scope: str, key: str, owner: str | None = None) -> Item:
     """Session-scope checkpoints live in the session's partition (and go with it); run and workflow
     checkpoints have partitions of their own, one namespace per owner (the owner's digest is in the key),

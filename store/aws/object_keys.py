@@ -57,10 +57,6 @@ def trace_key(prefix: str, run_id: str, batch: int) -> str:
     return f"{prefix}traces/{run_id}/{batch:010d}.jsonl.gz"
 
 
-def trace_run_prefix(prefix: str, run_id: str) -> str:
-    return f"{prefix}traces/{run_id}/"
-
-
 def payload_key(prefix: str, write_id: str, payload: bytes) -> str:
     """Where a spilled body goes: named by the SHA-256 of its bytes (a reader verifies them against
     it) within the write that made it (so no two items share an object, and an object can be deleted

@@ -36,12 +36,6 @@ REFUSALS: dict[str, type[e.StoreError]] = {
 _BY_CODE: dict[str, type[e.StoreError]] = {code: kind for kind, (_, code) in ERRORS.items()} | REFUSALS
 
 
-def status_and_code(exc: e.StoreError) -> tuple[int, str]:
-    """The HTTP status and code the API answers `exc` with."""
-    kind = next(k for k in type(exc).__mro__ if k in ERRORS)
-    return ERRORS[kind]
-
-
 def _by_status(status: int) -> type[e.StoreError]:
     if status in (401, 403):
         return e.AccessDenied

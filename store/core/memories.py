@@ -329,14 +329,6 @@ def lexical_query(query_text: str) -> tuple[float, ...] | None:
     return lexical.query_vector(words(query_text))
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """The cosine similarity of two vectors, from -1 to 1 (higher is closer)."""
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
-
-
 def matches(value: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     """True when every filtered field of the value equals the filter's value."""
     return all(k in value and value[k] == v for k, v in wanted.items())

@@ -57,16 +57,6 @@ def _as_bytes(data: Any) -> bytes:
     return data
 
 
-def drain(source: Any, chunk: int = 1024 * 1024) -> bytes:
-    """All the bytes of a sync source (bytes-like values as they are)."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    out = bytearray()
-    while data := read_chunk(source, chunk):
-        out += data
-    return bytes(out)
-
-
 async def adrain(source: Any, chunk: int = 1024 * 1024) -> bytes:
     """All the bytes of a sync or async source."""
     out = bytearray()
