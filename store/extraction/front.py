@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, cast
 from store.core import memories as m
 from store.core import validation as v
 from store.core.forgetting import ForgetReducers
+from store.embeddings import match_threshold
 from store.errors import InvalidInput
 from store.extraction.choice import CHOICE_KIND, ExtractionChoice, choice_of, choice_records, new_choice
 from store.extraction.corrections import correction
@@ -37,19 +38,6 @@ def chosen_model(given: Any, default: Any) -> Any:
     if not callable(model) or not isinstance(getattr(model, "model_id", None), str):
         raise InvalidInput("the extraction model must be callable and have a model_id (store.extraction)")
     return model
-
-
-MEANING = 0.5  # the least similarity that relates two memories with an embedder that names none
-
-
-def meaning_of(settings: Any) -> float | None:
-    """The least similarity in meaning that makes two memories related (consolidation's neighbours): the
-    store's embedder's `match_threshold`, else MEANING; None without an embedder (words only)."""
-    embedder = settings.embedder
-    if embedder is None:
-        return None
-    named = getattr(embedder, "match_threshold", None)
-    return float(named) if isinstance(named, (int, float)) and not isinstance(named, bool) else MEANING
 
 
 S = TypeVar("S")
@@ -145,7 +133,11 @@ class Extraction(Domain):
     def _options(self, model: Any, trigger: str) -> Options:
         settings = self.settings
         return Options(
-            settings.extraction_limits, trigger, model.model_id, meaning_of(settings), settings.extraction_strategies
+            settings.extraction_limits,
+            trigger,
+            model.model_id,
+            match_threshold(settings.embedder),
+            settings.extraction_strategies,
         )
 
     def correct_memory(self, owner: str, namespace: tuple[str, ...] | list[str], key: str, text: str) -> MemoryItem:

@@ -8,25 +8,18 @@ from typing import Any, Literal
 
 from store import SessionStore
 from store.core import memories as m
+from store.embeddings import MATCH_THRESHOLD, match_threshold
 from store.models import MemoryHit
 
-# The least cosine similarity a memory needs to match by meaning. Measured with wordllama's 256-dimension model
-# on six facts and a question about each (the framework tests' facts and more): the answers scored 0.20 to 0.63
-# against their questions, the unrelated facts -0.17 to 0.09, a related one (a window seat, for a trip) 0.24;
-# on the local stack, "what can't I eat?" against "I am allergic to peanuts" scored 0.144. wordllama's margin is
-# thin: another embedder (Titan V2 deployed) may want another value, which the adapters take as `threshold=`,
-# or the embedder names as its `match_threshold` (multilingual-e5-small's similarities lie closer together:
-# store.embeddings.E5SmallEmbedder).
-THRESHOLD = 0.12
+THRESHOLD = MATCH_THRESHOLD  # the least similarity that matches when neither the call nor the embedder names one
 
 
 def threshold_of(store: SessionStore, given: float | None) -> float:
-    """The least similarity that matches: `given`, else the store's embedder's `match_threshold`, else
-    THRESHOLD."""
+    """The least similarity that matches: `given`, else the store's embedder's (`store.embeddings.
+    match_threshold`, the rule extraction's consolidation follows too)."""
     if given is not None:
         return given
-    named = getattr(store.settings.embedder, "match_threshold", None)
-    return float(named) if isinstance(named, (int, float)) else THRESHOLD
+    return match_threshold(store.settings.embedder) or THRESHOLD
 
 
 Ties = Literal["oldest", "newest"]
