@@ -39,7 +39,6 @@ from store.extraction.triggers import (
     idle,
     idle_from_env,
     idle_key,
-    model_from_env,
 )
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-extraction"))
@@ -47,23 +46,15 @@ tracer = Tracer(patch_modules=TRACED_MODULES)
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 RUN_RESERVE_SECONDS = 90.0  # a run's worst case: three questions with their retries (left for the next batch)
-_model: Any = None  # (EXTRACTION_MODEL as read, the model made of it), or a model a test installs
 
 
 def model() -> Any:
-    """The container's model (EXTRACTION_MODEL), made once for each value the variable has; None when
-    extraction is off."""
-    global _model
-    spec = os.environ.get("EXTRACTION_MODEL", "")
-    if isinstance(_model, tuple) and _model[0] == spec:
-        return _model[1]
-    if _model is not None and not isinstance(_model, tuple):
-        return _model or None  # installed by a test (False: off)
-    _model = (spec, model_from_env(spec))
-    return _model[1]
+    """The function's model: its store's (`SessionStore.from_env` reads EXTRACTION_MODEL into
+    `Settings.extraction_model`, once per container); None when extraction is off."""
+    return store().settings.extraction_model
 
 
-def _sessions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:
+def _stream_positions_of(records: list[dict[str, Any]], session_id: str) -> list[str]:
     """The sequence numbers of the batch's records about the session (its head's changes, its idle timer's
     removal): what is reported back to the stream when its run could not be made."""
     out = []
@@ -156,7 +147,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
                 idled.add(session_id)
     for session_id, owner in sessions.items():
         if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
-            failed += _sessions_of(records, session_id)
+            failed += _stream_positions_of(records, session_id)
             continue
         view, named = owners_view(session_id, owner)
         try:
@@ -165,7 +156,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         except StoreError as error:
             logger.warning("extraction not done", extra={"session_id": session_id, "error": type(error).__name__})
             if not isinstance(error, SessionNotFound):  # a session deleted since: nothing to do
-                failed += _sessions_of(records, session_id)
+                failed += _stream_positions_of(records, session_id)
             continue
         _count(runs, session_id)
     return {"batchItemFailures": [{"itemIdentifier": s} for s in failed]}

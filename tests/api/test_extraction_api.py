@@ -80,8 +80,7 @@ def test_without_a_model_a_run_is_handed_to_the_extraction_function_or_refused(
     assert payload == {"extract": {"owner": "alice", "session_id": "trip", "strategies": ["facts"]}}
     # the extraction function (its own store and model) runs it on the owner's view of the session
     model = Scripted({"record_facts": [FACT]})
-    runtime.use_store(tables(Settings()))
-    monkeypatch.setattr(function, "_model", model)
+    runtime.use_store(tables(Settings(extraction_model=model)))
     done = function.lambda_handler(payload, LambdaContext(timeout_ms=300_000))
     assert [r["status"] for r in done["runs"]] == ["succeeded"]
     (run,) = ok(call("GET", "/sessions/trip/memory-runs"))["items"]

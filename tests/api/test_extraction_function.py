@@ -5,6 +5,7 @@ its records it holds; a model's failure is a run's record, not a batch failure; 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from functions import runtime
 from infra.local.apigw import LambdaContext
 from infra.local.stack import lambda_stream_record
+from store import SessionStore
 from store.extraction import ModelThrottled
 from store.extraction.triggers import due, every_from_env, head_moves, model_from_env, strategies_from_env
 from tests.conftest import Harness
@@ -21,13 +23,11 @@ from tests.streams import stream_records
 
 @pytest.fixture
 def function(dyn: Harness, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    import functions.extraction.app as app
 
     runtime.use_store(dyn.store)
     monkeypatch.setenv("EXTRACTION_EVERY", "4")
     yield dyn
     runtime.use_store(None)
-    app._model = None
 
 
 def _records(dyn: Harness, inspector: Any) -> list[dict[str, Any]]:
@@ -35,10 +35,19 @@ def _records(dyn: Harness, inspector: Any) -> list[dict[str, Any]]:
     return [lambda_stream_record(r) for r in stream_records(inspector, dyn.tables.sessions)]
 
 
+def _with_model(model: Any) -> None:
+    """The function's store, as the one installed, with `model` as its extraction model (None: off)."""
+    installed = runtime.installed_store()
+    assert installed is not None
+    runtime.use_store(
+        SessionStore(backend=installed.backend, settings=replace(installed.settings, extraction_model=model))
+    )
+
+
 def _handle(records: list[dict[str, Any]], model: Any) -> dict[str, Any]:
     import functions.extraction.app as app
 
-    app._model = model if model is not None else False
+    _with_model(model)
     result: dict[str, Any] = app.lambda_handler({"Records": records}, LambdaContext(timeout_ms=300_000))
     return result
 
@@ -91,7 +100,7 @@ def test_a_session_left_for_want_of_time_is_handed_back_to_the_stream(function: 
     sid = store.create_session("alice").id
     store.append_messages(sid, [{"role": "user", "content": f"fact {i}"} for i in range(4)])
     records = _records(function, inspector_client)
-    app._model = Scripted({})
+    _with_model(Scripted({}))
     answer = app.lambda_handler({"Records": records}, LambdaContext(timeout_ms=30_000))
     mine = [
         r["dynamodb"]["SequenceNumber"] for r in records if r["dynamodb"].get("NewImage", {}).get("id") == {"S": sid}
