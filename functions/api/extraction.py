@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -19,12 +19,13 @@ from functions.api.context import Absent, caller
 from functions.api.schemas import Strict
 from store import InvalidInput
 from store.extraction import ExtractionRun
+from store.extraction.strategies import BuiltInName
 
 router = APIGatewayHttpRouter()
 FUNCTION_ENV = "EXTRACTION_FUNCTION"  # the stack's extraction function, when ExtractionModelId is set
 _lambda: Any = None
 
-BuiltIn = Literal["facts", "preferences", "summary", "episodes"]
+BuiltIn = BuiltInName
 
 
 class ExtractRequest(Strict):

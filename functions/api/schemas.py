@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from store.conversation import ViewedMessage
+from store.extraction.strategies import BuiltInName
 from store.models import (
     ArtifactVersion,
     Branch,
@@ -239,7 +240,7 @@ class Namespaces(BaseModel):
 
 class ExtractionPut(Strict):
     enabled: StrictBool = True
-    strategies: list[Literal["facts", "preferences", "summary", "episodes"]] | None = None
+    strategies: list[BuiltInName] | None = None
 
 
 class Forgotten(BaseModel):

@@ -30,7 +30,7 @@ from store.extraction.models import ModelError, ModelRequest
 from store.extraction.retries import ask_with_retries
 from store.extraction.run_records import ExtractionRun, MemoryChange, Status, digest_of
 from store.extraction.steps import Flow, now
-from store.extraction.strategies import MEMORIES_SCHEMA, REFLECTION_INSTRUCTIONS, Strategy
+from store.extraction.strategies import DEFAULT, MEMORIES_SCHEMA, REFLECTION_INSTRUCTIONS, Strategy
 from store.models import MemoryHit, MessageRecord
 
 Outcome = tuple[list[MemoryChange], int]  # what a run wrote, and how many candidates were already known
@@ -47,7 +47,7 @@ class Options:
     trigger: str
     model_id: str
     meaning: float | None = None
-    fallback: tuple[str, ...] = ("facts", "preferences")
+    fallback: tuple[str, ...] = tuple(s.name for s in DEFAULT)
 
 
 class Run:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from store.core import memories as m
 from store.errors import InvalidInput
@@ -221,6 +221,9 @@ EPISODES = Strategy(
     reflections=("reflections",),
 )
 BUILT_IN = {s.name: s for s in (FACTS, PREFERENCES, SUMMARY, EPISODES)}
+BuiltInName = Literal["facts", "preferences", "summary", "episodes"]  # BUILT_IN's names, for schemas and types
+if set(get_args(BuiltInName)) != set(BUILT_IN):  # pragma: no cover - a programming error, caught at import
+    raise RuntimeError("BuiltInName must name the built-in strategies")
 DEFAULT = (FACTS, PREFERENCES)
 
 

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from store.extraction.strategies import BUILT_IN
+
 if TYPE_CHECKING:
     from store.session_store import SessionStore
 
@@ -185,7 +187,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         action="append",
-        choices=["facts", "preferences", "summary", "episodes"],
+        choices=list(BUILT_IN),
         help="a strategy to run (repeat; default: facts and preferences)",
     )
     p = sub.add_parser("runs", parents=[common], help="a session's extraction runs")
@@ -197,7 +199,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         action="append",
-        choices=["facts", "preferences", "summary", "episodes"],
+        choices=list(BUILT_IN),
         help="the owner's strategies (repeat; with --on)",
     )
 
