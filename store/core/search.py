@@ -117,7 +117,7 @@ class Reading:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class SessionToRead:
     """A session a call may read: its messages up to `hi`, and the listing cursor right after it."""
 
     session: Session
@@ -126,7 +126,9 @@ class Candidate:
     after: str | None
 
 
-def allot(owner: str, candidates: list[Candidate], rest: str | None, messages: int) -> tuple[list[Reading], str | None]:
+def allot(
+    owner: str, candidates: list[SessionToRead], rest: str | None, messages: int
+) -> tuple[list[Reading], str | None]:
     """What one call reads of `candidates` (in order) within `messages` messages (at least 1), each
     session newest messages first, and the cursor of the next call: into the session cut short, after the
     last session read, or at `rest` (the listing's next page; None when there is none: the search is done)."""

@@ -10,13 +10,13 @@ from store.extraction.models import ModelOutputInvalid
 from store.extraction.strategies import MAX_TEXT
 
 
-def candidates(data: dict[str, Any], seqs: set[int], limit: int) -> list[c.Candidate]:
+def candidates(data: dict[str, Any], seqs: set[int], limit: int) -> list[c.ExtractedMemory]:
     """The memories of an answer of MEMORIES_SCHEMA's shape (a custom schema's other fields kept): at most
     `limit`, evidence kept to the seqs shown. An answer of another shape is ModelOutputInvalid."""
     given = data.get("memories")
     if not isinstance(given, list) or not all(isinstance(x, dict) for x in given):
         raise ModelOutputInvalid("the answer holds no list of memories")
-    out: list[c.Candidate] = []
+    out: list[c.ExtractedMemory] = []
     for item in given[:limit]:
         text = item.get("text")
         if not isinstance(text, str) or len(text) > MAX_TEXT:
@@ -26,7 +26,7 @@ def candidates(data: dict[str, Any], seqs: set[int], limit: int) -> list[c.Candi
         evidence = item.get("evidence") if isinstance(item.get("evidence"), list) else []
         kept = tuple(sorted({e for e in evidence if isinstance(e, int) and not isinstance(e, bool) and e in seqs}))
         extra = {k: v for k, v in item.items() if k not in ("text", "evidence")}
-        out.append(c.Candidate(text.strip(), kept, extra))
+        out.append(c.ExtractedMemory(text.strip(), kept, extra))
     return out
 
 

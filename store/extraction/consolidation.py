@@ -62,7 +62,7 @@ CONSOLIDATION_INSTRUCTIONS = (
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ExtractedMemory:
     """A memory the model extracted: its `text`, the message `evidence` (seqs) and a custom schema's other
     `fields`."""
 
@@ -76,7 +76,7 @@ class Decision:
     """What one candidate does: `add` (as `key`), `merge` or `supersede` (the memory `key`, to `text`), or
     `none` (with why: `duplicate`, `identical`, or the model's)."""
 
-    candidate: Candidate
+    candidate: ExtractedMemory
     action: Action
     key: str
     text: str
@@ -95,7 +95,7 @@ def key_of(strategy: str, text: str) -> str:
     return f"{strategy[:40]}-{digest}"
 
 
-def identical(candidate: Candidate, neighbours: list[dict[str, Any]]) -> bool:
+def identical(candidate: ExtractedMemory, neighbours: list[dict[str, Any]]) -> bool:
     """Whether one of the nearest memories (values) already says exactly this."""
     mine = normalised(candidate.text)
     return any(isinstance(n.get("text"), str) and normalised(n["text"]) == mine for n in neighbours)
@@ -104,7 +104,7 @@ def identical(candidate: Candidate, neighbours: list[dict[str, Any]]) -> bool:
 SUBJECT = frozenset({"user"})  # what every memory names, by the strategies' own instructions: no relation
 
 
-def related(candidate: Candidate, hit: Any, meaning: float | None) -> bool:
+def related(candidate: ExtractedMemory, hit: Any, meaning: float | None) -> bool:
     """Whether a memory a search found is near enough to the candidate to be shown with it: it shares a word
     with it (stemmed; not "user", which every memory names), or, with an embedder (`meaning`: the least
     similarity it takes to match), is that similar in meaning: "lives in Porto" and "moved to Lisbon" share
@@ -119,12 +119,14 @@ def related(candidate: Candidate, hit: Any, meaning: float | None) -> bool:
     return meaning is not None and isinstance(hit.score, (int, float)) and hit.score >= meaning
 
 
-def question(candidates: list[Candidate], neighbours: list[list[tuple[str, str]]], max_tokens: int) -> ModelRequest:
+def question(
+    candidates: list[ExtractedMemory], neighbours: list[list[tuple[str, str]]], max_tokens: int
+) -> ModelRequest:
     """The consolidation question: each candidate (numbered from 0) with its nearest memories (id, text)."""
     blocks = []
     for i, (c, near) in enumerate(zip(candidates, neighbours, strict=True)):
         shown = "\n".join(f"  - id {json.dumps(k)}: {t}" for k, t in near)
-        blocks.append(f"Candidate {i}: {c.text}\nNearest existing memories:\n{shown}")
+        blocks.append(f"ExtractedMemory {i}: {c.text}\nNearest existing memories:\n{shown}")
     return ModelRequest(
         system=CONSOLIDATION_INSTRUCTIONS,
         prompt="\n\n".join(blocks),
@@ -135,7 +137,7 @@ def question(candidates: list[Candidate], neighbours: list[list[tuple[str, str]]
 
 
 def decisions(
-    strategy: str, candidates: list[Candidate], neighbours: list[list[tuple[str, str]]], answer: dict[str, Any]
+    strategy: str, candidates: list[ExtractedMemory], neighbours: list[list[tuple[str, str]]], answer: dict[str, Any]
 ) -> list[Decision]:
     """The model's answer to `question` as one decision per candidate (a candidate it did not mention is
     added). A decision naming a candidate that does not exist, twice, an unknown action, a target that is not

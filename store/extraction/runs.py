@@ -108,11 +108,11 @@ class Run:
         changes = yield from self.write(decided, values, self.target, at)
         return changes, unchanged
 
-    def decide(self, found: list[c.Candidate], target: tuple[str, ...], consolidate: bool) -> Flow[Decided]:
+    def decide(self, found: list[c.ExtractedMemory], target: tuple[str, ...], consolidate: bool) -> Flow[Decided]:
         """Each candidate against the memories in `target` (asking the model only what the store cannot
         decide): (decisions, the current values of the memories they may change, candidates already known)."""
         unchanged = 0
-        pending: list[c.Candidate] = []
+        pending: list[c.ExtractedMemory] = []
         near: list[list[tuple[str, str]]] = []
         values: dict[str, dict[str, Any]] = {}
         for candidate in found:
@@ -128,7 +128,7 @@ class Run:
         return decided, values, unchanged
 
     def _neighbours(
-        self, candidate: c.Candidate, target: tuple[str, ...], consolidate: bool
+        self, candidate: c.ExtractedMemory, target: tuple[str, ...], consolidate: bool
     ) -> Flow[list[MemoryHit] | None]:
         """The memories in `target` related to `candidate` (none searched without `consolidate`), or None when
         it is already kept (under its own key, or word for word by a neighbour)."""
@@ -145,7 +145,7 @@ class Run:
             hits = [h for h in page.items if h.namespace == target and c.related(candidate, h, self.meaning)]
         return None if c.identical(candidate, [h.value for h in hits]) else hits
 
-    def _decisions(self, pending: list[c.Candidate], near: list[list[tuple[str, str]]]) -> Flow[list[c.Decision]]:
+    def _decisions(self, pending: list[c.ExtractedMemory], near: list[list[tuple[str, str]]]) -> Flow[list[c.Decision]]:
         """`add` for each candidate with no neighbour; the model's decision for the others (one question)."""
         name = self.strategy.name
         decided = [c.Decision(x, "add", c.key_of(name, x.text), x.text) for x in pending]

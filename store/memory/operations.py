@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.core.paging import SessionQuery
-from store.core.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
+from store.core.search import Ranked, SessionToRead, allot, results, search_start, session_hits, sessions_cursor
 from store.memory.sessions import MemorySessions
 from store.models import SearchHits
 from store.requests import HealthCheck, ListSessions, Reclaim, Search
@@ -16,13 +16,13 @@ class MemoryOperations(MemorySessions):
         owner, needle, settings = request.owner, request.query.casefold(), self.settings
         start = search_start(request.cursor, owner)
         with self._lock:
-            candidates: list[Candidate] = []
+            candidates: list[SessionToRead] = []
             partial = self._live(start.partial, owner) if start.partial is not None else None
             if partial is not None and start.below > 1:
-                candidates.append(Candidate(partial.session, start.below - 1, False, start.listing))
+                candidates.append(SessionToRead(partial.session, start.below - 1, False, start.listing))
             wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
             page = self.list_sessions(ListSessions(owner=owner, query=wanted))
-            candidates += [Candidate(s, s.last_seq, True, sessions_cursor(owner, s)) for s in page.items]
+            candidates += [SessionToRead(s, s.last_seq, True, sessions_cursor(owner, s)) for s in page.items]
             readings, next_cursor = allot(owner, candidates, page.next_cursor, settings.search_messages)
             hits: list[Ranked] = []
             for r in readings:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from store.extraction import ModelOutputInvalid
-from store.extraction.consolidation import MAX_HISTORY, Candidate, decisions, identical, key_of, related, updated
+from store.extraction.consolidation import MAX_HISTORY, ExtractedMemory, decisions, identical, key_of, related, updated
 
 
 def hit(text: str, score: float | None = None) -> SimpleNamespace:
@@ -21,12 +21,12 @@ def test_the_same_fact_however_written_has_one_key() -> None:
     assert key_of("facts", "The user flies to Lisbon.") == key_of("facts", "  the USER flies to Lisbon ")
     assert key_of("facts", "The user flies to Lisbon.") != key_of("preferences", "The user flies to Lisbon.")
     assert key_of("facts", "The user flies to Lisbon.") != key_of("facts", "The user flies to Porto.")
-    assert identical(Candidate("The user is vegan."), [{"text": "the user is vegan"}, {"x": 1}])
-    assert not identical(Candidate("The user is vegan."), [{"text": "The user was vegan."}])
+    assert identical(ExtractedMemory("The user is vegan."), [{"text": "the user is vegan"}, {"x": 1}])
+    assert not identical(ExtractedMemory("The user is vegan."), [{"text": "The user was vegan."}])
 
 
 def test_a_memory_is_related_by_a_shared_word_or_by_meaning_never_by_naming_the_user() -> None:
-    candidate = Candidate("The user moved to Lisbon.")
+    candidate = ExtractedMemory("The user moved to Lisbon.")
     assert related(candidate, hit("The user lives in Lisbon."), None)  # "lisbon"
     assert not related(candidate, hit("The user drives a blue van."), None)  # only "user"
     assert related(candidate, hit("The user lives in Porto.", score=0.86), 0.8)  # no shared word: by meaning
@@ -35,7 +35,7 @@ def test_a_memory_is_related_by_a_shared_word_or_by_meaning_never_by_naming_the_
 
 
 def test_an_answer_that_names_what_was_not_shown_is_invalid() -> None:
-    candidates = [Candidate("The user flies on 12 May."), Candidate("The user is vegan.")]
+    candidates = [ExtractedMemory("The user flies on 12 May."), ExtractedMemory("The user is vegan.")]
     near = [[("k1", "The user flies on 10 May.")], [("k2", "The user is vegetarian.")]]
     ok = {
         "decisions": [

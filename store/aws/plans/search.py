@@ -11,7 +11,7 @@ from store.aws.plans.partitions import Span
 from store.aws.plans.payloads import resolve
 from store.aws.plans.sessions import list_heads
 from store.core.paging import SessionQuery
-from store.core.search import Candidate, Ranked, allot, results, search_start, session_hits, sessions_cursor
+from store.core.search import Ranked, SessionToRead, allot, results, search_start, session_hits, sessions_cursor
 from store.models import SearchHits
 from store.requests import ListSessions, Search
 
@@ -26,17 +26,17 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     A session whose transcript is still being copied in is found by its title only."""
     owner, needle, settings = request.owner, request.query.casefold(), ctx.settings
     start = search_start(request.cursor, owner)
-    candidates: list[Candidate] = []
+    candidates: list[SessionToRead] = []
     where: dict[str, Head] = {}
     if start.partial is not None and start.below > 1:
         item = yield from get_item(ctx.sessions_table, keys.head_key(start.partial))
         head = head_from_item(item) if item is not None else None
         if head is not None and head.live(ctx.now(), owner):
-            candidates.append(Candidate(head.session, start.below - 1, False, start.listing))
+            candidates.append(SessionToRead(head.session, start.below - 1, False, start.listing))
             where[head.session.id] = head
     wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
     heads, listing_cursor = yield from list_heads(ctx, ListSessions(owner=owner, query=wanted))
-    candidates += [Candidate(h.session, h.session.last_seq, True, sessions_cursor(owner, h.session)) for h in heads]
+    candidates += [SessionToRead(h.session, h.session.last_seq, True, sessions_cursor(owner, h.session)) for h in heads]
     where.update((h.session.id, h) for h in heads)
     readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
     spans = [
