@@ -18,7 +18,6 @@ similarity threshold when the store has an embedder (`memory_search.matching`), 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +29,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from store import SessionStore
-from store.integrations.memory_search import matching
+from store.integrations.memory_search import keep_messages, matching, memory_key
 
 RESULTS = 10
 
@@ -54,31 +53,8 @@ class StoreMemoryService(BaseMemoryService):
         """With the store's extraction model: the session's events distilled into memories (facts and
         preferences, or `strategies`) under the app's namespace, as Memory Bank generates them; adding the
         session again reads only its newest window of events again. Without one: one memory per event."""
-        if self.store.settings.extraction_model is not None:
-            await self._extract(session.app_name, session.user_id, session.id, session.events, first=1)
-            return
         await self.add_events_to_memory(
             app_name=session.app_name, user_id=session.user_id, events=session.events, session_id=session.id
-        )
-
-    async def _extract(
-        self, app_name: str, user_id: str, session_id: str | None, events: Sequence[Event], first: int
-    ) -> None:
-        said = [(i, e) for i, e in enumerate(events, start=first) if _text(e.content)]
-        messages = [
-            {"role": "user" if e.author == "user" else "assistant", "content": _text(e.content)} for _, e in said
-        ]
-        if not messages:
-            return
-        source = "adk-" + hashlib.sha256(f"{app_name}\0{session_id or ''}".encode()).hexdigest()[:24]
-        await asyncio.to_thread(
-            self.store.extract_from_messages,
-            user_id,
-            messages,
-            source=source,
-            namespace=self._namespace(app_name),
-            sequence_numbers=[i for i, _ in said],
-            strategies=self.strategies,
         )
 
     async def add_events_to_memory(
@@ -92,23 +68,20 @@ class StoreMemoryService(BaseMemoryService):
     ) -> None:
         """With the store's extraction model: the events distilled into memories (a delta handed again is found
         done). Without one: one memory per event that says something, keyed by the event's id."""
-        if self.store.settings.extraction_model is not None:
-            await self._extract(app_name, user_id, session_id, events, first=1)
-            return
-        for event in events:
-            text = _text(event.content)
-            if not text:
-                continue
-            value = {
-                "text": text,
-                "author": event.author,
-                "timestamp": datetime.fromtimestamp(event.timestamp, UTC).isoformat(),
-                "session_id": session_id,
-                "content": event.content.model_dump(mode="json", exclude_none=True) if event.content else None,
-            }
-            await asyncio.to_thread(
-                self.store.put_memory, user_id, self._namespace(app_name), event.id, value, index=["text"]
-            )
+        said = [(i, e) for i, e in enumerate(events, start=1) if _text(e.content)]
+        messages = [
+            {"role": "user" if e.author == "user" else "assistant", "content": _text(e.content)} for _, e in said
+        ]
+        await keep_messages(
+            self.store,
+            user_id,
+            self._namespace(app_name),
+            messages,
+            source="adk-" + memory_key(app_name, session_id or "")[:24],
+            numbers=[i for i, _ in said],
+            strategies=self.strategies,
+            one_each=lambda: [(e.id, _event_value(e, session_id)) for _, e in said],
+        )
 
     async def add_memory(
         self,
@@ -120,7 +93,7 @@ class StoreMemoryService(BaseMemoryService):
     ) -> None:
         for entry in memories:
             text = _text(entry.content)
-            key = entry.id or hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+            key = entry.id or memory_key(text)
             value = {
                 "text": text,
                 "author": entry.author,
@@ -164,3 +137,14 @@ def _text(content: types.Content | None) -> str:
     if content is None or not content.parts:
         return ""
     return " ".join(p.text for p in content.parts if p.text).strip()
+
+
+def _event_value(event: Event, session_id: str | None) -> dict[str, Any]:
+    """An event that says something as one memory's value."""
+    return {
+        "text": _text(event.content),
+        "author": event.author,
+        "timestamp": datetime.fromtimestamp(event.timestamp, UTC).isoformat(),
+        "session_id": session_id,
+        "content": event.content.model_dump(mode="json", exclude_none=True) if event.content else None,
+    }

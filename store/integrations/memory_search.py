@@ -1,9 +1,13 @@
-"""What the frameworks whose memory search returns only matches (ADK's `search_memory`, Strands'
-`MemoryStore.search`) ask of the store: the memories that match a query, never merely the nearest of
-unrelated ones, in the order each framework's own store gives them."""
+"""What the frameworks' memory adapters share: the memories that match a query (ADK's `search_memory`, Strands'
+`MemoryStore.search`: never merely the nearest of unrelated ones, in the order each framework's own store gives
+them), how a memory's key is made of its content (`memory_key`), and how a batch of a framework's messages is
+kept (`keep_messages`: distilled with the store's extraction model, else one memory per message)."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+from collections.abc import Callable
 from typing import Any, Literal
 
 from store import SessionStore
@@ -20,6 +24,47 @@ def threshold_of(store: SessionStore, given: float | None) -> float:
     if given is not None:
         return given
     return match_threshold(store.settings.embedder) or THRESHOLD
+
+
+def memory_key(*parts: str) -> str:
+    """A memory's key made of what it holds (its text; or its role and text; or where a batch came from): the
+    same parts give the same key, so a write retried or repeated lands on the same memory (32 hex digits of
+    their SHA-256, the parts joined by NUL)."""
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+async def keep_messages(
+    store: SessionStore,
+    owner: str,
+    namespace: tuple[str, ...],
+    messages: list[dict[str, Any]],
+    *,
+    source: str,
+    numbers: list[int] | None,
+    strategies: Any,
+    one_each: Callable[[], list[tuple[str, dict[str, Any]]]],
+) -> list[str]:
+    """A framework's batch of messages kept as memories under `namespace`: with the store's extraction model,
+    distilled by `extract_from_messages` (`strategies`, the batch named `source`, numbered by `numbers`; a batch
+    handed again is found done); without one, `one_each()`'s (key, value) pairs put one by one. The keys of the
+    memories written or changed. Each call of the sync store runs in a worker thread."""
+    if store.settings.extraction_model is not None:
+        if not messages:
+            return []
+        runs = await asyncio.to_thread(
+            store.extract_from_messages,
+            owner,
+            messages,
+            source=source,
+            namespace=namespace,
+            sequence_numbers=numbers,
+            strategies=strategies,
+        )
+        return [change.key for run in runs for change in run.changes]
+    kept = one_each()
+    for key, value in kept:
+        await asyncio.to_thread(store.put_memory, owner, namespace, key, value, index=["text"])
+    return [key for key, _ in kept]
 
 
 Ties = Literal["oldest", "newest"]

@@ -13,11 +13,11 @@ never taken from the model's arguments."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 
 from agents import Tool, function_tool
 
 from store import SessionStore
+from store.integrations.memory_search import memory_key
 
 NAMESPACE = ("openai-agents", "facts")
 
@@ -30,7 +30,7 @@ def memory_tools(
     @function_tool
     async def remember(fact: str) -> str:
         """Keep a fact about the user for later conversations (a preference, a plan, a detail they shared)."""
-        key = hashlib.sha256(fact.strip().encode("utf-8")).hexdigest()[:32]
+        key = memory_key(fact.strip())
         await asyncio.to_thread(store.put_memory, owner, namespace, key, {"text": fact.strip()})
         return "remembered"
 

@@ -26,7 +26,6 @@ own stores raise."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +37,7 @@ from store.conversation.blocks import parts_of
 from store.core import memories as m
 from store.core import validation as v
 from store.errors import InvalidInput
-from store.integrations.memory_search import matching
+from store.integrations.memory_search import keep_messages, matching, memory_key
 
 DEFAULT_RESULTS = 5
 SOURCE_MESSAGES = "messages"  # `source` of a memory `add_messages` wrote
@@ -61,10 +60,6 @@ def _results(value: Any, what: str) -> int | None:
     if value < 1:
         raise InvalidInput(f"StoreMemory: {what} must be at least 1.")
     return min(value, m.MAX_SEARCH_LIMIT)
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -139,7 +134,7 @@ class StoreMemory(MemoryStore):
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidInput("StoreMemory: metadata must be a dict")
         text = content.strip()
-        key = _digest(text)
+        key = memory_key(text)
         value: dict[str, Any] = {"text": text}
         if metadata:
             value["metadata"] = dict(metadata)
@@ -165,30 +160,28 @@ class StoreMemory(MemoryStore):
             raise InvalidInput("StoreMemory: sequence_numbers must name each message once")
         if any(not isinstance(message, Mapping) for message in messages):
             raise InvalidInput("StoreMemory: each message must be a dict with a role and content")
-        if self.store.settings.extraction_model is not None:
-            return await self._extracted(messages, numbers)
-        values: list[tuple[str, dict[str, Any]]] = []
-        for i, message in enumerate(messages):
-            role, text = str(message.get("role", "")), _text(message)
-            if not text:
-                continue
+        keys = await keep_messages(
+            self.store,
+            self.owner,
+            self.namespace,
+            [dict(message) for message in messages],
+            source=f"strands-{memory_key(self.name)[:16]}",
+            numbers=numbers,
+            strategies=self.strategies,
+            one_each=lambda: _one_memory_each(messages, numbers),
+        )
+        return [StoreMemoryAddResult(id=key) for key in keys]
+
+
+def _one_memory_each(
+    messages: Sequence[Mapping[str, Any]], numbers: list[int] | None
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each message that holds text as one memory, keyed by its role and text."""
+    values: list[tuple[str, dict[str, Any]]] = []
+    for i, message in enumerate(messages):
+        role, text = str(message.get("role", "")), _text(message)
+        if text:
             seq = numbers[i] if numbers is not None else None
             value: dict[str, Any] = {"text": text, "role": role, "source": SOURCE_MESSAGES, "seq": seq}
-            values.append((_digest(SOURCE_MESSAGES, role, text), value))
-        for key, value in values:
-            await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
-        return [StoreMemoryAddResult(id=key) for key, _ in values]
-
-    async def _extracted(
-        self, messages: Sequence[Mapping[str, Any]], numbers: list[int] | None
-    ) -> list[StoreMemoryAddResult]:
-        runs = await asyncio.to_thread(
-            self.store.extract_from_messages,
-            self.owner,
-            [dict(message) for message in messages],
-            source=f"strands-{_digest(self.name)[:16]}",
-            namespace=self.namespace,
-            sequence_numbers=numbers,
-            strategies=self.strategies,
-        )
-        return [StoreMemoryAddResult(id=change.key) for run in runs for change in run.changes]
+            values.append((memory_key(SOURCE_MESSAGES, role, text), value))
+    return values
