@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -19,7 +18,7 @@ from store import requests as rq
 from store.backend import EVERY_OPERATION, Backend, refuse_unsupported
 from store.backends import http_routes
 from store.backends.http_errors import ERRORS, error_for
-from store.backends.http_transport import Answer, Body, Outgoing, Transport, UrllibTransport
+from store.backends.http_transport import Answer, Body, Outgoing, Reply, Transport, UrllibTransport
 from store.core import codec
 from store.errors import InvalidInput, SessionNotFound, StoreError, StoreUnavailable
 from store.requests import operations
@@ -28,16 +27,6 @@ R = TypeVar("R")
 DEFAULT_TIMEOUT = 30.0
 CONNECTION_ATTEMPTS = 3  # a reset or refused connection is tried again, as the SDK's clients do
 BACKOFF_SECONDS = 0.05
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return codec.parse(self.body, "the API's answer", max_depth=codec.MAX_DEPTH + 8) if self.body else None
 
 
 def _retryable(method: str, headers: dict[str, str]) -> bool:

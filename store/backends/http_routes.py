@@ -9,11 +9,12 @@ import json
 import math
 import tempfile
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, Any, Protocol, cast
 from urllib.parse import quote, urlencode
 
 from store import requests as rq
 from store.artifact_reader import CHUNK, ArtifactReader
+from store.backends.http_transport import Answer, Body, Reply
 from store.conversation.model import VIEW_FIELD
 from store.core.streams import read_chunk
 from store.errors import ArtifactNotFound, StoreError, StoreUnavailable
@@ -35,8 +36,31 @@ from store.models import (
     StateSnapshot,
 )
 
-if TYPE_CHECKING:
-    from store.backends.http import HttpBackend
+
+class HttpBackend(Protocol):
+    """What a route asks of the HTTP backend (`store.backends.http.HttpBackend` is one): a JSON call, one whose
+    404 is None (`maybe`), a raw request read whole (`send`) or unread (`open`), and an answer's error check."""
+
+    def call(self, request: rq.Request[Any], method: str, path: str, **kwargs: Any) -> Any: ...
+
+    def maybe(self, request: rq.Request[Any], method: str, path: str, **kwargs: Any) -> Any: ...
+
+    def send(self, method: str, path: str, **kwargs: Any) -> Reply: ...
+
+    def check(self, reply: Reply, request: rq.Request[Any], *, absent: bool = False) -> Reply | None: ...
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        body: Any = None,
+        raw: Body = None,
+        headers: dict[str, str] | None = None,
+        authorized: bool = True,
+    ) -> Answer: ...
+
 
 INLINE_ARTIFACT_BYTES = 4 * 1024 * 1024  # the API's inline upload limit; larger ones go through a presigned PUT
 SPOOL_BYTES = CHUNK  # an upload larger than this waits on disk, not in memory, while it is hashed

@@ -13,6 +13,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from store.core import codec
+
 Body = bytes | IO[bytes] | None
 
 
@@ -113,3 +115,15 @@ class UrllibTransport:
             raise ConnectionError(str(reason)) from None
         except (http.client.HTTPException, ConnectionError) as exc:  # reset or closed before an answer
             raise ConnectionError(str(exc) or type(exc).__name__) from None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer read whole: its status, headers and body (`json()`: the body parsed, None when empty)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return codec.parse(self.body, "the API's answer", max_depth=codec.MAX_DEPTH + 8) if self.body else None
