@@ -151,7 +151,7 @@ def resolve_mode(given: str, query_text: str | None, indexed: Indexed | None) ->
     return given
 
 
-def ran(search_mode: str, query_text: str | None) -> Literal["semantic", "keyword", "hybrid"] | None:
+def reported_mode(search_mode: str, query_text: str | None) -> Literal["semantic", "keyword", "hybrid"] | None:
     """The mode a search reports it ran in (`MemoryHits.mode`): None when it had no query (a listing)."""
     if query_text is None:
         return None
@@ -470,7 +470,7 @@ def walk_cursor(position: str, owner: str) -> str:
     return encode("namespaces", owner, {"a": position})
 
 
-def listed(
+def listing_of(
     ns: Namespace, prefix: Namespace | None, suffix: Namespace | None, max_depth: int | None
 ) -> Namespace | None:
     """What list_namespaces shows of a namespace that holds memories: None when it is not under `prefix` or

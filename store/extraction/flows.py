@@ -11,7 +11,7 @@ from store.calls import CALLS
 from store.core.steps import ask
 from store.errors import InvalidInput, SessionNotFound
 from store.extraction.choice import CHOICE_KIND, choice_of
-from store.extraction.run_records import RUNS_KIND, ExtractionRun, digest_of, finished_up_to, kept, stored_runs
+from store.extraction.run_records import RUNS_KIND, ExtractionRun, digest_of, finished_up_to, runs_to_keep, stored_runs
 from store.extraction.runs import Options, Run, perform
 from store.extraction.steps import Flow, now
 from store.extraction.strategies import Strategy, strategies
@@ -49,7 +49,7 @@ def extract_session(
         out.append(record)
         fresh = True
     if fresh:  # one write for the call's new runs
-        yield from ask(CALLS.save_records, session_id, RUNS_KIND, kept(runs), owner=owner)
+        yield from ask(CALLS.save_records, session_id, RUNS_KIND, runs_to_keep(runs), owner=owner)
     return out
 
 

@@ -141,7 +141,7 @@ def stored_runs(records: list[Any]) -> list[ExtractionRun]:
     return out
 
 
-def kept(runs: list[ExtractionRun]) -> list[dict[str, Any]]:
+def runs_to_keep(runs: list[ExtractionRun]) -> list[dict[str, Any]]:
     """What a session keeps of its runs (oldest first): the newest within RUNS_BYTES of JSON, and always each
     strategy's newest (where the next run of it starts), so the record stays one small item however many runs
     a session has had."""

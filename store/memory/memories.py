@@ -123,7 +123,7 @@ class InProcessMemories(MemoryCore):
         ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
-        return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.ran(search_mode, request.query))
+        return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.reported_mode(search_mode, request.query))
 
     def list_namespaces(self, request: ListNamespaces) -> Page[tuple[str, ...]]:
         position, end = m.walk_start(request.prefix, request.cursor, request.owner)
@@ -138,7 +138,7 @@ class InProcessMemories(MemoryCore):
             if len(out) == request.limit:
                 return Page[tuple[str, ...]](items=out, next_cursor=m.walk_cursor(position, request.owner))
             ns, _ = m.parse_sk(sk)
-            shown = m.listed(ns, request.prefix, request.suffix, request.max_depth)
+            shown = m.listing_of(ns, request.prefix, request.suffix, request.max_depth)
             if shown is not None and shown not in out:
                 out.append(shown)
             position = m.walk_next(ns, shown)

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from store.extraction.run_records import RUNS_BYTES, ExtractionRun, MemoryChange, finished_up_to, kept, stored_runs
+from store.extraction.run_records import (
+    RUNS_BYTES,
+    ExtractionRun,
+    MemoryChange,
+    finished_up_to,
+    runs_to_keep,
+    stored_runs,
+)
 
 
 def run(i: int, strategy: str) -> ExtractionRun:
@@ -29,7 +36,7 @@ def run(i: int, strategy: str) -> ExtractionRun:
 
 def test_the_runs_kept_stay_small_and_keep_each_strategys_newest() -> None:
     runs = [run(1, "summary")] + [run(i, "facts" if i % 2 else "preferences") for i in range(2, 500)]
-    record = kept(runs)
+    record = runs_to_keep(runs)
     assert len(json.dumps(record)) <= RUNS_BYTES + 1000 and 5 < len(record) < 40
     back = stored_runs(record)
     assert [r.last_seq for r in back] == sorted(r.last_seq for r in back)  # oldest first

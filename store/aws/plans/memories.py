@@ -427,7 +427,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
         MemoryHit(**{**r.candidate.record.model_dump(), "value": _value(stored, known)}, score=r.score)
         for r, stored in zip(chunk, shown, strict=True)
     ]
-    return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.ran(search_mode, request.query))
+    return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.reported_mode(search_mode, request.query))
 
 
 def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[str, ...]]]:
@@ -463,7 +463,7 @@ def list_namespaces(ctx: Context, request: ListNamespaces) -> Plan[Page[tuple[st
         if len(out) == request.limit:
             return Page[tuple[str, ...]](items=out, next_cursor=m.walk_cursor(position, request.owner))
         ns, _ = m.parse_sk(stored["sk"]["S"])
-        shown = m.listed(ns, request.prefix, request.suffix, request.max_depth)
+        shown = m.listing_of(ns, request.prefix, request.suffix, request.max_depth)
         if shown is not None and shown not in out:
             out.append(shown)
         position = m.walk_next(ns, shown)
