@@ -114,7 +114,7 @@ class Harness:
         self.request_bytes: int | None = None  # the most one request to the store carries (the HTTP API's)
         self.ids_per_owner = False  # each owner names sessions in a space of its own (the API, ScopedBackend)
         self.stream_clients: tuple[Any, Any] | None = None  # (dynamodb, dynamodbstreams) where the tables are
-        self.memories: Callable[[], Any] = lambda: repr(self.memory._memories) if self.memory else None  # long-term
+        self.memories: Callable[[], Any] = lambda: self.memory.memory_inventory() if self.memory else None
 
     def leftovers(self, kind: str | None = None) -> list[str]:
         """Everything the store holds (tests/leftovers.py names it alike on every backend), of `kind` only
@@ -224,7 +224,7 @@ def make_harness(
         store = SessionStore(backend=backend, settings=cfg)
 
         def memory_snapshot() -> Any:
-            return repr((backend._sessions, backend._checkpoints, backend._uploads))
+            return backend.dump()
 
         def other() -> SessionStore:
             return SessionStore(backend=backend, settings=cfg)

@@ -13,24 +13,7 @@ OBJECT_KINDS = (("/artifacts/", "artifact"), ("/uploads/", "upload"), ("/traces/
 
 def memory_leftovers(backend: MemoryBackend) -> list[str]:
     """Everything the memory backend holds, expired or not (what it has not let go of)."""
-    found: list[str] = []
-    for sid, entry in backend._sessions.items():
-        found.append(f"session:{sid}")
-        found += [f"message:{sid}/{m.seq}" for m in entry.messages]
-        found += [f"state:{sid}"] if entry.state is not None else []
-        found += [f"slot:{sid}/{name}" for name in entry.slots]
-        found += [f"checkpoint:session/{sid}"] if entry.checkpoint is not None else []
-        found += [f"claim:{sid}/{key}" for key in entry.claims]
-        for name, art in entry.artifacts.items():
-            found += [f"artifact:{sid}/{name}/{v}" for v in art.versions]
-        for run, batches in entry.runs.items():
-            found += [f"trace:{sid}/{run}/{n}" for n in range(len(batches))]
-        for name, branch in entry.branches.items():
-            found += [f"message:{sid}/{name}/{m.seq}" for m in branch.messages]
-        found += [f"state:{sid}/kept/{slot}" for slot in entry.states_kept]
-    found += [f"checkpoint:{scope}/{key}" for scope, _, key in backend._checkpoints]
-    found += [f"upload:{u}" for u in backend._uploads]
-    return sorted(found)
+    return backend.inventory()
 
 
 ITEM_KINDS = {"CP": "checkpoint"}  # sort keys of the items a kind is asked of (the rest are "item")

@@ -107,6 +107,23 @@ class SessionEntry:
         """The last message a copy out of the session still takes (0: none)."""
         return max(self.pins.values(), default=0)
 
+    def inventory(self, sid: str) -> list[str]:
+        """What the session holds, named as `MemoryBackend.inventory` names it."""
+        found = [f"session:{sid}"]
+        found += [f"message:{sid}/{m.seq}" for m in self.messages]
+        found += [f"state:{sid}"] if self.state is not None else []
+        found += [f"slot:{sid}/{name}" for name in self.slots]
+        found += [f"checkpoint:session/{sid}"] if self.checkpoint is not None else []
+        found += [f"claim:{sid}/{key}" for key in self.claims]
+        for name, art in self.artifacts.items():
+            found += [f"artifact:{sid}/{name}/{v}" for v in art.versions]
+        for run, batches in self.runs.items():
+            found += [f"trace:{sid}/{run}/{n}" for n in range(len(batches))]
+        for name, branch in self.branches.items():
+            found += [f"message:{sid}/{name}/{m.seq}" for m in branch.messages]
+        found += [f"state:{sid}/kept/{slot}" for slot in self.states_kept]
+        return found
+
 
 COPY_STEP_SECONDS = 0.25  # how often a copy going on takes a step by itself (the stack's copy job: about a second)
 

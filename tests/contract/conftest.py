@@ -95,7 +95,7 @@ def _scoped(clock: FakeClock, settings: dict[str, Any]) -> Harness:
         )
 
     def snapshot() -> Any:
-        return repr((backend._sessions, backend._checkpoints, backend._uploads))
+        return backend.dump()
 
     harness = Harness(twin(), clock, snapshot, None, twin, kind="scoped")
     harness.ids_per_owner = True
