@@ -126,7 +126,7 @@ def question(
     blocks = []
     for i, (c, near) in enumerate(zip(candidates, neighbours, strict=True)):
         shown = "\n".join(f"  - id {json.dumps(k)}: {t}" for k, t in near)
-        blocks.append(f"ExtractedMemory {i}: {c.text}\nNearest existing memories:\n{shown}")
+        blocks.append(f"Candidate {i}: {c.text}\nNearest existing memories:\n{shown}")
     return ModelRequest(
         system=CONSOLIDATION_INSTRUCTIONS,
         prompt="\n\n".join(blocks),
