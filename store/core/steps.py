@@ -1,7 +1,7 @@
 """Driving a generator of steps, the one engine every sans-IO loop here shares: the AWS plans under the
-sync and async drivers, and the flows written above the store (the LangGraph saver's, the memory layer's runs)
-under their sync and async fronts. A driver performs `current` and hands the outcome to `advance` (an exception is thrown into the
-generator, where it asked) until `done`; `result` is then the generator's value.
+sync and async drivers, and the flows written above the store (the LangGraph saver's, the memory layer's
+runs) under their sync and async fronts. A driver performs `current` and hands the outcome to `advance` (an
+exception is thrown into the generator, where it asked) until `done`; `result` is then the generator's value.
 
 The steps flows above the store share: `StoreCall`, a call of the store's public API, asked with `ask` of a
 `names_of` stand-in (so that mypy checks the method, its arguments and its result), and `Sleep`."""

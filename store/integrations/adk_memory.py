@@ -17,7 +17,6 @@ similarity threshold when the store has an embedder (`memory_search.matching`), 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +28,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from store import SessionStore
+from store.integrations._calls import as_async
 from store.integrations.memory_search import keep_messages, matching, memory_key
 
 RESULTS = 10
@@ -41,6 +41,7 @@ class StoreMemoryService(BaseMemoryService):
         self, store: SessionStore, *, results: int = RESULTS, threshold: float | None = None, strategies: Any = None
     ) -> None:
         self.store = store
+        self._store = as_async(store)  # what the async methods call: the store's requests off the event loop
         self.results = results
         self.threshold = threshold
         self.strategies = strategies  # what a model extracts (None: facts and preferences)
@@ -73,7 +74,7 @@ class StoreMemoryService(BaseMemoryService):
             {"role": "user" if e.author == "user" else "assistant", "content": _text(e.content)} for _, e in said
         ]
         await keep_messages(
-            self.store,
+            self._store,
             user_id,
             self._namespace(app_name),
             messages,
@@ -101,13 +102,11 @@ class StoreMemoryService(BaseMemoryService):
                 "content": entry.content.model_dump(mode="json", exclude_none=True),
                 "metadata": dict(entry.custom_metadata),
             }
-            await asyncio.to_thread(
-                self.store.put_memory, user_id, self._namespace(app_name), key, value, index=["text"]
-            )
+            await self._store.put_memory(user_id, self._namespace(app_name), key, value, index=["text"])
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         namespace = self._namespace(app_name)
-        hits = await asyncio.to_thread(matching, self.store, user_id, namespace, query, self.results, self.threshold)
+        hits = await matching(self._store, user_id, namespace, query, self.results, self.threshold)
         memories = []
         for hit in hits:
             stored: Any = hit.value.get("content")
@@ -129,7 +128,7 @@ class StoreMemoryService(BaseMemoryService):
 
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
         if memory_id is not None:
-            await asyncio.to_thread(self.store.delete_memory, user_id, self._namespace(app_name), memory_id)
+            await self._store.delete_memory(user_id, self._namespace(app_name), memory_id)
 
 
 def _text(content: types.Content | None) -> str:

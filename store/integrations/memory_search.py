@@ -5,12 +5,11 @@ kept (`keep_messages`: distilled with the store's extraction model, else one mem
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable
 from typing import Any, Literal
 
-from store import SessionStore
+from store import AsyncSessionStore, SessionStore
 from store.core import memories as m
 from store.embeddings import MATCH_THRESHOLD, match_threshold
 from store.models import MemoryHit
@@ -18,7 +17,7 @@ from store.models import MemoryHit
 THRESHOLD = MATCH_THRESHOLD  # the least similarity that matches when neither the call nor the embedder names one
 
 
-def threshold_of(store: SessionStore, given: float | None) -> float:
+def threshold_of(store: SessionStore | AsyncSessionStore, given: float | None) -> float:
     """The least similarity that matches: `given`, else the store's embedder's (`store.embeddings.
     match_threshold`, the rule extraction's consolidation follows too)."""
     if given is not None:
@@ -34,7 +33,7 @@ def memory_key(*parts: str) -> str:
 
 
 async def keep_messages(
-    store: SessionStore,
+    store: AsyncSessionStore,
     owner: str,
     namespace: tuple[str, ...],
     messages: list[dict[str, Any]],
@@ -47,12 +46,11 @@ async def keep_messages(
     """A framework's batch of messages kept as memories under `namespace`: with the store's extraction model,
     distilled by `extract_from_messages` (`strategies`, the batch named `source`, numbered by `numbers`; a batch
     handed again is found done); without one, `one_each()`'s (key, value) pairs put one by one. The keys of the
-    memories written or changed. Each call of the sync store runs in a worker thread."""
+    memories written or changed."""
     if store.settings.extraction_model is not None:
         if not messages:
             return []
-        runs = await asyncio.to_thread(
-            store.extract_from_messages,
+        runs = await store.extract_from_messages(
             owner,
             messages,
             source=source,
@@ -63,7 +61,7 @@ async def keep_messages(
         return [change.key for run in runs for change in run.changes]
     kept = one_each()
     for key, value in kept:
-        await asyncio.to_thread(store.put_memory, owner, namespace, key, value, index=["text"])
+        await store.put_memory(owner, namespace, key, value, index=["text"])
     return [key for key, _ in kept]
 
 
@@ -86,8 +84,8 @@ def share(query: str, value: dict[str, Any]) -> float:
     return len(wanted & held) / len(wanted) if wanted else 0.0
 
 
-def matching(
-    store: SessionStore,
+async def matching(
+    store: AsyncSessionStore,
     owner: str,
     namespace: tuple[str, ...],
     query: str,
@@ -105,10 +103,10 @@ def matching(
         return []
     least = threshold_of(store, threshold)
     if store.settings.embedder is None:  # every match: ranked as the frameworks' own stores rank words
-        found = store.search_memories(owner, namespace, query=query, mode="keyword", limit=m.MAX_SEARCH_LIMIT)
+        found = await store.search_memories(owner, namespace, query=query, mode="keyword", limit=m.MAX_SEARCH_LIMIT)
         hits = [h.model_copy(update={"score": share(query, h.value)}) for h in found.items]
     else:  # similarities of unrelated vectors are never equal: the page asked for is enough
-        found = store.search_memories(owner, namespace, query=query, mode="semantic", limit=limit)
+        found = await store.search_memories(owner, namespace, query=query, mode="semantic", limit=limit)
         hits = [h for h in found.items if h.score is not None and h.score >= least]
     sign = 1 if ties == "oldest" else -1
     ordered = sorted(hits, key=lambda h: (-(h.score or 0.0), sign * h.created_at.timestamp(), h.key))

