@@ -9,6 +9,7 @@ from store.conversation import viewed
 from store.errors import InvalidInput
 from store.extraction.run_records import FORGET_TRIGGER
 from store.extraction.triggers import model_from_env
+from store.tools.cli.commands import _namespace
 from store.tools.cli.show import as_json, short, table
 from store.tools.cli.target import Target
 
@@ -61,24 +62,12 @@ def memories_runs(args: Any, t: Target, out: TextIO) -> int:
 def memories_show(args: Any, t: Target, out: TextIO) -> int:
     """One memory: its text, where it came from (session, messages, strategy, model, when; the messages
     themselves when the session is the owner's and still there) and its earlier texts."""
-    from store.tools.cli.commands import _namespace
-
     found = t.store.get_memory(t.owner, _namespace(args.namespace), args.key)
     if found is None:
         raise InvalidInput(f"no memory {args.key!r} in {args.namespace}")
     value = found.value
     source = value.get("source") if isinstance(value.get("source"), dict) else None
-    messages: list[Any] = []
-    if source and isinstance(source.get("session_id"), str) and isinstance(source.get("seqs"), list):
-        seqs = [s for s in source["seqs"] if isinstance(s, int)]
-        if seqs:
-            try:
-                page = t.store.list_messages(
-                    source["session_id"], after_seq=min(seqs) - 1, before_seq=max(seqs) + 1, owner=t.owner
-                )
-                messages = [viewed(m) for m in page.items if m.seq in seqs]
-            except Exception:
-                messages = []
+    messages = _source_messages(t, source) if source else []
     if args.json:
         out.write(as_json({"memory": found, "source_messages": messages}) + "\n")
         return 0
@@ -95,6 +84,21 @@ def memories_show(args: Any, t: Target, out: TextIO) -> int:
         if isinstance(h, dict):
             out.write(f"  was ({h.get('change')} at {h.get('replaced_at')}): {short(str(h.get('text')), 100)}\n")
     return 0
+
+
+def _source_messages(t: Target, source: dict[str, Any]) -> list[Any]:
+    """The messages a memory came from, as the conversation view shows them, while its session is the owner's
+    and still holds them (none otherwise)."""
+    seqs = [s for s in source.get("seqs") or [] if isinstance(s, int)] if isinstance(source.get("seqs"), list) else []
+    if not isinstance(source.get("session_id"), str) or not seqs:
+        return []
+    try:
+        page = t.store.list_messages(
+            source["session_id"], after_seq=min(seqs) - 1, before_seq=max(seqs) + 1, owner=t.owner
+        )
+    except Exception:  # the session is gone, or another owner's: the memory is shown without them
+        return []
+    return [viewed(m) for m in page.items if m.seq in seqs]
 
 
 def memories_extraction(args: Any, t: Target, out: TextIO) -> int:

@@ -87,25 +87,27 @@ def parts(message: MessageRecord, view: CanonicalMessage | None = None) -> list[
     """What a message holds, as (label, text) pairs, read from its canonical view (`store.conversation`):
     text, reasoning, each tool call (name and arguments), each tool result, images and files, whatever
     framework wrote it."""
-    out: list[tuple[str, str]] = []
-    for part in (view or canonical(message)).parts:
-        if part.type == "text":
-            out.append(("text", part.text or ""))
-        elif part.type == "reasoning":
-            out.append(("reasoning", part.text or ""))
-        elif part.type == "tool_call":
-            out.append(
-                ("tool call", f"{part.name or '?'}({_args(part.arguments if part.arguments is not None else {})})")
-            )
-        elif part.type == "tool_result":
-            label = "tool error" if part.is_error else "tool result"
-            out.append((label, (f"{part.name}: " if part.name else "") + (part.content or "")))
-        elif part.type in ("image", "file"):
-            where = part.url or ("inline" if part.inline else "")
-            out.append((part.type, " ".join(x for x in (part.name, part.media_type, where) if x) or part.type))
-        else:
-            out.append(("content", _args(part.data)))
-    return out
+    return [_labelled(part) for part in (view or canonical(message)).parts]
+
+
+def _labelled(part: Any) -> tuple[str, str]:
+    """One canonical part as (label, text)."""
+    if part.type in ("text", "reasoning"):
+        return part.type, part.text or ""
+    if part.type == "tool_call":
+        return "tool call", f"{part.name or '?'}({_args(part.arguments if part.arguments is not None else {})})"
+    if part.type == "tool_result":
+        label = "tool error" if part.is_error else "tool result"
+        return label, (f"{part.name}: " if part.name else "") + (part.content or "")
+    if part.type in ("image", "file"):
+        return part.type, _media_text(part)
+    return "content", _args(part.data)
+
+
+def _media_text(part: Any) -> str:
+    """An image's or a file's name, type and where it is (a URL, or inline)."""
+    where = part.url or ("inline" if part.inline else "")
+    return " ".join(x for x in (part.name, part.media_type, where) if x) or str(part.type)
 
 
 def message_lines(message: MessageRecord, *, full: bool = False) -> list[str]:
