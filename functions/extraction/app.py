@@ -32,6 +32,7 @@ from store.errors import SessionNotFound, StoreError
 from store.extraction.triggers import (
     IDLE_PK,
     IDLE_SCOPE,
+    HeadMove,
     changed,
     due,
     every_from_env,
@@ -118,6 +119,26 @@ def _count(runs: list[Any], session_id: str) -> None:
             )
 
 
+def _idle_timers(records: list[dict[str, Any]], moves: list[HeadMove], sessions: dict[str, str]) -> set[str]:
+    """With idle timers on (EXTRACTION_IDLE_MINUTES): each session that moved has its timer started again, and
+    each session whose timer ran out is added to `sessions` (id -> owner) unless due already. The sessions added
+    for being idle."""
+    minutes = idle_from_env()
+    idled: set[str] = set()
+    if not minutes:
+        return idled
+    for session_id, seq in changed(moves).items():  # each active session's idle timer starts again
+        key = idle_key(session_id)
+        if key is not None:
+            store().save_checkpoint(IDLE_SCOPE, key, {"seq": seq}, ttl=minutes * 60)
+    for session_id in idle(records):  # a timer ran out: the session has been idle that long
+        head = store().get_session(session_id)
+        if head is not None and session_id not in sessions:
+            sessions[session_id] = head.owner
+            idled.add(session_id)
+    return idled
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
@@ -132,19 +153,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         return {"batchItemFailures": []}
     moves = head_moves(records)  # the stream read once, for both triggers
     sessions = due(moves, every_from_env())
-    idled: set[str] = set()
+    idled = _idle_timers(records, moves, sessions)
     failed: list[str] = []
-    minutes = idle_from_env()
-    if minutes:
-        for session_id, seq in changed(moves).items():  # each active session's idle timer starts again
-            key = idle_key(session_id)
-            if key is not None:
-                store().save_checkpoint(IDLE_SCOPE, key, {"seq": seq}, ttl=minutes * 60)
-        for session_id in idle(records):  # a timer ran out: the session has been idle that long
-            head = store().get_session(session_id)
-            if head is not None and session_id not in sessions:
-                sessions[session_id] = head.owner
-                idled.add(session_id)
     for session_id, owner in sessions.items():
         if context.get_remaining_time_in_millis() / 1000 < RUN_RESERVE_SECONDS:
             failed += _stream_positions_of(records, session_id)
