@@ -69,23 +69,36 @@ def calls_of(message: Message) -> set[str]:
     """The ids of the tool calls a message makes, in any of the shapes the store's adapters write:
     OpenAI chat `tool_calls[].id`, OpenAI Responses `*_call` items' `call_id`, Anthropic `tool_use`
     blocks' `id`, Bedrock Converse / Strands `toolUse.toolUseId`, LangChain's serialized `AIMessage`."""
-    found: set[str] = set()
     extra = message.model_extra or {}
-    for call in extra.get("tool_calls") or []:
-        if isinstance(call, dict) and (cid := _text(call.get("id"))):
-            found.add(cid)
+    found = _ids(extra.get("tool_calls"), "id")
     for block in _blocks(message.content):
-        kind = block.get("type")
-        if (kind == "tool_use" and (cid := _text(block.get("id")))) or (
-            isinstance(kind, str) and kind.endswith("_call") and (cid := _text(block.get("call_id")))
-        ):
-            found.add(cid)
-        use = block.get("toolUse")
-        if isinstance(use, dict) and (cid := _text(use.get("toolUseId"))):
-            found.add(cid)
-        data = block.get("data")  # LangChain's serialized AIMessage: {"type": "ai", "data": {"tool_calls": ...}}
-        if kind == "ai" and isinstance(data, dict):
-            found |= {cid for c in data.get("tool_calls") or [] if isinstance(c, dict) and (cid := _text(c.get("id")))}
+        found |= _block_calls(block)
+    return found
+
+
+def _ids(items: Any, field: str) -> set[str]:
+    """The `field` of each dict in `items` (a list; anything else holds none) that is a non-empty string."""
+    return (
+        {cid for c in items or [] if isinstance(c, dict) and (cid := _text(c.get(field)))}
+        if isinstance(items, list)
+        else set()
+    )
+
+
+def _block_calls(block: dict[str, Any]) -> set[str]:
+    """The ids of the tool calls one content block makes (see `calls_of`)."""
+    kind = block.get("type")
+    found: set[str] = set()
+    if (kind == "tool_use" and (cid := _text(block.get("id")))) or (
+        isinstance(kind, str) and kind.endswith("_call") and (cid := _text(block.get("call_id")))
+    ):
+        found.add(cid)
+    use = block.get("toolUse")
+    if isinstance(use, dict) and (cid := _text(use.get("toolUseId"))):
+        found.add(cid)
+    data = block.get("data")  # LangChain's serialized AIMessage: {"type": "ai", "data": {"tool_calls": ...}}
+    if kind == "ai" and isinstance(data, dict):
+        found |= _ids(data.get("tool_calls"), "id")
     return found
 
 
