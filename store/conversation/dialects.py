@@ -256,24 +256,22 @@ def _adk_part(part: dict[str, Any]) -> list[Part]:
     if isinstance(part.get("text"), str):
         kind = "reasoning" if part.get("thought") else "text"
         return [Part(type=kind, text=part["text"])]
+    media = _adk_media(part)
+    return media if media is not None else block_parts(part)
+
+
+def _adk_media(part: dict[str, Any]) -> list[Part] | None:
+    """A Gemini part's inline or referenced data as an image or file part (None: it holds neither)."""
     inline = part.get("inline_data") or part.get("inlineData")
+    held = inline if isinstance(inline, dict) else part.get("file_data") or part.get("fileData")
+    if not isinstance(held, dict):
+        return None
+    media = string(held.get("mime_type") or held.get("mimeType"))
+    kind = "image" if (media or "").startswith("image/") else "file"
+    name = string(held.get("display_name"))
     if isinstance(inline, dict):
-        media = string(inline.get("mime_type") or inline.get("mimeType"))
-        kind = "image" if (media or "").startswith("image/") else "file"
-        return [Part(type=kind, media_type=media, name=string(inline.get("display_name")), inline=True)]
-    file = part.get("file_data") or part.get("fileData")
-    if isinstance(file, dict):
-        media = string(file.get("mime_type") or file.get("mimeType"))
-        kind = "image" if (media or "").startswith("image/") else "file"
-        return [
-            Part(
-                type=kind,
-                media_type=media,
-                name=string(file.get("display_name")),
-                url=string(file.get("file_uri") or file.get("fileUri")),
-            )
-        ]
-    return block_parts(part)
+        return [Part(type=kind, media_type=media, name=name, inline=True)]
+    return [Part(type=kind, media_type=media, name=name, url=string(held.get("file_uri") or held.get("fileUri")))]
 
 
 def _adk_usage(meta: Any) -> TokenUsage | None:
