@@ -180,15 +180,6 @@ def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
     url = block.get("image_url") if part_type == "image" else block.get("file_url")
     if isinstance(url, dict):
         url = url.get("url")
-    candidates = [url, block.get("url"), block.get("file_uri"), block.get("uri"), source.get("url")]
-    location = obj(source.get("s3Location"))
-    candidates.append(location.get("uri"))
-    reference = next((c for c in candidates if isinstance(c, str) and c.startswith(REFERENCE_SCHEMES)), None)
-    inline = any(k in block for k in ("data", "bytes", "file_data", "image_bytes")) or any(
-        k in source for k in ("data", "bytes")
-    )
-    if isinstance(url, str) and url.startswith("data:"):
-        inline = True
     media = block.get("media_type") or block.get("mime_type") or source.get("media_type") or block.get("mimeType")
     if media is None and isinstance(fmt, str):
         media = f"{part_type if part_type == 'image' else 'application'}/{fmt}"
@@ -196,9 +187,25 @@ def _media(part_type: str, block: dict[str, Any], *, fmt: Any = None) -> Part:
         type=part_type,
         name=string(block.get("name") or block.get("filename") or block.get("display_name")),
         media_type=string(media),
-        url=reference,
-        inline=inline or None,
+        url=_reference(block, source, url),
+        inline=_inline(block, source, url) or None,
     )
+
+
+def _reference(block: dict[str, Any], source: dict[str, Any], url: Any) -> str | None:
+    """Where an image or file is (an http(s), s3, gs, file or artifact URL), among the places formats put it."""
+    candidates = [url, block.get("url"), block.get("file_uri"), block.get("uri"), source.get("url")]
+    candidates.append(obj(source.get("s3Location")).get("uri"))
+    return next((c for c in candidates if isinstance(c, str) and c.startswith(REFERENCE_SCHEMES)), None)
+
+
+def _inline(block: dict[str, Any], source: dict[str, Any], url: Any) -> bool:
+    """Whether an image's or file's bytes are in the message (its data, or a data: URL)."""
+    if any(k in block for k in ("data", "bytes", "file_data", "image_bytes")) or any(
+        k in source for k in ("data", "bytes")
+    ):
+        return True
+    return isinstance(url, str) and url.startswith("data:")
 
 
 def items(value: Any) -> list[Any]:
