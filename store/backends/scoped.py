@@ -55,15 +55,21 @@ def _localized(owner: str, value: Any) -> Any:
         elif isinstance(field, BaseModel | list):
             changes[name] = _localized(owner, field)
     if isinstance(value, Session):
-        changes["id"] = unscoped_id(owner, value.id) or value.id
-        source = value.metadata.get(FORKED_FROM)
-        if isinstance(source, dict) and isinstance(source.get("session_id"), str):
-            local = unscoped_id(owner, source["session_id"])
-            if local is not None:  # a fork's source, as the owner names it
-                changes["metadata"] = {**value.metadata, FORKED_FROM: {**source, "session_id": local}}
+        changes.update(_session_ids(owner, value))
     if isinstance(value, Checkpoint) and value.scope == "session":
         changes["key"] = unscoped_id(owner, value.key) or value.key
     return value.model_copy(update=changes) if changes else value
+
+
+def _session_ids(owner: str, session: Session) -> dict[str, Any]:
+    """A session's id, and its fork's source in its metadata, as the owner names them."""
+    changes: dict[str, Any] = {"id": unscoped_id(owner, session.id) or session.id}
+    source = session.metadata.get(FORKED_FROM)
+    if isinstance(source, dict) and isinstance(source.get("session_id"), str):
+        local = unscoped_id(owner, source["session_id"])
+        if local is not None:  # a fork's source, as the owner names it
+            changes["metadata"] = {**session.metadata, FORKED_FROM: {**source, "session_id": local}}
+    return changes
 
 
 class ScopedBackend(Backend):
