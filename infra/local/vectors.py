@@ -115,6 +115,7 @@ def _validation(message: str) -> Exception:
 
 
 def _checked_indexes(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The table's vector indexes as DynamoDB keeps them, each checked as DynamoDB checks it (names unique)."""
     names: set[str] = set()
     out = []
     for index in given:
@@ -122,39 +123,38 @@ def _checked_indexes(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not isinstance(name, str) or not INDEX_NAME.fullmatch(name) or name in names:
             raise _validation(f"Invalid vector index name: {name!r}")
         names.add(name)
-        attribute = (index.get("VectorAttribute") or {}).get("AttributeName")
-        if not isinstance(attribute, str) or not attribute:
-            raise _validation(f"Vector index {name}: VectorAttribute.AttributeName is required")
-        dims = index.get("Dimensions")
-        if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= 4096:
-            raise _validation(f"Vector index {name}: Dimensions must be from 1 to 4096")
-        if index.get("DistanceFunction") not in DISTANCES:
-            raise _validation(f"Vector index {name}: DistanceFunction must be one of {', '.join(DISTANCES)}")
-        projection = index.get("Projection") or {}
-        if projection.get("ProjectionType", "ALL") not in ("ALL", "KEYS_ONLY", "INCLUDE"):
-            raise _validation(f"Vector index {name}: invalid ProjectionType")
-        schema = index.get("SearchSchema") or []
-        kinds = [e.get("SearchSchemaElementType") for e in schema]
-        if any(k not in ("HASH", "INLINE_FILTER") for k in kinds) or kinds.count("HASH") > 1:
-            raise _validation(f"Vector index {name}: a search schema holds at most one HASH and INLINE_FILTERs")
-        out.append(
-            {
-                "IndexName": name,
-                "VectorAttribute": {"AttributeName": attribute},
-                "Dimensions": dims,
-                "DistanceFunction": index["DistanceFunction"],
-                "Projection": {
-                    "ProjectionType": projection.get("ProjectionType", "ALL"),
-                    **(
-                        {"NonKeyAttributes": projection["NonKeyAttributes"]}
-                        if projection.get("NonKeyAttributes")
-                        else {}
-                    ),
-                },
-                "SearchSchema": schema,
-            }
-        )
+        out.append(_checked_index(name, index))
     return out
+
+
+def _checked_index(name: str, index: dict[str, Any]) -> dict[str, Any]:
+    """One vector index as DynamoDB keeps it; a ValidationException for what DynamoDB refuses."""
+    attribute = (index.get("VectorAttribute") or {}).get("AttributeName")
+    if not isinstance(attribute, str) or not attribute:
+        raise _validation(f"Vector index {name}: VectorAttribute.AttributeName is required")
+    dims = index.get("Dimensions")
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= 4096:
+        raise _validation(f"Vector index {name}: Dimensions must be from 1 to 4096")
+    if index.get("DistanceFunction") not in DISTANCES:
+        raise _validation(f"Vector index {name}: DistanceFunction must be one of {', '.join(DISTANCES)}")
+    projection = index.get("Projection") or {}
+    if projection.get("ProjectionType", "ALL") not in ("ALL", "KEYS_ONLY", "INCLUDE"):
+        raise _validation(f"Vector index {name}: invalid ProjectionType")
+    schema = index.get("SearchSchema") or []
+    kinds = [e.get("SearchSchemaElementType") for e in schema]
+    if any(k not in ("HASH", "INLINE_FILTER") for k in kinds) or kinds.count("HASH") > 1:
+        raise _validation(f"Vector index {name}: a search schema holds at most one HASH and INLINE_FILTERs")
+    kept = {"ProjectionType": projection.get("ProjectionType", "ALL")}
+    if projection.get("NonKeyAttributes"):
+        kept["NonKeyAttributes"] = projection["NonKeyAttributes"]
+    return {
+        "IndexName": name,
+        "VectorAttribute": {"AttributeName": attribute},
+        "Dimensions": dims,
+        "DistanceFunction": index["DistanceFunction"],
+        "Projection": kept,
+        "SearchSchema": schema,
+    }
 
 
 def _updated_indexes(indexes: list[dict[str, Any]], updates: Any, table: str) -> list[dict[str, Any]]:
