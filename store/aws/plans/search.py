@@ -11,7 +11,17 @@ from store.aws.plans.partitions import Span
 from store.aws.plans.payloads import resolve
 from store.aws.plans.sessions import list_heads
 from store.core.paging import SessionQuery
-from store.core.search import Ranked, SessionToRead, allot, results, search_start, session_hits, sessions_cursor
+from store.core.search import (
+    Ranked,
+    Reading,
+    SearchStart,
+    SessionToRead,
+    allot,
+    results,
+    search_start,
+    session_hits,
+    sessions_cursor,
+)
 from store.models import SearchHits
 from store.requests import ListSessions, Search
 
@@ -26,6 +36,22 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     A session whose transcript is still being copied in is found by its title only."""
     owner, needle, settings = request.owner, request.query.casefold(), ctx.settings
     start = search_start(request.cursor, owner)
+    candidates, where, listing_cursor = yield from _sessions_to_read(ctx, owner, start)
+    readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
+    by_session = yield from _read(ctx, readings, where)
+    hits: list[Ranked] = []
+    for reading in readings:
+        resolved = yield from resolve(ctx, by_session.get(reading.session.id, []))
+        messages = (record_from_item(m) for m in resolved)
+        hits.extend(session_hits(reading.session, messages, needle, title=reading.title))
+    return results(hits, request.limit, readings, next_cursor)
+
+
+def _sessions_to_read(
+    ctx: Context, owner: str, start: SearchStart
+) -> Plan[tuple[list[SessionToRead], dict[str, Head], str | None]]:
+    """The sessions a call may read, in order: the rest of the one the cursor was cut in (while it is live),
+    then a page of the owner's newest; their heads by id; the listing's next cursor."""
     candidates: list[SessionToRead] = []
     where: dict[str, Head] = {}
     if start.partial is not None and start.below > 1:
@@ -34,11 +60,16 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
         if head is not None and head.live(ctx.now(), owner):
             candidates.append(SessionToRead(head.session, start.below - 1, False, start.listing))
             where[head.session.id] = head
-    wanted = SessionQuery(limit=max(1, settings.search_sessions - len(candidates)), cursor=start.listing)
+    wanted = SessionQuery(limit=max(1, ctx.settings.search_sessions - len(candidates)), cursor=start.listing)
     heads, listing_cursor = yield from list_heads(ctx, ListSessions(owner=owner, query=wanted))
     candidates += [SessionToRead(h.session, h.session.last_seq, True, sessions_cursor(owner, h.session)) for h in heads]
     where.update((h.session.id, h) for h in heads)
-    readings, next_cursor = allot(owner, candidates, listing_cursor, settings.search_messages)
+    return candidates, where, listing_cursor
+
+
+def _read(ctx: Context, readings: list[Reading], where: dict[str, Head]) -> Plan[dict[str, list[Item]]]:
+    """Each reading's messages (newest first), the sessions' first pages all at once, then what a 1 MB page
+    left out; a session still being copied in is read by its title only (no messages)."""
     spans = [
         (r, Span(where[r.session.id].part, r.lo, r.hi, newest_first=True, limit=r.hi - r.lo + 1))
         for r in readings
@@ -46,7 +77,6 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
     ]
     ranges = [(reading, span.reader(), span.query(ctx)) for reading, span in spans]
     responses = yield Parallel(tuple(Call("query", params) for _, _, params in ranges))
-    hits: list[Ranked] = []
     by_session: dict[str, list[Item]] = {}
     for (reading, read, params), resp in zip(ranges, responses, strict=True):
         items: list[Item] = [m for i in resp.get("Items", []) for m in read(i)]
@@ -59,8 +89,4 @@ def search(ctx: Context, request: Search) -> Plan[SearchHits]:
             )
             items += more
         by_session[reading.session.id] = items
-    for reading in readings:
-        resolved = yield from resolve(ctx, by_session.get(reading.session.id, []))
-        messages = (record_from_item(m) for m in resolved)
-        hits.extend(session_hits(reading.session, messages, needle, title=reading.title))
-    return results(hits, request.limit, readings, next_cursor)
+    return by_session
