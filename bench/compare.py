@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from bench import langgraph_savers, startup
+from bench.harness import our_tables, peer_table
 from bench.isolated import LlamaIndexIsolated, isolated_versions
 from bench.peers import Contender, Endpoint, LangChain, Ours, StrandsFile, StrandsS3
-from bench.report import LOAD_LAST, write_report
+from bench.report import LOAD_LAST, write_report, write_results
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
-from infra.local.aws import create_tables, local_client, moto_server_process
+from infra.local.aws import local_client, moto_server_process
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.json"
@@ -57,27 +58,12 @@ def contenders() -> tuple[type[Contender], ...]:
 @contextmanager
 def moto() -> Iterator[Endpoint]:
     """A moto server process on 127.0.0.1 with our tables and bucket, the peers' table and DynamoDBSaver's."""
-    from store.session_store import s3_config
-
     with moto_server_process() as url:
-        dynamodb = local_client(endpoint_url=url)
-        tables = create_tables(dynamodb, prefix="bench", s3=local_client("s3", url, s3_config(path_style=True)))
+        tables = our_tables(url, "bench")
         assert tables.bucket is not None
-        dynamodb.create_table(
-            TableName="bench-peers",
-            KeySchema=[{"AttributeName": "SessionId", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "SessionId", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        dynamodb.create_table(
-            TableName="bench-checkpoints",
-            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "PK", "AttributeType": "S"},
-                {"AttributeName": "SK", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        peer_table(url, "bench-peers", "SessionId")  # LangChain's and LlamaIndex's, as their docs create it
+        peer_table(url, "bench-checkpoints", "PK", "SK")  # DynamoDBSaver's
+        dynamodb = local_client(endpoint_url=url)
         yield Endpoint(
             url, tables.sessions, tables.messages, tables.bucket, "bench-peers", dynamodb, "bench-checkpoints"
         )
@@ -95,6 +81,13 @@ def timed(contender: Contender, action: Callable[[], Any]) -> dict[str, Any]:
     return out
 
 
+def columns(samples: list[Any]) -> Any:
+    """Samples (one dict each) as one list per field, as results.json keeps them; other lists as they are."""
+    if not samples or not isinstance(samples[0], dict):
+        return samples
+    return {field: [s.get(field) for s in samples] for field in samples[0]}
+
+
 def compressed_size(turn: Turn) -> int:
     """Bytes of the message body as this store keeps it (compact JSON, zlib above 512 B)."""
     from store.core.codec import encode
@@ -110,9 +103,10 @@ def run_workload(
     racing = [cls(endpoint, name) for cls in contenders()]
     used = {c.name: 0 for c in racing}
     out: dict[str, Any] = {
-        "measured_turns": [
-            {"kind": t.kind, "json_bytes": t.json_bytes(), "stored_bytes": compressed_size(t)} for t in measured
-        ],
+        "measured_turns": {
+            "json_bytes": [t.json_bytes() for t in measured],
+            "stored_bytes": [compressed_size(t) for t in measured],
+        },
         "contenders": {c.name: {"uses_aws": c.uses_aws, "lengths": {}, "failure": None} for c in racing},
     }
     live = list(racing)
@@ -143,7 +137,7 @@ def run_workload(
                 if isinstance(c, Ours):
                     rows[c.name].setdefault("raw_query_seconds", []).append(c.raw_query_seconds(LOAD_LAST))
         for c in live:
-            out["contenders"][c.name]["lengths"][str(length)] = rows[c.name]
+            out["contenders"][c.name]["lengths"][str(length)] = {k: columns(v) for k, v in rows[c.name].items()}
         print(f"  {name}: {length} messages measured ({len(live)} contenders left)", flush=True)
     return out
 
@@ -274,7 +268,7 @@ def main() -> None:
         results["bundle"] = bundle()
     results["seconds"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / RESULTS.name).write_text(json.dumps(results, indent=1, default=str))
+    write_results(results, args.out / RESULTS.name)
     write_report(results, args.out)
     print(f"wrote {args.out / 'results.md'} in {results['seconds']:.0f} s")
 

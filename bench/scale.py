@@ -34,6 +34,7 @@ import boto3
 
 from bench import startup
 from bench.meter import Meter
+from bench.report import write_results
 from bench.scale_report import DELETE_BUDGET, REQUEST_BUDGET, write_report
 from infra.local.aws import REGION, create_tables, local_client, moto_server_process
 from store import SessionStore, deadline
@@ -289,7 +290,7 @@ def main() -> None:
         with server() as url:
             earlier["forks"] = [fork_at(url, count, rtt) for count in sorted(args.forks)]
         earlier["forks_run"] = f"{results['started']} ({time.perf_counter() - started:.0f} s)"
-        (args.out / "scale.json").write_text(json.dumps(earlier, indent=1, default=str))
+        write_results(earlier, args.out / "scale.json")
         write_report(earlier, args.out)
         print(f"wrote {args.out / 'scale.md'}")
         return
@@ -311,7 +312,7 @@ def main() -> None:
         results["imports"] = startup.measure(args.imports)
     results["seconds"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scale.json").write_text(json.dumps(results, indent=1, default=str))
+    write_results(results, args.out / "scale.json")
     write_report(results, args.out)
     print(f"wrote {args.out / 'scale.md'} in {results['seconds']:.0f} s")
 

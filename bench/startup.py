@@ -175,7 +175,7 @@ def main() -> None:
         if path.exists():
             results = json.loads(path.read_text())
             results["imports"] = imports
-            path.write_text(json.dumps(results, indent=1, default=str))
+            report.write_results(results, path)
             render(results, args.out)
     api = imports["modules"]["functions.api.app"]
     print(f"functions.api.app: {api['median_ms']:.0f} ms, {api['ratio']:.2f}x import boto3")

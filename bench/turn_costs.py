@@ -21,37 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.framework_turns import adk_turn, langchain_turn, langgraph_turn, openai_turn, strands_turn
+from bench.harness import our_tables, peer_table, store_on
 from bench.meter import Tally, metered
-from infra.local.aws import REGION, create_tables, local_client, moto_server_process
+from infra.local.aws import REGION, moto_server_process
 from store import SessionStore
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
-
-
-def _peer_table(url: str, name: str, *keys: str) -> str:
-    """A table as a peer package documents it: string keys, the first the partition, the second (if any) the
-    sort key; on demand."""
-    schema = [{"AttributeName": k, "KeyType": kind} for k, kind in zip(keys, ("HASH", "RANGE"), strict=False)]
-    local_client(endpoint_url=url).create_table(
-        TableName=name,
-        KeySchema=schema,
-        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    return name
-
-
-def _store_on(url: str, session: Any, tables: Any) -> SessionStore:
-    """A store on `tables` whose clients it makes itself, as a user's store does, from `session` (a boto3
-    session whose clients are metered or timed)."""
-    return SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, session=session, endpoint_url=url)
-
-
-def _our_tables(url: str, prefix: str) -> Any:
-    from store.session_store import s3_config
-
-    s3 = s3_config(path_style=True)
-    return create_tables(local_client(endpoint_url=url), prefix=prefix, s3=local_client("s3", url, s3))
 
 
 @dataclass(frozen=True)
@@ -75,7 +50,7 @@ class MeteredStore:
     def __init__(self, url: str, prefix: str) -> None:
         session, self.meter = metered(url)
         self.url = url
-        self.store = _store_on(url, session, _our_tables(url, prefix))
+        self.store = store_on(url, our_tables(url, prefix), session)
 
     def turn(self, adapter: str, mode: str, run: Callable[[], Any]) -> TurnCost:
         """Run an unmeasured first turn, then measure the second."""
@@ -163,12 +138,12 @@ def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callabl
 
     from store.integrations.strands import SessionStoreStorage, session_manager
 
-    tables = _our_tables(url, prefix)
+    tables = our_tables(url, prefix)
 
     def ours(session: Any) -> SessionStore:
-        return _store_on(url, session, tables)
+        return store_on(url, tables, session)
 
-    peer_table = _peer_table(url, f"{prefix}-strands-storage", "pk", "sk")  # as its README provisions it
+    their_table = peer_table(url, f"{prefix}-strands-storage", "pk", "sk")  # as its README provisions it
 
     def per_turn(session: Any) -> Callable[[str], Any]:
         store = ours(session)
@@ -183,7 +158,7 @@ def strands_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Callabl
         return lambda sid: SnapshotSessionManager(sid, storage=storage)
 
     def peer(session: Any) -> Callable[[str], Any]:
-        storage = DynamoDBStorage(peer_table, client=session.client("dynamodb", endpoint_url=url))
+        storage = DynamoDBStorage(their_table, client=session.client("dynamodb", endpoint_url=url))
         return lambda sid: SnapshotSessionManager(sid, storage=storage)
 
     return {
@@ -240,19 +215,19 @@ def langgraph_backends(url: str, prefix: str) -> dict[str, Callable[[Any], Check
 
     from store.integrations.langgraph import SessionStoreSaver
 
-    tables = _our_tables(url, prefix)
-    peer_table = _peer_table(url, f"{prefix}-checkpoints", "PK", "SK")  # as langgraph-checkpoint-aws documents it
+    tables = our_tables(url, prefix)
+    their_table = peer_table(url, f"{prefix}-checkpoints", "PK", "SK")  # as langgraph-checkpoint-aws documents it
 
     def counted(saver: Any) -> Callable[[Any], int]:
         return lambda config: sum(1 for _ in saver.list(config))
 
     def ours(session: Any) -> Checkpointer:
-        saver = SessionStoreSaver(_store_on(url, session, tables), owner="bench")
+        saver = SessionStoreSaver(store_on(url, tables, session), owner="bench")
         return Checkpointer(saver, stored=counted(saver))
 
     def theirs(session: Any) -> Any:
         return DynamoDBSaver(
-            table_name=peer_table,
+            table_name=their_table,
             session=session,
             region_name=REGION,
             endpoint_url=url,
@@ -375,20 +350,20 @@ def openai_pairs(url: str) -> list[PairCost]:
     run = openai_runner()
 
     def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
-        tables = _our_tables(url, prefix)
-        peer_table = _peer_table(url, f"{prefix}-agent-sessions", "session_id")  # as its README creates it
+        tables = our_tables(url, prefix)
+        their_table = peer_table(url, f"{prefix}-agent-sessions", "session_id")  # as its README creates it
 
         def on(make: Callable[[], Any]) -> SessionBackend:
             first = make()
             return SessionBackend(lambda: run(first), lambda: asyncio.run(make().get_items()))
 
         def ours(session: Any, sid: str) -> SessionBackend:
-            store = _store_on(url, session, tables)
+            store = store_on(url, tables, session)
             return on(lambda: OpenAIAgentsSession(sid, store, owner="bench"))
 
         def theirs(session: Any, sid: str) -> SessionBackend:
             client: Any = _Awaitable(session.client("dynamodb", endpoint_url=url))
-            return on(lambda: DynamoDBSession(sid, client, peer_table))
+            return on(lambda: DynamoDBSession(sid, client, their_table))
 
         return {"ours, OpenAIAgentsSession": ours, "openai-agents-session 0.1.0, DynamoDBSession": theirs}
 
@@ -437,10 +412,10 @@ def adk_pairs(url: str) -> list[PairCost]:
         return SessionBackend(turn, lambda: asyncio.run(make().get_session(**ids)), meter)
 
     def backends(prefix: str, turns: int) -> dict[str, Callable[[Any, str], SessionBackend]]:
-        tables = _our_tables(url, prefix)
+        tables = our_tables(url, prefix)
 
         def ours(session: Any, sid: str, shared: bool = False, **options: Any) -> SessionBackend:
-            store = _store_on(url, session, tables)
+            store = store_on(url, tables, session)
             return on(lambda: StoreSessionService(store, **options), sid, shared=shared)
 
         def theirs(session: Any, sid: str, shared: bool = False) -> SessionBackend:  # counted on peer_session's meter

@@ -40,8 +40,9 @@ from bench.framework_turns import (
     openai_runner,
     strands_agent,
 )
+from bench.harness import our_tables, peer_table, store_on
 from bench.report import record
-from bench.turn_costs import _Awaitable, _our_tables, _peer_table, _store_on, adk_peer
+from bench.turn_costs import _Awaitable, adk_peer
 from infra.local.aws import REGION, SERVED_HEADER, local_session, moto_server_process
 from store import SessionStore
 
@@ -85,9 +86,9 @@ def strands(url: str) -> list[Variant]:
 
     ours = Variant("ours, session_manager()", lambda: None)
     theirs = Variant("strands-dynamodb-storage, SnapshotSessionManager", lambda: None)
-    store = _store_on(url, timed_session(ours.served), _our_tables(url, "lat-strands"))
+    store = store_on(url, our_tables(url, "lat-strands"), timed_session(ours.served))
     peer_client = timed_session(theirs.served).client("dynamodb", endpoint_url=url)
-    storage = DynamoDBStorage(_peer_table(url, "lat-strands-peer", "pk", "sk"), client=peer_client)
+    storage = DynamoDBStorage(peer_table(url, "lat-strands-peer", "pk", "sk"), client=peer_client)
     managers = [None, session_manager("s", store, owner="bench"), SnapshotSessionManager("s", storage=storage)]
     variants = [Variant(BASELINE, lambda: None), ours, theirs]
     for variant, manager in zip(variants, managers, strict=True):
@@ -104,12 +105,12 @@ def openai(url: str) -> list[Variant]:
     run = openai_runner()
     ours = Variant("ours, OpenAIAgentsSession", lambda: None)
     theirs = Variant("openai-agents-session, DynamoDBSession", lambda: None)
-    store = _store_on(url, timed_session(ours.served), _our_tables(url, "lat-openai"))
+    store = store_on(url, our_tables(url, "lat-openai"), timed_session(ours.served))
     peer_client: Any = _Awaitable(timed_session(theirs.served).client("dynamodb", endpoint_url=url))
     sessions = [
         SQLiteSession("s"),
         OpenAIAgentsSession("s", store, owner="bench"),
-        DynamoDBSession("s", peer_client, _peer_table(url, "lat-openai-peer", "session_id")),
+        DynamoDBSession("s", peer_client, peer_table(url, "lat-openai-peer", "session_id")),
     ]
     variants = [Variant(BASELINE, lambda: None), ours, theirs]
     for variant, session in zip(variants, sessions, strict=True):
@@ -124,7 +125,7 @@ def adk(url: str) -> list[Variant]:
 
     ours = Variant("ours, StoreSessionService()", lambda: None)
     theirs = Variant("adk-dynamodb-session, DynamoDBSessionService", lambda: None)
-    store = _store_on(url, timed_session(ours.served), _our_tables(url, "lat-adk"))
+    store = store_on(url, our_tables(url, "lat-adk"), timed_session(ours.served))
     make_peer, _, _ = adk_peer(url, lambda session: timed_session(theirs.served, session))
     services = [InMemorySessionService(), StoreSessionService(store), make_peer()]
     variants = [Variant(BASELINE, lambda: None), ours, theirs]
@@ -143,10 +144,10 @@ def langgraph(url: str) -> list[Variant]:
 
     ours = Variant("ours, SessionStoreSaver", lambda: None)
     theirs = Variant("langgraph-checkpoint-aws, DynamoDBSaver", lambda: None)
-    tables = _our_tables(url, "lat-langgraph")
-    store = _store_on(url, timed_session(ours.served), tables)
+    tables = our_tables(url, "lat-langgraph")
+    store = store_on(url, tables, timed_session(ours.served))
     peer = DynamoDBSaver(
-        table_name=_peer_table(url, "lat-langgraph-peer", "PK", "SK"),
+        table_name=peer_table(url, "lat-langgraph-peer", "PK", "SK"),
         session=timed_session(theirs.served),
         region_name=REGION,
         endpoint_url=url,
@@ -171,9 +172,9 @@ def langchain(url: str) -> list[Variant]:
 
     ours = Variant("ours, SessionStoreChatMessageHistory", lambda: None)
     theirs = Variant("langchain-community, DynamoDBChatMessageHistory", lambda: None)
-    store: SessionStore = _store_on(url, timed_session(ours.served), _our_tables(url, "lat-langchain"))
+    store: SessionStore = store_on(url, our_tables(url, "lat-langchain"), timed_session(ours.served))
     table = "lat-langchain-peer"
-    _peer_table(url, table, "SessionId")  # as LangChain's docs create it
+    peer_table(url, table, "SessionId")  # as LangChain's docs create it
     peer_session = timed_session(theirs.served)
     memory = InMemoryChatMessageHistory()
     histories: list[Callable[[str], Any] | None] = [

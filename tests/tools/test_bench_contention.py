@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from bench import append_contention
-from bench.report import contention_section
+from bench.report import section
 
 
 def test_a_small_measurement_checks_what_it_reports(contended_endpoint: str) -> None:
@@ -27,8 +27,11 @@ def test_the_baseline_is_the_store_as_it_was() -> None:
 
 def test_the_report_shows_every_run() -> None:
     results = json.loads((Path(append_contention.__file__).parent / "results.json").read_text())
-    lines = contention_section(results)
+    lines = section("Many writers on one session", results)
     runs = results["contention"]["runs"]
     rows = [line for line in lines if line.startswith("| ") and line.split("|")[1].strip().endswith(" ms")]
     assert len(rows) == len(runs) and all("| yes |" in r for r in rows)
-    assert contention_section({}) == ["Not measured in this run: `python -m bench.append_contention` adds it.", ""]
+    assert section("Many writers on one session", {}) == [
+        "Not measured in this run: `python -m bench.append_contention` adds it.",
+        "",
+    ]
