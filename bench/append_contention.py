@@ -1,19 +1,9 @@
 """Many writers appending to one session through the DynamoDB backend, at the default settings: the design
-before the writer queue and after it, A/B, in one run.
+before the writer queue (BASELINE, extracted with `git archive` and imported in a subprocess) and after it.
 
-W writers (threads, each its own store, as separate Lambda instances would be) each append APPENDS
-single-message batches to one session, for W in 1, 4, 16 and 64, on moto's server in a process of its own
-(one request at a time, as one hot DynamoDB item), with no added latency and with a simulated 10 ms round
-trip. For each: calls that raised Conflict, appends per second, latency per append (p50, p99), write
-attempts per append (TransactWriteItems and UpdateItem calls made by that one append: mean and max),
-head reads per append, and a check that the transcript is gapless with every acknowledged message once.
+    .venv/bin/python -m bench.append_contention [--appends 12] [--writers 1 4 16 64] [--latency 0 0.01]
 
-"Before" is the store as it was at BASELINE (extracted with `git archive` and imported in a subprocess in
-place of this checkout's `store`); "after" is this checkout. Results go into bench/results.json
-("contention") and bench/results.md is rendered again.
-
-Run: .venv/bin/python -m bench.append_contention [--appends 12] [--writers 1 4 16 64] [--latency 0 0.01]
-"""
+The method, beside its figures: bench/report_template.md, "Many writers on one session"."""
 
 from __future__ import annotations
 

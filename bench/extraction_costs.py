@@ -2,19 +2,8 @@
 
     python -m bench.extraction_costs [--turns 40] [--every 1 5 10 20] [--record]
 
-One conversation of `turns` user turns, each answered by the assistant (bench/memory_set.py's facts, told as
-the user would: "By the way, my sister grew up in Porto."), appended one message at a time to a session on
-DynamoDB (a moto server of its own; infra/local/vectors.py for the vector index), with wordllama's embedder.
-Each time the session's `last_seq` crosses a multiple of N, `extract_memories` runs the facts and preferences
-strategies, as the stack's extraction function does (store.extraction.triggers.due). Counted on the store's
-own boto3 session (bench/meter.py): requests, WCU and RCU from item sizes; and what the model is asked:
-questions, and the characters of instructions and conversation sent and of answers received.
-
-The model is a deterministic function in the real answer's shape (no model is reachable here): it returns
-each user sentence that states something as a fact ("The user's sister grew up in Porto."), and answers
-consolidation questions `none` for a text it already holds, else `add`. So the store's requests and the
-characters sent are measured; the tokens a real model would use are estimated from the characters (4 a token,
-a rough rule for English), and no quality figure is given."""
+The model is a deterministic function in the real answer's shape (`CountingModel`); the method, beside its
+figures: bench/report_template.md, "Memory extraction: cost per turn"."""
 
 from __future__ import annotations
 
@@ -36,7 +25,9 @@ CHARS_PER_TOKEN = 4
 
 
 class CountingModel:
-    """The deterministic model (module docstring), counting what it is sent and what it answers."""
+    """A deterministic model in the real answer's shape, counting what it is sent and what it answers: it returns
+    each user sentence that states something as a fact ("The user's sister grew up in Porto."), and answers a
+    consolidation question `none` for a text it already holds, else `add`."""
 
     def __init__(self) -> None:
         self.questions = 0

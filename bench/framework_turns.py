@@ -250,10 +250,14 @@ def langgraph_graph(saver: Any) -> Any:
 
 
 def langchain_turn(
-    store: SessionStore, *, name: str = "turns", owner: str = "bench", history: Callable[[str], Any] | None = None
+    store: SessionStore | None,
+    *,
+    name: str = "turns",
+    owner: str = "bench",
+    history: Callable[[str], Any] | None = None,
 ) -> Callable[[], Any]:
     """A RunnableWithMessageHistory turn whose step returns the tool call, its result and the answer; its history
-    `SessionStoreChatMessageHistory` on `store`, or `history(session_id)`."""
+    `history(session_id)`, else `SessionStoreChatMessageHistory` on `store`."""
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.runnables import RunnableLambda
     from langchain_core.runnables.history import RunnableWithMessageHistory
@@ -271,7 +275,7 @@ def langchain_turn(
 
     chain = RunnableWithMessageHistory(
         RunnableLambda(agent),
-        history or (lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner=owner)),
+        history or (lambda session_id: SessionStoreChatMessageHistory(session_id, store, owner=owner)),  # type: ignore[arg-type]
     )
     config: Any = {"configurable": {"session_id": name}}
     return lambda: chain.invoke(f"What is the weather in {CITY}?", config)

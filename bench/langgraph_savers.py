@@ -1,13 +1,6 @@
 """LangGraph checkpointers side by side: this store's `SessionStoreSaver` and `langgraph-checkpoint-aws`'s
-`DynamoDBSaver` (with its S3 offload), on one moto server, through the same graph.
-
-The graph is an agent loop: one node that adds a short assistant message to a `messages` channel and
-goes round again until the run's steps are done. Each saver holds one thread that grows through the
-history lengths (checkpoints in the thread). At each length it measures, on the saver's own boto3
-session (bench/meter.py): one run of `STEPS` steps (requests, bytes sent, computed WCU per super-step:
-the run's puts and task writes divided by the checkpoints it made), loading the latest state
-(`graph.get_state`), and listing the whole history (`saver.list`).
-"""
+`DynamoDBSaver` (with its S3 offload), through the same graph (an agent loop adding a message each super-step).
+The method, beside its figures: bench/report_template.md, "LangGraph: SessionStoreSaver against DynamoDBSaver"."""
 
 from __future__ import annotations
 

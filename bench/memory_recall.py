@@ -1,13 +1,9 @@
-"""Retrieval quality of long-term memory: recall@5 of semantic, keyword and hybrid search on
-bench/memory_set.py (200 memories, 100 questions with known answers), with wordllama's 256-dimension model,
-through the library's public API on the memory backend and on DynamoDB (moto with infra/local/vectors.py).
+"""Retrieval quality of long-term memory: recall@5 of semantic, keyword and hybrid search on bench/memory_set.py,
+through the public API on the memory backend and on DynamoDB.
 
     python -m bench.memory_recall
 
-It keeps its numbers in bench/results.json ("memory_recall") and renders bench/results.md again.
-
-A question counts as recalled at 5 when the memory that answers it is among the first five hits. The same
-ranking rules run on both backends (store/core/memories.py), so their numbers must agree; both are reported."""
+The method, beside its figures: bench/report_template.md, "Long-term memory: recall@5"."""
 
 from __future__ import annotations
 

@@ -1,20 +1,9 @@
 """What the worst requests to `POST /v1/traces` cost the API function: time and peak memory.
 
-Each case runs in a fresh interpreter (its own peak RSS) that imports the API handler, points it at tables on
-moto's server (its own process, one request at a time), and hands it one API Gateway event as the deployed
-function would receive it (a 4 MB body at most: the API's limit). The function has 512 MB and 29 s
-(template.yaml); the request budget is 20 s.
+    .venv/bin/python -m bench.otlp_receiver
 
-- refused: 4 MB of empty spans in protobuf (`\\x12\\x00` repeated: 2 million spans) and as JSON (1.3 million
-  `{}`): the spans are counted off the wire, or while decoding, and refused past MAX_SPANS;
-- the largest accepted request: MAX_SPANS spans with attributes, in MAX_TRACES traces of one session (one
-  write), as JSON and as protobuf, as close to 4 MB as the attributes make it;
-- the most traces: MAX_TRACES traces each naming its own session (one write a session).
-
-Results go into bench/results.json ("otlp") and bench/results.md is rendered again.
-
-Run: .venv/bin/python -m bench.otlp_receiver
-"""
+Each case (CASES: refused floods of empty spans, the largest accepted request, the most traces) runs in a fresh
+interpreter; the method, beside its figures: bench/report_template.md, "The OTLP receiver's worst requests"."""
 
 from __future__ import annotations
 

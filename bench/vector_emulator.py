@@ -2,20 +2,8 @@
 
     python -m bench.vector_emulator [--sizes 3000 100000] [--searches 20] [--record]
 
-One owner's memories in the memories table as template.yaml makes it with e5-small's 384 dimensions (an index of
-384 + 1,024 word buckets = 1,408), on a moto server of its own process (lean: equal numbers of lists shared, so
-that 100,000 vectors fit). Each memory's vector is as the store writes one: a unit dense half, then a few word
-buckets; its values are drawn from a few thousand numbers (three decimals), which changes nothing of the search's
-work and lets moto share them. The items are written by BatchWriteItem. At each size it times, through boto3 as
-the store calls it (the query's 1,408 numbers sent, the answer read):
-
-- the first search after the writes (the emulator reads the new items into its matrix then);
-- a search, the median of `--searches` searches by meaning (the store's condition: the owner's partition, the
-  embedder, not expired; TopK 100) and as many by words;
-- a search after one more memory is put (the matrix kept up to date: one row read again).
-
-It keeps its numbers in bench/results.json ("vector_emulator"; a size not measured in this run keeps its recorded
-row) and renders bench/results.md again."""
+The method, beside its figures: bench/report_template.md, "The local stack's vector index". A size not measured
+in this run keeps its recorded row."""
 
 from __future__ import annotations
 
