@@ -31,6 +31,7 @@ from typing import Any
 from bench import langgraph_savers, startup
 from bench.harness import our_tables, peer_table
 from bench.isolated import LlamaIndexIsolated, isolated_versions
+from bench.meter import timed as meter_timed
 from bench.peers import Contender, Endpoint, LangChain, Ours, StrandsFile, StrandsS3
 from bench.report import LOAD_LAST, write_report, write_results
 from bench.workload import Turn, agent_transcript, chat_transcript, huge_tool_result
@@ -70,15 +71,9 @@ def moto() -> Iterator[Endpoint]:
 
 
 def timed(contender: Contender, action: Callable[[], Any]) -> dict[str, Any]:
-    """Run `action` under the contender's meter; wall time excludes the meter's own item reads."""
-    with contender.meter.measure() as tally:
-        started = time.perf_counter()
-        result = action()
-        seconds = time.perf_counter() - started - contender.meter.overhead
-    out = tally.sample(seconds)
-    if isinstance(result, int):
-        out["count"] = result
-    return out
+    """Run `action` under the contender's meter (bench/meter.py `timed`), with its count if it returns one."""
+    sample, result = meter_timed(contender.meter, action)
+    return sample | ({"count": result} if isinstance(result, int) else {})
 
 
 def columns(samples: list[Any]) -> Any:

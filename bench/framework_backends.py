@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,30 +218,34 @@ def adk(url: str, prefix: str, probe: Probe) -> list[Backend]:
     return backends
 
 
+def dynamodb_saver(url: str, table: str, bucket: str, session: Any) -> Any:
+    """langgraph-checkpoint-aws's DynamoDBSaver on `table`, offloading large checkpoints to `bucket`."""
+    from botocore.config import Config
+    from langgraph_checkpoint_aws import DynamoDBSaver
+
+    return DynamoDBSaver(
+        table_name=table,
+        session=session,
+        region_name=REGION,
+        endpoint_url=url,
+        boto_config=Config(s3={"addressing_style": "path"}),
+        s3_offload_config={"bucket_name": bucket, "endpoint_url": url},
+    )
+
+
 def langgraph(url: str, prefix: str, probe: Probe) -> list[Backend]:
     """A LangGraph graph checkpointed by its InMemorySaver, this store's SessionStoreSaver, langgraph-checkpoint-
     aws's DynamoDBSaver and its DeferredCheckpointSaver (flushed on exit); a resume is a new checkpointer's
     `get_state` (the state resumed)."""
-    from botocore.config import Config
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph_checkpoint_aws import DynamoDBSaver
     from langgraph_checkpoint_aws.checkpoint.deferred_saver import DeferredCheckpointSaver
 
     from store.integrations.langgraph import SessionStoreSaver
 
     tables = our_tables(url, prefix)
     table = peer_table(url, f"{prefix}-checkpoints", "PK", "SK")  # as langgraph-checkpoint-aws documents it
-
-    def dynamodb_saver(session: Any) -> Any:
-        return DynamoDBSaver(
-            table_name=table,
-            session=session,
-            region_name=REGION,
-            endpoint_url=url,
-            boto_config=Config(s3={"addressing_style": "path"}),
-            s3_offload_config={"bucket_name": tables.bucket or "", "endpoint_url": url},
-        )
+    saver_on = functools.partial(dynamodb_saver, url, table, tables.bucket or "")
 
     def on(make: Callable[[], Any], deferred: bool = False) -> Build:
         def build(session: Any, sid: str) -> Turns:
@@ -268,9 +273,9 @@ def langgraph(url: str, prefix: str, probe: Probe) -> list[Backend]:
         {
             BASELINE: on(InMemorySaver),
             "ours, SessionStoreSaver": with_session(lambda s: SessionStoreSaver(store_on(url, tables, s), owner=OWNER)),
-            "langgraph-checkpoint-aws DynamoDBSaver": with_session(dynamodb_saver),
+            "langgraph-checkpoint-aws DynamoDBSaver": with_session(saver_on),
             "langgraph-checkpoint-aws DeferredCheckpointSaver(DynamoDBSaver), flush_on_exit": with_session(
-                dynamodb_saver, deferred=True
+                saver_on, deferred=True
             ),
         },
     )

@@ -5,14 +5,16 @@ The method, beside its figures: bench/report_template.md, "LangGraph: SessionSto
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import boto3
 
+from bench.framework_backends import dynamodb_saver
+from bench.harness import store_on
 from bench.meter import Meter, Tally
 from bench.peers import Endpoint
 from infra.local.aws import REGION
+from store.integrations.langgraph import SessionStoreSaver
 
 STEPS = 5  # loop iterations of the measured run
 PER_RUN = 2  # a run also checkpoints its input (step -1) and its start (step 0)
@@ -20,45 +22,14 @@ PREFILL_CHUNK = 200
 MESSAGE = "checked the fare calendar; the cheapest direct flight leaves at 07:40"  # ~70 characters
 
 
-@dataclass(frozen=True)
-class SaverUnderTest:
-    name: str
-    make: Callable[[Endpoint, Any], Any]  # (endpoint, boto3 session) -> a BaseCheckpointSaver
-
-
-def ours(endpoint: Endpoint, session: Any) -> Any:
-    from store import SessionStore
-    from store.integrations.langgraph import SessionStoreSaver
-    from store.session_store import s3_config
-
-    store = SessionStore(
-        endpoint.sessions_table,
-        endpoint.messages_table,
-        bucket=endpoint.bucket,
-        client=session.client("dynamodb", endpoint_url=endpoint.url),
-        s3_client=session.client("s3", endpoint_url=endpoint.url, config=s3_config(path_style=True)),
-    )
-    return SessionStoreSaver(store, owner="bench")
-
-
-def dynamodb_saver(endpoint: Endpoint, session: Any) -> Any:
-    from botocore.config import Config
-    from langgraph_checkpoint_aws import DynamoDBSaver
-
-    return DynamoDBSaver(
-        table_name=endpoint.checkpoint_table,
-        session=session,
-        region_name=REGION,
-        endpoint_url=endpoint.url,
-        boto_config=Config(s3={"addressing_style": "path"}),
-        s3_offload_config={"bucket_name": endpoint.bucket, "endpoint_url": endpoint.url},
-    )
-
-
-SAVERS = (
-    SaverUnderTest("agent-session-store SessionStoreSaver", ours),
-    SaverUnderTest("langgraph-checkpoint-aws DynamoDBSaver", dynamodb_saver),
-)
+SAVERS: dict[str, Callable[[Endpoint, Any], Any]] = {  # (endpoint, boto3 session) -> a checkpointer
+    "agent-session-store SessionStoreSaver": lambda e, session: SessionStoreSaver(
+        store_on(e.url, e.tables, session), owner="bench"
+    ),
+    "langgraph-checkpoint-aws DynamoDBSaver": lambda e, session: dynamodb_saver(
+        e.url, e.checkpoint_table, e.bucket, session
+    ),
+}
 
 
 def agent_loop(saver: Any) -> Any:
@@ -83,10 +54,10 @@ def agent_loop(saver: Any) -> Any:
 class Runner:
     """One saver's thread, grown and measured."""
 
-    def __init__(self, endpoint: Endpoint, under_test: SaverUnderTest) -> None:
+    def __init__(self, endpoint: Endpoint, make: Callable[[Endpoint, Any], Any]) -> None:
         self.session = boto3.Session(region_name=REGION)
         self.meter = Meter(self.session, endpoint.reader)
-        self.saver = under_test.make(endpoint, self.session)
+        self.saver = make(endpoint, self.session)
         self.graph = agent_loop(self.saver)
         self.config: Any = {"configurable": {"thread_id": "bench-thread"}}
         self.checkpoints = 0
@@ -110,23 +81,11 @@ class Runner:
         return tally, result
 
 
-def _sample(tally: Tally, per: int = 1) -> dict[str, Any]:
-    return {
-        "requests": tally.request_count / per,
-        "calls": tally.describe(),
-        "bytes_sent": tally.bytes_sent / per,
-        "bytes_received": tally.bytes_received / per,
-        "wcu": tally.wcu / per,
-        "rcu": tally.rcu / per,
-        "largest_item": tally.largest_item,
-    }
-
-
 def measure(endpoint: Endpoint, lengths: list[int]) -> dict[str, Any]:
     """For each saver and history length: per super-step costs, a load of the latest state, a listing."""
     out: dict[str, Any] = {"steps": STEPS, "lengths": lengths, "savers": {}}
-    for under_test in SAVERS:
-        runner = Runner(endpoint, under_test)
+    for name, make in SAVERS.items():
+        runner = Runner(endpoint, make)
         rows: dict[str, Any] = {}
         for length in lengths:
             runner.grow_to(length - STEPS - PER_RUN)
@@ -134,14 +93,14 @@ def measure(endpoint: Endpoint, lengths: list[int]) -> dict[str, Any]:
             latest, state = runner.measured(lambda r=runner: r.graph.get_state(r.config))  # type: ignore[misc]
             listing, found = runner.measured(lambda r=runner: len(list(r.saver.list(r.config))))  # type: ignore[misc]
             if found != runner.checkpoints or state.values["left"] != 0:
-                raise RuntimeError(f"{under_test.name}: {found} checkpoints listed, {runner.checkpoints} written")
+                raise RuntimeError(f"{name}: {found} checkpoints listed, {runner.checkpoints} written")
             rows[str(length)] = {
                 "checkpoints": found,
                 "messages": len(state.values["messages"]),
-                "super_step": _sample(step, STEPS + PER_RUN),
-                "load_latest": _sample(latest),
-                "list_history": _sample(listing),
+                "super_step": step.sample(per=STEPS + PER_RUN),
+                "load_latest": latest.sample(),
+                "list_history": listing.sample(),
             }
-            print(f"  langgraph: {under_test.name} at {found} checkpoints", flush=True)
-        out["savers"][under_test.name] = rows
+            print(f"  langgraph: {name} at {found} checkpoints", flush=True)
+        out["savers"][name] = rows
     return out

@@ -25,7 +25,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,22 +53,28 @@ class Tally:
     def request_count(self) -> int:
         return sum(self.requests.values())
 
-    def sample(self, seconds: float) -> dict[str, Any]:
-        """This tally and a wall time, as the benchmarks record a measurement."""
-        return {
-            "requests": self.request_count,
-            "calls": self.describe(),
-            "bytes_sent": self.bytes_sent,
-            "bytes_received": self.bytes_received,
-            "wcu": self.wcu,
-            "rcu": self.rcu,
-            "largest_item": self.largest_item,
-            "seconds": seconds,
-        }
+    def sample(self, seconds: float | None = None, per: int = 1) -> dict[str, Any]:
+        """This tally as the benchmarks record a measurement: divided by `per` (the operations it covered), and
+        its wall time if given."""
+        counts = {"requests": self.request_count, "bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received}
+        out: dict[str, Any] = {k: v / per if per != 1 else v for k, v in counts.items()}
+        out |= {"calls": self.describe(), "wcu": self.wcu / per, "rcu": self.rcu / per}
+        out |= {"largest_item": self.largest_item} | ({"seconds": seconds} if seconds is not None else {})
+        return out
 
     def describe(self) -> str:
         """'TransactWriteItems + 2 GetObject' style summary of the requests."""
         return " + ".join(f"{n} {op}" if n > 1 else op for op, n in sorted(self.requests.items()))
+
+
+def timed(meter: Any, action: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
+    """What `action` asked of AWS through `meter` (a Meter, or one that reports another process's) and how long
+    it took, less the meter's own item reads: (the sample, the action's result)."""
+    with meter.measure() as tally:
+        started = time.perf_counter()
+        result = action()
+        seconds = time.perf_counter() - started - meter.overhead
+    return tally.sample(seconds), result
 
 
 def _key(item: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -23,9 +23,10 @@ from typing import Any
 
 import boto3
 
+from bench.harness import store_on
 from bench.meter import Meter
 from bench.workload import Turn
-from infra.local.aws import REGION
+from infra.local.aws import REGION, LocalTables
 
 PREFILL_CHUNK = 25
 
@@ -41,6 +42,12 @@ class Endpoint:
     peer_table: str  # hash key "SessionId", as both LangChain's and LlamaIndex's docs create it
     reader: Any  # an unhooked DynamoDB client
     checkpoint_table: str = ""  # DynamoDBSaver's (PK, SK), as langgraph-checkpoint-aws documents it
+
+    @property
+    def tables(self) -> LocalTables:
+        """Our tables and bucket, as the harness names them."""
+        names = {"SESSIONS_TABLE": self.sessions_table, "MESSAGES_TABLE": self.messages_table}
+        return LocalTables(names | {"ARTIFACTS_BUCKET": self.bucket})
 
 
 class Contender(ABC):
@@ -95,16 +102,7 @@ class Ours(Contender):
     def __init__(self, endpoint: Endpoint, conversation: str, session_id: str | None = None) -> None:
         """A fresh store object on a new session, or on `session_id` (a cold store: sequence unknown)."""
         super().__init__(endpoint, conversation)
-        from store import SessionStore
-        from store.session_store import s3_config
-
-        self.store = SessionStore(
-            endpoint.sessions_table,
-            endpoint.messages_table,
-            bucket=endpoint.bucket,
-            client=self.client("dynamodb"),
-            s3_client=self.client("s3", config=s3_config(path_style=True)),
-        )
+        self.store = store_on(endpoint.url, endpoint.tables, self.session)
         self.session_id = session_id or self.store.create_session("bench", title=conversation).id
 
     @staticmethod

@@ -33,7 +33,7 @@ from typing import Any
 import boto3
 
 from bench import startup
-from bench.meter import Meter
+from bench.meter import Meter, timed
 from bench.report import write_results
 from bench.scale_report import DELETE_BUDGET, REQUEST_BUDGET, write_report
 from infra.local.aws import REGION, create_tables, local_client, moto_server_process
@@ -82,11 +82,7 @@ class Scenario:
 
     def measure(self, action: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
         """What `action` asked of AWS, and how long it took (less the meter's own item reads)."""
-        with self.meter.measure() as tally:
-            started = time.perf_counter()
-            result = action()
-            seconds = time.perf_counter() - started - self.meter.overhead
-        return tally.sample(seconds), result
+        return timed(self.meter, action)
 
     def bare_query_seconds(self, session_id: str, count: int) -> float:
         """moto's own time for one Query of `count` messages of a session (unmetered, no added latency)."""

@@ -2,7 +2,7 @@
 
 A body is compact JSON; at or above `COMPRESS_THRESHOLD` bytes it is zlib-compressed. The codec is
 recorded beside the body ("json" or "zlib") so it can change later without rewriting old items.
-The choice was measured with bench/codec_choice.py (see docs/decisions.md).
+The choice was measured once (docs/decisions.md, "Codec").
 """
 
 from __future__ import annotations
