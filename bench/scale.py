@@ -37,6 +37,7 @@ from bench.meter import Meter, timed
 from bench.report import write_results
 from bench.scale_report import DELETE_BUDGET, REQUEST_BUDGET, write_report
 from infra.local.aws import REGION, create_tables, local_client, moto_server_process
+from infra.local.streams import StreamReader
 from store import SessionStore, deadline
 from store.aws import keys
 from store.aws.attrs import n, s
@@ -220,30 +221,16 @@ def fork_at(url: str, messages: int, rtt: float) -> dict[str, Any]:
 
     forked, made = sc.measure(fork)
     forked["copying"] = made.copying
-    streams = local_client("dynamodbstreams", endpoint_url=url)
-    arn = sc.writer.describe_table(TableName=sc.tables.sessions)["Table"]["LatestStreamArn"]
-    shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
-    iterators = [
-        streams.get_shard_iterator(StreamArn=arn, ShardId=x["ShardId"], ShardIteratorType="TRIM_HORIZON")[
-            "ShardIterator"
-        ]
-        for x in shards
-    ]
+    reader = StreamReader.of_table(local_client("dynamodbstreams", endpoint_url=url), sc.writer, sc.tables.sessions)
 
     def cascade() -> int:
         """What the stack's cascade does: each new stream record handed to `reclaim`, invocation after
         invocation (a long copy hands itself on to the next with a new lap), until nothing is left to do."""
         invocations = 0
-        while True:
-            records: list[dict[str, Any]] = []
-            for i, it in enumerate(iterators):
-                page = streams.get_records(ShardIterator=it)
-                records += page["Records"]
-                iterators[i] = page["NextShardIterator"]
-            if not records:
-                return invocations
+        while records := reader.read():
             sc.store.reclaim([r for r in records if r["eventName"] in ("MODIFY", "REMOVE")])
             invocations += 1
+        return invocations
 
     sc.meter.capacity = False  # reading every copied item back would be most of the copy's time
     copied, invocations = sc.measure(cascade)

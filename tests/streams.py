@@ -5,19 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from infra.local.aws import local_client
+from infra.local.streams import StreamReader
 
 
 def stream_records(client: Any, table: str, streams: Any = None) -> list[dict[str, Any]]:
     """Every record of the table's stream so far (moto keeps them in one shard); `streams` is a DynamoDB
     Streams client where `client` is (in-process moto's when not given)."""
-    streams = streams or local_client("dynamodbstreams")
-    arn = client.describe_table(TableName=table)["Table"]["LatestStreamArn"]
-    out: list[dict[str, Any]] = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
-        iterator = it["ShardIterator"]
-        while iterator:  # a page at a time (1,000 records each), to the end of the shard
-            page = streams.get_records(ShardIterator=iterator)
-            out.extend(page["Records"])
-            iterator = page.get("NextShardIterator") if page["Records"] else None
-    return out
+    reader = StreamReader.of_table(streams or local_client("dynamodbstreams"), client, table)
+    return [record for batch in reader.batches() for record in batch]

@@ -29,6 +29,7 @@ from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
 from infra.local.aws import REGION, LocalTables, create_tables, local_client, moto_server, per_item_transaction_backups
 from infra.local.demo_model import demo_endpoint
+from infra.local.streams import StreamReader
 from store import InvalidInput
 from store.core import codec
 from store.core.lexical import LEXICAL_DIMENSIONS
@@ -263,32 +264,17 @@ class CascadePoller:
             logical: dynamodb.describe_table(TableName=self.tables[logical])["Table"]["LatestStreamArn"]
             for logical in {m.table for m, _ in mappings}
         }
-        iterators: dict[str, str] = {}
+        readers = {logical: StreamReader(streams, arn) for logical, arn in arns.items()}
         while not self.stop.wait(1.0):
-            for logical, arn in arns.items():
+            for logical, reader in readers.items():
                 try:
-                    records = self._read(streams, arn, iterators)
+                    records = [lambda_stream_record(r) for r in reader.read()]
                     for mapping, handler in mappings:
                         if mapping.table == logical:
                             self._feed(mapping, handler, [r for r in records if mapping.wants(r)])
                     self.processed += len(records)
                 except Exception:  # keep polling; the next round retries
                     log.exception("cascade poll failed")
-
-    @staticmethod
-    def _read(streams: Any, arn: str, iterators: dict[str, str]) -> list[dict[str, Any]]:
-        """The stream's records since the last read, as Lambda hands them to a function."""
-        records: list[dict[str, Any]] = []
-        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-            sid = f"{arn}/{shard['ShardId']}"
-            if sid not in iterators:
-                iterators[sid] = streams.get_shard_iterator(
-                    StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-                )["ShardIterator"]
-            page = streams.get_records(ShardIterator=iterators[sid])
-            iterators[sid] = page.get("NextShardIterator") or iterators[sid]
-            records += [lambda_stream_record(r) for r in page["Records"]]
-        return records
 
     def _feed(self, mapping: StreamMapping, handler: Callable[..., Any], records: list[dict[str, Any]]) -> None:
         """Hand `records` to one function, `mapping.batch_size` at a time."""

@@ -161,16 +161,11 @@ def reclaim_pending(dynamodb: Any, sessions_table: str, store: Any, streams: Any
     released = 0
     if streams is not None:
         from infra.local.stack import lambda_stream_record
+        from infra.local.streams import StreamReader
 
-        arn = dynamodb.describe_table(TableName=sessions_table)["Table"]["LatestStreamArn"]
-        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-            it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")
-            iterator = it["ShardIterator"]
-            while iterator:
-                page = streams.get_records(ShardIterator=iterator, Limit=1000)
-                records = [lambda_stream_record(r) for r in page["Records"] if r["eventName"] != "INSERT"]
-                released += store.reclaim(records) if records else 0
-                iterator = page.get("NextShardIterator") if page["Records"] else None
+        for batch in StreamReader.of_table(streams, dynamodb, sessions_table).batches():
+            records = [lambda_stream_record(r) for r in batch if r["eventName"] != "INSERT"]
+            released += store.reclaim(records) if records else 0
     for item in scan(dynamodb, sessions_table):
         if item["pk"]["S"].startswith("U#"):
             key = {"pk": item["pk"], "sk": item["sk"]}
