@@ -91,6 +91,11 @@ def compressed_size(turn: Turn) -> int:
     return len(encode(Message.model_validate(Ours.message(turn)).body())[1])
 
 
+def rotated(live: list[Contender], turn: int) -> list[Contender]:
+    """The contenders still measured, the `turn`-th of them first (who goes first rotates, turn by turn)."""
+    return live[turn % len(live) :] + live[: turn % len(live)] if live else []
+
+
 def run_workload(
     endpoint: Endpoint, name: str, history: list[Turn], measured: list[Turn], lengths: list[int], loads: int
 ) -> dict[str, Any]:
@@ -121,13 +126,13 @@ def run_workload(
             used[c.name] += need
         rows: dict[str, dict[str, list[Any]]] = {c.name: {"appends": [], "loads": []} for c in live}
         for i, turn in enumerate(measured):
-            for c in live[i % len(live) :] + live[: i % len(live)] if live else []:  # rotate who goes first
+            for c in rotated(live, i):
                 try:
                     rows[c.name]["appends"].append(timed(c, lambda c=c, t=turn: c.append(t)))  # type: ignore[misc]
                 except Exception as exc:
                     fail(c, exc)
         for r in range(loads):
-            for c in live[r % len(live) :] + live[: r % len(live)] if live else []:
+            for c in rotated(live, r):
                 rows[c.name]["loads"].append(timed(c, lambda c=c: c.load_last(LOAD_LAST)))  # type: ignore[misc]
                 if isinstance(c, Ours):
                     rows[c.name].setdefault("raw_query_seconds", []).append(c.raw_query_seconds(LOAD_LAST))

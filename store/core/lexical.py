@@ -125,7 +125,8 @@ def document_vector(words: Sequence[str], dimensions: int = LEXICAL_DIMENSIONS) 
     """A document's words hashed into signed buckets, each word weighted by BM25's saturated, length-
     normalised term frequency (against AVERAGE_TERMS): its dot product with `query_vector` is the document's
     BM25 score without inverse document frequency, up to the rare collision of two words in a bucket. None
-    when the text has no words. `dimensions` other than LEXICAL_DIMENSIONS: for measuring only (bench/)."""
+    when the text has no words. `dimensions` is the scheme's width, which an item's scheme names (LEXICAL_SCHEME
+    now; items of the 512-bucket release say `bm25-hash1:512`, and `reembed` rewrites them)."""
     if not words:
         return None
     out = [0.0] * dimensions
