@@ -1,14 +1,24 @@
 """What every benchmark stands on: tables on the local AWS (our template's, a peer's as its documentation
 creates it) and a store over them whose clients come from a boto3 session of the benchmark's choosing (metered,
-timed, or plain), so that each module measures its question and nothing else. Servers: infra.local.aws's
-`moto_server_process`; meters: bench/meter.py; contenders: bench/peers.py."""
+timed, or plain), so that each module measures its question and nothing else; a child interpreter and its
+peak memory. Servers: infra.local.aws's `moto_server_process`; meters: bench/meter.py; contenders:
+bench/peers.py and bench/framework_backends.py."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess  # nosec B404: the bench's own children
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from infra.local.aws import LocalTables, create_tables, local_client, local_session
 from store import SessionStore
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def s3_client(url: str, session: Any = None) -> Any:
@@ -45,3 +55,44 @@ def peer_table(url: str, name: str, *keys: str) -> str:
         BillingMode="PAY_PER_REQUEST",
     )
     return name
+
+
+def status_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+@contextmanager
+def peak_memory() -> Iterator[dict[str, float]]:
+    """The block's peak resident set (Linux: the high-water mark starts again at the block), into the dict
+    yielded when the block ends: baseline_mb, peak_mb (the whole interpreter's), peak_above_baseline_mb."""
+    out: dict[str, float] = {"baseline_mb": status_mb("VmRSS")}
+    Path("/proc/self/clear_refs").write_text("5")
+    yield out
+    out["peak_mb"] = status_mb("VmHWM")
+    out["peak_above_baseline_mb"] = out["peak_mb"] - out["baseline_mb"]
+
+
+def in_fresh_interpreter(module: str, *args: str) -> dict[str, Any]:
+    """Run `python -m module --child args...` in a new interpreter (its own peak memory, its own imports) and
+    return the JSON of the last line it prints."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    done = subprocess.run(  # nosec B603: this interpreter, a module of this repository
+        [sys.executable, "-m", module, "--child", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def counted(session: Any) -> list[int]:
+    """A counter of the requests sent through clients made of `session` from now on: [count]."""
+    sent = [0]
+
+    def count(**_: Any) -> None:
+        sent[0] += 1
+
+    session.events.register("before-send", count)
+    return sent

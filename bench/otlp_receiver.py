@@ -8,17 +8,15 @@ interpreter; the method, beside its figures: bench/report_template.md, "The OTLP
 from __future__ import annotations
 
 import json
-import os
-import subprocess  # nosec B404: runs this module's own cases
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.harness import counted, in_fresh_interpreter, our_tables, peak_memory, store_on
 from functions.api.otlp_proto import length_delimited, put_varint
 
-ROOT = Path(__file__).resolve().parent.parent
 CASES = (
     "4 MB of empty spans, protobuf",
     "4 MB of empty objects (1.3 million), JSON",
@@ -89,64 +87,49 @@ def body_of(case: str) -> tuple[bytes, str]:
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "application/json"
 
 
-def _status_kb(field: str) -> int:
-    """A memory figure of this process from /proc/self/status, in KB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
 def run_case(endpoint: str, case: str, prefix: str, body_file: Path) -> dict[str, Any]:
     """In this interpreter: one request of `case` (its body made by the parent, in `body_file`, so that making
-    it does not count) through the API handler; its time and peak memory."""
-    from infra.local.aws import create_tables, local_client, local_environment
+    it does not count) through the API handler; its time, peak memory, requests and the trace runs stored."""
+    from infra.local.aws import local_environment, local_session
 
     local_environment("ERROR")
     from functions import runtime
     from functions.api.app import lambda_handler
     from infra.local.apigw import LambdaContext, http_event
-    from store import SessionStore
     from store.core.scoped_ids import scoped_id
-    from store.session_store import s3_config
 
-    dynamodb = local_client(endpoint_url=endpoint)
-    s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
-    tables = create_tables(dynamodb, prefix=prefix, s3=s3)
-    store = SessionStore(tables.sessions, tables.messages, bucket=tables.bucket, client=dynamodb, s3_client=s3)
-    for i in range(96):
-        store.create_session("otto", session_id=scoped_id("otto", f"s{i}"))
+    session = local_session()
+    sent = counted(session)
+    store = store_on(endpoint, our_tables(endpoint, prefix), session)
+    sessions = [scoped_id("otto", f"s{i}") for i in range(96)]
+    for sid in sessions:
+        store.create_session("otto", session_id=sid)
     runtime.use_store(store)
     content_type = "application/x-protobuf" if "protobuf" in case else "application/json"
     body = body_file.read_bytes()
     event = http_event("POST", "/v1/traces", headers={"content-type": content_type}, body=body, claims={"sub": "otto"})
-    requests = [0]
-    dynamodb.meta.events.register("before-send.dynamodb.*", lambda **_: requests.__setitem__(0, requests[0] + 1))
-    s3.meta.events.register("before-send.s3.*", lambda **_: requests.__setitem__(0, requests[0] + 1))
-    Path("/proc/self/clear_refs").write_text("5")  # Linux: the peak RSS (VmHWM) starts again from now
-    before = _status_kb("VmRSS")
-    started = time.perf_counter()
-    response = lambda_handler(event, LambdaContext())
-    seconds = time.perf_counter() - started
-    peak = _status_kb("VmHWM")
-    made = requests[0]
+    before = sent[0]
+    with peak_memory() as memory:
+        started = time.perf_counter()
+        response = lambda_handler(event, LambdaContext())
+        seconds = time.perf_counter() - started
+    made = sent[0] - before
     answer = response.get("body") or ""
-    stored = sum(len(store.list_trace_runs(scoped_id("otto", f"s{i}"), owner="otto")) for i in range(96))
     return {
         "case": case,
         "body_bytes": len(body),
         "status": int(response["statusCode"]),
         "answer": answer[:160] if isinstance(answer, str) else "",
         "seconds": seconds,
-        "peak_mb_above_baseline": (peak - before) / 1024,
-        "peak_mb": peak / 1024,  # the whole interpreter's, imports included
+        "peak_mb_above_baseline": memory["peak_above_baseline_mb"],
+        "peak_mb": memory["peak_mb"],  # the whole interpreter's, imports included
         "aws_requests": made,
-        "runs_stored": stored,
+        "runs_stored": sum(len(store.list_trace_runs(sid, owner="otto")) for sid in sessions),
     }
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--case":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
         case = CASES[int(sys.argv[3])]
         print(json.dumps(run_case(sys.argv[2], case, f"otlp{sys.argv[3]}", Path(sys.argv[4]))), flush=True)
         return
@@ -159,15 +142,7 @@ def main() -> None:
         for i, case in enumerate(CASES):
             body_file = Path(tmp) / f"body{i}"
             body_file.write_bytes(body_of(case)[0])
-            done = subprocess.run(  # nosec B603: this interpreter, this module
-                [sys.executable, "-m", "bench.otlp_receiver", "--case", endpoint, str(i), str(body_file)],
-                cwd=ROOT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row = in_fresh_interpreter("bench.otlp_receiver", endpoint, str(i), str(body_file))
             row["case"] = case.replace("MAX_SPANS", f"{MAX_SPANS:,}").replace("MAX_TRACES", str(MAX_TRACES))
             rows.append(row)
             print(json.dumps(row), flush=True)
