@@ -33,24 +33,14 @@ from typing import Any
 from store import SessionStore, Settings
 from store.extraction.limits import Limits
 from store.extraction.models import ModelRequest
-from store.extraction.strategies import DEFAULT
+from store.extraction.strategies import DEFAULT, one_field
 from store.front.messages import APPEND_MAX
 
 KS = (1, 5, 10, 50)
 CHARS_PER_TOKEN = 4
 ANSWER_SHARE = 0.1  # answers are short: a tenth of what is sent, for the estimate
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-JUDGE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"correct": {"type": "boolean"}},
-    "required": ["correct"],
-    "additionalProperties": False,
-}
+ANSWER_SCHEMA = one_field("answer", "string")
+JUDGE_SCHEMA = one_field("correct", "boolean")
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -46,12 +46,14 @@ MEMORIES_SCHEMA: dict[str, Any] = {
     "required": ["memories"],
     "additionalProperties": False,
 }
-SUMMARY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"summary": {"type": "string"}},
-    "required": ["summary"],
-    "additionalProperties": False,
-}
+
+
+def one_field(name: str, kind: str) -> dict[str, Any]:
+    """The JSON schema of an answer that is an object of one required field `name` of JSON type `kind`."""
+    return {"type": "object", "properties": {name: {"type": kind}}, "required": [name], "additionalProperties": False}
+
+
+SUMMARY_SCHEMA = one_field("summary", "string")
 EPISODE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
