@@ -34,7 +34,6 @@ from store.aws.attrs import item_size
 
 WRITE_UNIT = 1024
 READ_UNIT = 4096
-ITEM_LIMIT = 400 * 1024
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 
 
