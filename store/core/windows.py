@@ -12,7 +12,8 @@ returned is still a contiguous tail of the transcript in which every result has 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from store.models import Message, MessageRecord
@@ -65,15 +66,35 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def calls_of(message: Message) -> set[str]:
-    """The ids of the tool calls a message makes, in any of the shapes the store's adapters write:
-    OpenAI chat `tool_calls[].id`, OpenAI Responses `*_call` items' `call_id`, Anthropic `tool_use`
-    blocks' `id`, Bedrock Converse / Strands `toolUse.toolUseId`, LangChain's serialized `AIMessage`."""
-    extra = message.model_extra or {}
-    found = _ids(extra.get("tool_calls"), "id")
-    for block in _blocks(message.content):
-        found |= _block_calls(block)
-    return found
+@dataclass(frozen=True)
+class _End:
+    """Where one end of a tool exchange (the call, or its result) names its id in a content block, in each
+    shape the store's adapters write: an Anthropic block (`type`, its id field), an OpenAI Responses item
+    (a `type` ending in `suffix`, its `call_id`), a Bedrock Converse / Strands block (`converse`'s
+    `toolUseId`), and LangChain's serialized message (`{"type": langchain, "data": ...}`, its ids)."""
+
+    block_type: str
+    block_id: str
+    suffix: str
+    converse: str
+    langchain: str
+    langchain_ids: Callable[[dict[str, Any]], set[str]]
+
+    def ids(self, block: dict[str, Any]) -> set[str]:
+        """The ids this end names in one content block."""
+        kind = block.get("type")
+        found: set[str] = set()
+        if (kind == self.block_type and (cid := _text(block.get(self.block_id)))) or (
+            isinstance(kind, str) and kind.endswith(self.suffix) and (cid := _text(block.get("call_id")))
+        ):
+            found.add(cid)
+        converse = block.get(self.converse)
+        if isinstance(converse, dict) and (cid := _text(converse.get("toolUseId"))):
+            found.add(cid)
+        data = block.get("data")
+        if kind == self.langchain and isinstance(data, dict):
+            found |= self.langchain_ids(data)
+        return found
 
 
 def _ids(items: Any, field: str) -> set[str]:
@@ -85,20 +106,25 @@ def _ids(items: Any, field: str) -> set[str]:
     )
 
 
-def _block_calls(block: dict[str, Any]) -> set[str]:
-    """The ids of the tool calls one content block makes (see `calls_of`)."""
-    kind = block.get("type")
-    found: set[str] = set()
-    if (kind == "tool_use" and (cid := _text(block.get("id")))) or (
-        isinstance(kind, str) and kind.endswith("_call") and (cid := _text(block.get("call_id")))
-    ):
-        found.add(cid)
-    use = block.get("toolUse")
-    if isinstance(use, dict) and (cid := _text(use.get("toolUseId"))):
-        found.add(cid)
-    data = block.get("data")  # LangChain's serialized AIMessage: {"type": "ai", "data": {"tool_calls": ...}}
-    if kind == "ai" and isinstance(data, dict):
-        found |= _ids(data.get("tool_calls"), "id")
+CALL = _End("tool_use", "id", "_call", "toolUse", "ai", lambda data: _ids(data.get("tool_calls"), "id"))
+RESULT = _End(
+    "tool_result",
+    "tool_use_id",
+    "_call_output",
+    "toolResult",
+    "tool",
+    lambda data: {cid} if (cid := _text(data.get("tool_call_id"))) else set(),
+)
+
+
+def calls_of(message: Message) -> set[str]:
+    """The ids of the tool calls a message makes, in any of the shapes the store's adapters write:
+    OpenAI chat `tool_calls[].id`, OpenAI Responses `*_call` items' `call_id`, Anthropic `tool_use`
+    blocks' `id`, Bedrock Converse / Strands `toolUse.toolUseId`, LangChain's serialized `AIMessage`."""
+    extra = message.model_extra or {}
+    found = _ids(extra.get("tool_calls"), "id")
+    for block in _blocks(message.content):
+        found |= CALL.ids(block)
     return found
 
 
@@ -110,17 +136,7 @@ def results_of(message: Message) -> set[str]:
     if message.role == "tool" and (cid := _text(message.tool_call_id)):
         found.add(cid)
     for block in _blocks(message.content):
-        kind = block.get("type")
-        if (kind == "tool_result" and (cid := _text(block.get("tool_use_id")))) or (
-            isinstance(kind, str) and kind.endswith("_call_output") and (cid := _text(block.get("call_id")))
-        ):
-            found.add(cid)
-        result = block.get("toolResult")
-        if isinstance(result, dict) and (cid := _text(result.get("toolUseId"))):
-            found.add(cid)
-        data = block.get("data")  # LangChain's serialized ToolMessage: {"type": "tool", "data": {"tool_call_id"}}
-        if kind == "tool" and isinstance(data, dict) and (cid := _text(data.get("tool_call_id"))):
-            found.add(cid)
+        found |= RESULT.ids(block)
     return found
 
 
