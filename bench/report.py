@@ -578,8 +578,8 @@ def render(template: str, results: dict[str, Any], builders: dict[str, Builder])
     the module is `-`)."""
     head = template.split("\n## ")[0]
     lines = [head.format(**builders[""](results, results))]
-    for heading in sections(template):
-        body = section(heading, results, template, builders)
+    for heading, (key, module, text) in sections(template).items():
+        body = _filled(heading, key, module, text, results, builders)
         lines += [f"## {heading}", "", *body] if body else []
     return lines
 
@@ -589,9 +589,16 @@ def section(
 ) -> list[str]:
     """One section of a report (bench/results.md's unless `template` and `builders` say otherwise), its lines."""
     key, module, text = sections(template or TEMPLATE.read_text())[heading]
+    return _filled(heading, key, module, text, results, builders or SECTIONS)
+
+
+def _filled(
+    heading: str, key: str, module: str, text: str, results: dict[str, Any], builders: dict[str, Builder]
+) -> list[str]:
+    """A section's text filled by its builder, or the line saying which module measures it (none for `-`)."""
     if key not in results:
         return [] if module == "-" else [f"Not measured in this run: `python -m {module}` adds it.", ""]
-    fields = (builders or SECTIONS)[heading](results[key], results)
+    fields = builders[heading](results[key], results)
     return text.format(r=results[key], **fields).split("\n")
 
 

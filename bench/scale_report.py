@@ -49,7 +49,7 @@ def _timed(m: dict[str, Any], row: dict[str, Any], share: bool = True) -> list[s
     return [*times, f"{share_of_moto(m, row):.2f}"] if share else times
 
 
-def head(r: dict[str, Any], _: dict[str, Any]) -> Fields:
+def head(_: Any, r: dict[str, Any]) -> Fields:
     runs = [f"The long-session part was measured in run {r['sessions_run']}."] if "sessions_run" in r else []
     runs += [f"The fork part was measured in run {r['forks_run']}."] if "forks_run" in r else []
     return {"r": r, "minutes": r["seconds"] / 60, "runs": "".join(f"\n{line}\n" for line in runs)}
@@ -122,7 +122,7 @@ def met(_: Any, results: dict[str, Any]) -> Fields:
 
 
 BUILDERS: dict[str, Builder] = {
-    "": lambda _, results: head(results, results),
+    "": head,
     "Search, per call": search,
     "A long session, per call": sessions,
     "A fork, per call": forks,
