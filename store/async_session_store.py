@@ -31,6 +31,7 @@ from store.extraction.run_records import RUNS_KIND, ExtractionRun, stored_runs
 from store.extraction.steps import drive_async
 from store.front.observed import opened, watch_of
 from store.models import MemoryItem
+from store.recall.driving import awaited_flow
 from store.requests import Request, operations
 from store.session_store import SessionStore, StoreFront, shared_sdk_session
 
@@ -168,6 +169,11 @@ class AsyncSessionStore(StoreFront[AsyncBackend], AsyncClosing):
         save_owner_records = awaited(SessionStore.save_owner_records)
         load_owner_records = awaited(SessionStore.load_owner_records)
 
+    index_messages = awaited_flow(SessionStore.index_messages)
+    set_message_index = awaited_flow(SessionStore.set_message_index)
+    message_index_enabled = awaited_flow(SessionStore.message_index_enabled)
+    get_message_index_state = awaited_flow(SessionStore.get_message_index_state)
+    context = awaited_flow(SessionStore.context)
     extract_memories = driven(SessionStore.extract_memories)  # composed of the operations, not one of them
     extract_from_messages = driven(SessionStore.extract_from_messages)
 

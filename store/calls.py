@@ -14,11 +14,12 @@ from store.front.operations import Operations
 from store.front.sessions import Sessions
 from store.front.state import State
 from store.front.traces import Traces
+from store.recall.front import Recall
 
 
-class PublicOperations(Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Memories, Operations):
-    """Sessions, transcripts, state, checkpoints, records, artifacts, traces and memories: the operations every
-    backend carries out (`SessionStore` adds the store's configuration and memory extraction)."""
+class PublicOperations(Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Recall, Memories, Operations):
+    """Sessions, transcripts, state, checkpoints, records, artifacts, traces, memories and the message index: the
+    operations every backend carries out (`SessionStore` adds the store's configuration and memory extraction)."""
 
 
 CALLS = names_of(PublicOperations)  # `ask(CALLS.get_memory, owner, namespace, key)`: a typed call of the store

@@ -268,6 +268,93 @@ class MemoryHit(MemoryItem):
     score: float | None = None
 
 
+class MessageHit(BaseModel):
+    """A session's message that a message search found: which session and where in it (`seq`), who said it
+    (`role`, as the conversation view shows it), the words the index holds (`text`: what a person would read,
+    tool calls and results included), and how well it matched (higher is better)."""
+
+    session_id: str
+    seq: int
+    role: str
+    text: str
+    score: float | None = None
+
+
+class MessageHits(Page[MessageHit]):
+    """A page of a message search, best first, and the mode it ran in (as `MemoryHits.mode`)."""
+
+    mode: Literal["semantic", "keyword", "hybrid"] | None = None
+
+
+class MessageIndexState(BaseModel):
+    """Where a session's message index stands: whose session it is, its last message (`last_seq`) and the last
+    one the index holds (`indexed_seq`: every message up to it is indexed), and whether the owner has it on."""
+
+    session_id: str
+    owner: str
+    last_seq: int
+    indexed_seq: int
+    indexed_id: str = ""  # the id of message `indexed_seq` when it was indexed (a changed transcript shows)
+    enabled: bool = True
+
+
+class ContextPart(BaseModel):
+    """One piece of a turn's context, with its provenance and its cost: a `message` of the session (`role`, its
+    `seqs` one sequence number; `recent` when it is of the recent window, else recalled by the query), the
+    session's running `summary` (`seqs` the first and last message it covers) or an owner's `memory`
+    (`namespace` and `key`; `seqs` the messages it was extracted from, when its source names them). `tokens`
+    is what it costs as rendered (`store.recall.tokens`); `score` how well it matched the query."""
+
+    kind: Literal["summary", "message", "memory"]
+    text: str
+    tokens: int
+    role: str | None = None
+    session_id: str | None = None
+    seqs: list[int] = Field(default_factory=list)
+    namespace: tuple[str, ...] | None = None
+    key: str | None = None
+    score: float | None = None
+    recent: bool = False
+
+
+class TurnContext(BaseModel):
+    """What a model should see for its next turn in a session, never over `budget_tokens`: the session's
+    running `summary` (None without one), the `recent` messages that fit (oldest first), the older messages of
+    the session (`recalled`, oldest first) and the owner's `memories` (best first) that matter to `query`
+    (the last user message unless one was given), each once. `used_tokens` is what the rendering costs
+    (`as_text`; `token_counting` says how tokens are counted)."""
+
+    session_id: str
+    owner: str
+    query: str | None = None
+    budget_tokens: int
+    used_tokens: int
+    token_counting: str
+    summary: ContextPart | None = None
+    recent: list[ContextPart] = Field(default_factory=list)
+    recalled: list[ContextPart] = Field(default_factory=list)
+    memories: list[ContextPart] = Field(default_factory=list)
+
+    def background(self) -> str:
+        """The summary, memories and recalled messages as one text block ("" when there are none)."""
+        from store.recall.rendering import background
+
+        return background(self)
+
+    def as_text(self) -> str:
+        """The whole context as one text block: the background, then the recent messages ("[seq] role: text")."""
+        from store.recall.rendering import as_text
+
+        return as_text(self)
+
+    def as_messages(self) -> list[dict[str, Any]]:
+        """The context as framework-neutral messages: a system message with the background (when there is
+        any), then the recent messages as `{"role", "content"}`."""
+        from store.recall.rendering import as_messages
+
+        return as_messages(self)
+
+
 class MemoryHits(Page[MemoryHit]):
     """A page of a memory search, best first, and the mode the search ran in: `semantic`, `keyword` or
     `hybrid` (what `auto` became: semantic when the store has an embedder, else keyword); None when it had no

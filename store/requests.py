@@ -29,6 +29,7 @@ from store.models import (
     MemoryHits,
     MemoryItem,
     Message,
+    MessageHits,
     MessageRecord,
     Page,
     PresignedUpload,
@@ -523,6 +524,64 @@ class ListNamespaces(Request[Page[tuple[str, ...]]]):
     suffix: tuple[str, ...] | None = None
     max_depth: int | None = None
     limit: int = 100
+    cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One message as its session's index keeps it: its place, who said it, its words (`text`) and their
+    embedding (`indexed`: None when the store has no embedder, or the message no words)."""
+
+    seq: int
+    role: str
+    text: str
+    indexed: Indexed | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteMessageIndex(InSession[int]):
+    """Add `entries` to the session's message index, each replacing what it had at its seq; with `restart`, the
+    index is emptied first (its transcript changed under it). How many entries it holds then is not counted:
+    the result is the number written."""
+
+    operation = "write_message_index"
+    entries: tuple[IndexEntry, ...]
+    restart: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DropMessageIndex(Request[bool]):
+    """Remove the message index of the owner's session `session_id` (its id as stored), a bounded number of
+    entries a call: True when nothing is left."""
+
+    operation = "drop_message_index"
+    owner: str
+    session_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSessionMessages(InSession[MessageHits]):
+    """A page of the session's indexed messages ranked against `query` (and `indexed`, its embedding) by `mode`
+    (as `SearchMemories`)."""
+
+    operation = "search_session_messages"
+    query: str
+    indexed: Indexed | None = None
+    mode: str = "auto"
+    limit: int = 10
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchMessages(Request[MessageHits]):
+    """A page of the owner's indexed messages, every live session's, ranked against `query` by `mode`."""
+
+    operation = "search_messages"
+    owner: str
+    query: str
+    indexed: Indexed | None = None
+    mode: str = "auto"
+    limit: int = 10
     cursor: str | None = None
 
 

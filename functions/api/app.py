@@ -25,7 +25,18 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.api import artifacts, console_routes, extraction, forks, memories, messages, sessions, state, traces
+from functions.api import (
+    artifacts,
+    console_routes,
+    extraction,
+    forks,
+    memories,
+    messages,
+    recall,
+    sessions,
+    state,
+    traces,
+)
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
 from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
@@ -43,7 +54,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentSessionStore"))
 register_snapstart_hooks()  # with SnapStart (the template's SnapStart parameter), remake what restores share
 app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=parse_json_body)
-for module in (sessions, forks, messages, state, artifacts, traces, memories, extraction, console_routes):
+for module in (sessions, forks, messages, recall, state, artifacts, traces, memories, extraction, console_routes):
     app.include_router(module.router)
 
 # exception class -> (HTTP status, stable code): the store's one table (HttpBackend reads it the other way)

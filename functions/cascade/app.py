@@ -4,7 +4,8 @@ delete: a backstop that also catches uploads that landed late), finish handed-on
 branches, delete the S3 objects the record releases (uploads whose intent expired uncommitted, items
 removed or replaced), and, fed the memories table's forget markers, carry an owner's forget on. The copy
 function (`copy_handler`, its own event source mapping, batch size 1): carries long forks' and rewinds'
-copies on. Failed records are reported one by one
+copies on. The cascade also keeps the message index (`SessionStore.index_messages`): a session head whose
+`last_seq` moved has its new messages indexed, off the turn's path. Failed records are reported one by one
 (`ReportBatchItemFailures`); Lambda retries from the first of them, a bounded number of times, and then
 sends the batch's description to the SQS failure destination."""
 
@@ -25,6 +26,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.runtime import TRACED_MODULES, store
 from store import deadline
 from store.core.rules import CASCADE_JOBS, COPY_JOBS
+from store.errors import SessionNotFound
+from store.extraction.triggers import head_moves
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store-cascade"))
 tracer = Tracer(patch_modules=TRACED_MODULES)
@@ -66,8 +69,24 @@ def handle_record(record: DynamoDBRecord, jobs: frozenset[str] = CASCADE_JOBS) -
     record does nothing twice); what does not fit is handed on as a new stream record."""
     with deadline(batch.share()):
         released = store().reclaim([record.raw_event], jobs=jobs)
+        if jobs is CASCADE_JOBS:
+            _index(record.raw_event)
     if released:
         metrics.add_metric(name="ObjectsReclaimed", unit=MetricUnit.Count, value=released)
+
+
+def _index(record: dict[str, Any]) -> None:
+    """Index the new messages of a session whose head this record shows moving (a session gone since: nothing
+    to do). Logs name the session and the count, never content."""
+    if not os.environ.get("MEMORIES_TABLE"):  # a stack without long-term memory keeps no index
+        return
+    for move in head_moves([record], backward=True):
+        try:
+            state = store().index_messages(move.session_id)
+        except SessionNotFound:
+            continue
+        metrics.add_metric(name="MessageIndexRuns", unit=MetricUnit.Count, value=1)
+        logger.debug("messages indexed", extra={"session_id": move.session_id, "indexed_seq": state.indexed_seq})
 
 
 def _process(event: dict[str, Any], context: LambdaContext, jobs: frozenset[str]) -> dict[str, Any]:

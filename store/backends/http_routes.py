@@ -27,6 +27,7 @@ from store.models import (
     MemoryHits,
     MemoryItem,
     Message,
+    MessageHits,
     MessageRecord,
     Page,
     PresignedUpload,
@@ -505,6 +506,20 @@ def search_memories(http: HttpBackend, r: rq.SearchMemories) -> MemoryHits:
         cursor=r.cursor,
     )
     return MemoryHits.model_validate(http.call(r, "GET", "/memories/search", query=query))
+
+
+def search_messages(http: HttpBackend, r: rq.SearchMessages | rq.SearchSessionMessages) -> MessageHits:
+    query = _query(
+        q=r.query,
+        session_id=getattr(r, "session_id", None),
+        mode=r.mode,
+        limit=r.limit,
+        cursor=r.cursor,
+    )
+    return MessageHits.model_validate(http.call(r, "GET", "/messages/search", query=query))
+
+
+search_session_messages = search_messages
 
 
 def list_namespaces(http: HttpBackend, r: rq.ListNamespaces) -> Page[tuple[str, ...]]:

@@ -35,6 +35,7 @@ MODES = ("auto", "semantic", "keyword", "hybrid")
 NAMESPACE_END = "/"  # ends every label in a sort key (escaped inside labels)
 KEY_MARK = "|"  # parts the namespace from the key in a sort key (escaped inside keys and labels)
 MEMORY_PREFIX = "M#"
+USER_LOW = " "  # below every user namespace's part (a label begins with a printable, non-blank character)
 
 Namespace = tuple[str, ...]
 
@@ -231,9 +232,18 @@ def _unescape(part: str) -> str:
 
 def prefix_range(prefix: Namespace) -> tuple[str, str]:
     """The namespace parts (as `namespace_part` writes them) of every namespace under `prefix`, as a
-    half-open range [low, high)."""
+    half-open range [low, high). The empty prefix's range holds every namespace a caller can name and none of
+    the store's own (`reserved`: their first label begins with a control character, below USER_LOW)."""
+    if not prefix:
+        return USER_LOW, "\U0010ffff"
     low = namespace_part(prefix)
-    return low, (low[:-1] + chr(ord(NAMESPACE_END) + 1)) if low else "\U0010ffff"
+    return low, low[:-1] + chr(ord(NAMESPACE_END) + 1)
+
+
+def reserved(label: str) -> str:
+    """A namespace label of the store's own (a session's message index): `label` behind a control character,
+    which no caller's label holds (`namespace`), so a caller can neither name it nor list or search it."""
+    return "\x1f" + label
 
 
 def under(ns: Namespace, prefix: Namespace) -> bool:
@@ -449,7 +459,9 @@ def walk_start(prefix: Namespace | None, cursor: str | None, owner: str) -> tupl
     end = MEMORY_PREFIX + high
     if cursor is None:
         # just below the prefix's first sort key: no key holds U+10FFFF, so nothing sorts between
-        return (MEMORY_PREFIX + low[:-1] + chr(ord(NAMESPACE_END) - 1) + "\U0010ffff") if low else MEMORY_PREFIX, end
+        return (
+            MEMORY_PREFIX + low[:-1] + chr(ord(NAMESPACE_END) - 1) + "\U0010ffff"
+        ) if prefix else MEMORY_PREFIX + low, end
     after = decode(cursor, "namespaces", owner).get("a")
     if not isinstance(after, str) or not after.startswith(MEMORY_PREFIX):
         raise InvalidInput("cursor is not valid for this listing")

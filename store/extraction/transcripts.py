@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from store.conversation import canonical
+from store.conversation.preview import spoken
 from store.errors import InvalidInput
 from store.models import MessageRecord
 
@@ -20,19 +20,9 @@ def transcript(records: list[MessageRecord], max_chars: int) -> tuple[str, list[
     used: list[MessageRecord] = []
     size = 0
     for record in records:
-        view = canonical(record)
-        words = []
-        for part in view.parts:
-            if part.type == "text" and part.text:
-                words.append(part.text)
-            elif part.type == "tool_call":
-                words.append(f"(called the tool {part.name})")
-            elif part.type == "tool_result" and part.content:
-                words.append(f"(tool result: {part.content[:500]})")
-        text = " ".join(words).strip()[:MAX_MESSAGE_CHARS]
-        line = (
-            f"[{record.seq}] {view.role}: {text}" if text and view.role != "system" and record.kind == "message" else ""
-        )
+        role, words = spoken(record)
+        text = words[:MAX_MESSAGE_CHARS]
+        line = f"[{record.seq}] {role}: {text}" if text and role != "system" and record.kind == "message" else ""
         if used and size + len(line) > max_chars:
             break
         used.append(record)

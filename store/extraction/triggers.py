@@ -109,9 +109,10 @@ class HeadMove:
     after: int
 
 
-def head_moves(records: Iterable[Mapping[str, Any]]) -> list[HeadMove]:
+def head_moves(records: Iterable[Mapping[str, Any]], *, backward: bool = False) -> list[HeadMove]:
     """The session heads, in these stream records (Lambda's DynamoDB stream event records), whose `last_seq`
-    moved forward, in order; a head being deleted never counts."""
+    moved forward (or, with `backward`, either way: a popped message), in order; a head being deleted never
+    counts."""
     found: list[HeadMove] = []
     for record in records:
         change = record.get("dynamodb") or {}
@@ -120,7 +121,7 @@ def head_moves(records: Iterable[Mapping[str, Any]]) -> list[HeadMove]:
         new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
         session_id = _string(new, "id")
         before, after = _number(old, "last_seq"), _number(new, "last_seq")
-        if session_id is not None and "deleting" not in new and after > before:
+        if session_id is not None and "deleting" not in new and (after > before or (backward and after != before)):
             found.append(HeadMove(session_id, _string(new, "owner"), before, after))
     return found
 

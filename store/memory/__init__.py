@@ -10,7 +10,7 @@ from store.backend import Backend, Methods
 from store.memory.artifacts import MemoryArtifacts
 from store.memory.checkpoints import MemoryCheckpoints
 from store.memory.forks import MemoryForks
-from store.memory.memories import InProcessMemories
+from store.memory.message_index import InProcessMessageIndex
 from store.memory.messages import MemoryMessages
 from store.memory.operations import MemoryOperations
 from store.memory.sessions import MemorySessions
@@ -27,7 +27,7 @@ class MemoryBackend(
     MemoryCheckpoints,
     MemoryArtifacts,
     MemoryTraces,
-    InProcessMemories,
+    InProcessMessageIndex,
     Methods,
     Backend,
 ):

@@ -160,6 +160,9 @@ class MemoryCore:
     def _now(self) -> datetime:
         return self.settings.clock()
 
+    def _drop_index_of(self, owner: str, session_id: str) -> None:
+        """Remove a deleted session's message index (the backend that keeps one says how)."""
+
     def _live(self, session_id: str, owner: str | None) -> SessionEntry | None:
         entry = self._sessions.get(session_id)
         if entry is None or is_expired(entry.session.expires_at, self._now()):

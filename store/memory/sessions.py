@@ -93,3 +93,4 @@ class MemorySessions(MemoryCore):
                 self._finish_copies_out_of(entry)  # forks of it keep their messages
                 self._let_go(entry, session_id)
                 del self._sessions[session_id]
+                self._drop_index_of(entry.session.owner, session_id)

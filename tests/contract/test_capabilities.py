@@ -18,6 +18,8 @@ from tests.contract.conftest import CONTRACT_BACKENDS, DECLARED
 GAPS: dict[str, Callable[[SessionStore, str], Any]] = {
     "pop_message": lambda store, sid: store.pop_message(sid),
     "reclaim": lambda store, sid: store.reclaim([{"eventName": "REMOVE", "dynamodb": {}}]),
+    "write_message_index": lambda store, sid: store.write_message_index(sid, [], restart=True),
+    "drop_message_index": lambda store, sid: store.drop_message_index("alice", sid),
 }
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 

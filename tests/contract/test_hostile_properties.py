@@ -230,7 +230,7 @@ def test_every_public_method_is_covered() -> None:
     assert {"extract_memories", "extract_from_messages", "list_extraction_runs", "set_extraction"} <= set(METHODS)
     assert "correct_memory" in METHODS
     assert {"save_owner_records", "load_owner_records"} <= set(METHODS)
-    assert len(METHODS) == 60
+    assert len(METHODS) == 68
 
 
 @pytest.mark.slow

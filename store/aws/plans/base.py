@@ -467,11 +467,16 @@ def write_if(method: str, params: dict[str, Any]) -> Plan[bool]:
 
 
 def batch_delete(ctx: Context, table: str, item_keys: Sequence[Item], reserve: float | None = None) -> Plan[bool]:
-    """Delete any number of items with BatchWriteItem, 25 a request and up to PARALLEL_REQUESTS requests
-    at once; unprocessed items are resubmitted, with backoff, until none is left (True). With a `reserve`,
-    it stops between rounds (False) once less than that is left before the enclosing `store.deadline` (the
-    first round always goes: a caller short of time still makes progress)."""
-    pending = [{"DeleteRequest": {"Key": k}} for k in item_keys]
+    """Delete any number of items (`batch_write`)."""
+    return (yield from batch_write(ctx, table, [{"DeleteRequest": {"Key": k}} for k in item_keys], reserve))
+
+
+def batch_write(ctx: Context, table: str, writes: Sequence[Item], reserve: float | None = None) -> Plan[bool]:
+    """Make any number of writes (each a BatchWriteItem `PutRequest` or `DeleteRequest`), 25 a request and up
+    to PARALLEL_REQUESTS requests at once; unprocessed ones are resubmitted, with backoff, until none is left
+    (True). With a `reserve`, it stops between rounds (False) once less than that is left before the
+    enclosing `store.deadline` (the first round always goes: a caller short of time still makes progress)."""
+    pending = list(writes)
     attempt = 0
     while pending:
         chunks = [pending[i : i + BATCH_WRITE_MAX] for i in range(0, len(pending), BATCH_WRITE_MAX)]

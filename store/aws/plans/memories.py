@@ -215,6 +215,13 @@ def _memory_fields(request: PutMemory, text: str, dense: int, now: datetime) -> 
     return fields, [k for k, v in optional.items() if v is None]
 
 
+def memory_item(request: PutMemory, dense: int, now: datetime) -> Item:
+    """The whole item of a new memory whose value fits in an item, as a BatchWriteItem puts it (a batch of
+    the store's own memories: a session's message index)."""
+    fields, _ = _memory_fields(request, codec.dumps(request.value, "value"), dense, now)
+    return {**_key(request.owner, request.namespace, request.key), **fields, "ca": s(iso(now))}
+
+
 def _spill_value(ctx: Context, owner: str, text: str) -> Plan[Intent]:
     """A value too large for an item put in the bucket behind an upload intent (PayloadTooLarge without a
     bucket): the intent, whose first key is the object's."""
@@ -303,12 +310,8 @@ def _under(
     now = ctx.now()
     low, high = m.prefix_range(prefix)
     expr = Expr()
-    condition = f"{expr.name('pk')} = {expr.value(s(owner_pk(owner)))} AND "
-    if prefix:
-        first, past = expr.value(s(m.MEMORY_PREFIX + low)), expr.value(s(m.MEMORY_PREFIX + high))
-        condition += f"{expr.name('sk')} BETWEEN {first} AND {past}"
-    else:
-        condition += f"begins_with({expr.name('sk')}, {expr.value(s(m.MEMORY_PREFIX))})"
+    first, past = expr.value(s(m.MEMORY_PREFIX + low)), expr.value(s(m.MEMORY_PREFIX + high))
+    condition = f"{expr.name('pk')} = {expr.value(s(owner_pk(owner)))} AND {expr.name('sk')} BETWEEN {first} AND {past}"
     page = limit if enough is None else min(limit, enough if not wanted else max(enough, 100))
     params = {
         "TableName": table,
@@ -353,10 +356,9 @@ def _nearest(
         f"{expr.name(kind[0])} = {expr.value(s(kind[1]))}",
         f"{expr.name('exp')} >= {expr.value(n(epoch(now)))}",  # to the second: `_live` decides exactly
     ]
-    if request.prefix:
-        low, high = m.prefix_range(request.prefix)
-        clauses.append(f"{expr.name('ns')} >= {expr.value(s(low))}")
-        clauses.append(f"{expr.name('ns')} < {expr.value(s(high))}")
+    low, high = m.prefix_range(request.prefix)  # the empty prefix's leaves the store's own namespaces out
+    clauses.append(f"{expr.name('ns')} >= {expr.value(s(low))}")
+    clauses.append(f"{expr.name('ns')} < {expr.value(s(high))}")
     answer = yield Call(
         "search_vectors",
         {

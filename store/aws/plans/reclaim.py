@@ -34,11 +34,12 @@ from store.aws.plans.branches import BRANCH_PREFIX
 from store.aws.plans.copies import finish_copy
 from store.aws.plans.forget import FORGET_SLICE, finish_forget, forget_marked
 from store.aws.plans.memories import MEMORY_PK
+from store.aws.plans.message_index import drop_message_index
 from store.aws.plans.objects import INTENT_PREFIX, OBJECTS, delete_objects
 from store.aws.plans.rewinds import finish_branch_delete
 from store.aws.plans.sessions import CASCADE, HANDOFF, HANDOFFS, purge, purge_removed
 from store.core import memories as m
-from store.requests import Reclaim
+from store.requests import DropMessageIndex, Reclaim
 
 POINTERS = ("ref", "object")
 COPY_SLICE = 60.0  # seconds one record's invocation carries a copy on before handing it to the next
@@ -172,6 +173,9 @@ def _purge_job(ctx: Context, record: dict[str, Any], _: Reclaim) -> Plan[int]:
     head = removed_head(record)
     if head is not None:
         yield from purge_removed(ctx, *head)
+        if ctx.memories_table is not None:  # the session's message index goes with it
+            while not (yield from drop_message_index(ctx, DropMessageIndex(owner=head[1], session_id=head[0]))):
+                pass
     unfinished = handed_off(record)
     if unfinished is not None:
         session_id, owner, item = unfinished

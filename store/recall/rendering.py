@@ -1,0 +1,63 @@
+"""How a turn's context reads: each part a line ("[seq] role: text" for a message, "- text" for a memory, the
+summary as written) under a heading per section; what each line costs is counted on exactly that line, so a
+context's `used_tokens` is the estimate of its whole text (`store.recall.tokens`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from store.recall.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from store.models import ContextPart, TurnContext
+
+SUMMARY = "Summary of the conversation before the recent messages:"
+MEMORIES = "What you know about the user:"
+RECALLED = "Earlier in this conversation:"
+RECENT = "Recent messages:"
+HEADINGS = (SUMMARY, MEMORIES, RECALLED, RECENT)
+HEADING_TOKENS = sum(count_tokens(h) for h in HEADINGS)  # what a context reserves for its headings
+
+
+def line(kind: str, text: str, role: str | None = None, seq: int | None = None) -> str:
+    """A part as it reads in the context."""
+    if kind == "message":
+        return f"[{seq}] {role}: {text}"
+    if kind == "memory":
+        return f"- {text}"
+    return text
+
+
+def cost(kind: str, text: str, role: str | None = None, seq: int | None = None) -> int:
+    """What a part costs as it reads."""
+    return count_tokens(line(kind, text, role, seq))
+
+
+def _lines(parts: list[ContextPart]) -> list[str]:
+    return [line(p.kind, p.text, p.role, p.seqs[0] if p.seqs else None) for p in parts]
+
+
+def background(context: TurnContext) -> str:
+    """The summary, the memories and the recalled messages, each under its heading."""
+    blocks = []
+    if context.summary is not None:
+        blocks.append(SUMMARY + "\n" + context.summary.text)
+    if context.memories:
+        blocks.append("\n".join([MEMORIES, *_lines(context.memories)]))
+    if context.recalled:
+        blocks.append("\n".join([RECALLED, *_lines(context.recalled)]))
+    return "\n\n".join(blocks)
+
+
+def as_text(context: TurnContext) -> str:
+    """The background, then the recent messages."""
+    recent = "\n".join([RECENT, *_lines(context.recent)]) if context.recent else ""
+    return "\n\n".join(b for b in (background(context), recent) if b)
+
+
+def as_messages(context: TurnContext) -> list[dict[str, Any]]:
+    """A system message with the background (when there is one), then each recent message."""
+    shown = background(context)
+    out: list[dict[str, Any]] = [{"role": "system", "content": shown}] if shown else []
+    out += [{"role": p.role or "user", "content": p.text} for p in context.recent]
+    return out

@@ -1,0 +1,113 @@
+"""The context for a model's next turn (`SessionStore.context`), the same assertions on every backend that
+offers the message index: never over the budget (the estimate of its rendering is its `used_tokens`), the
+newest message always there, the recent window in order, an old message that matters to the question recalled
+from far back, the running summary and the owner's memories with their provenance, a memory extracted from a
+message already shown left out, and bad input refused with nothing written."""
+
+from __future__ import annotations
+
+import pytest
+
+from store import InvalidInput, SessionNotFound
+from store.recall.tokens import count_tokens
+from tests.conftest import Harness
+from tests.contract.test_message_index import index
+
+pytestmark = pytest.mark.needs("search_messages", "put_memory")
+
+
+def long_session(harness: Harness, owner: str = "alice", sid: str = "trip", turns: int = 120) -> None:
+    store = harness.store
+    store.create_session(owner, session_id=sid)
+    messages = []
+    for i in range(turns):
+        messages.append({"role": "user", "content": f"Question {i}: what is the weather like on day {i}?"})
+        messages.append({"role": "assistant", "content": f"Day {i} looks sunny with a light breeze."})
+    messages[10] = {"role": "user", "content": "My daughter Mia is allergic to peanuts, keep that in mind."}
+    for start in range(0, len(messages), 90):
+        store.append_messages(sid, messages[start : start + 90], owner=owner)
+    store.append_messages(
+        sid, [{"role": "user", "content": "Which restaurants suit Mia's peanut allergy?"}], owner=owner
+    )
+    index(harness, owner, sid)
+
+
+def test_the_context_recalls_an_old_message_under_the_budget(harness: Harness) -> None:
+    long_session(harness)
+    context = harness.store.context("trip", budget_tokens=400, owner="alice")
+    assert context.used_tokens <= 400 and context.used_tokens == count_tokens(context.as_text())
+    assert context.query == "Which restaurants suit Mia's peanut allergy?"
+    assert context.recent[-1].seqs == [241] and context.recent[-1].role == "user"
+    assert [p.seqs[0] for p in context.recent] == sorted(p.seqs[0] for p in context.recent)
+    assert 11 in [p.seqs[0] for p in context.recalled]  # far outside the recent window
+    assert all(p.session_id == "trip" and p.tokens > 0 for p in context.recent + context.recalled)
+    assert len(context.recent) < 241 and sum(p.tokens for p in context.recent) <= 400
+    messages = context.as_messages()
+    assert messages[0]["role"] == "system" and "allergic to peanuts" in messages[0]["content"]
+    assert messages[-1] == {"role": "user", "content": "Which restaurants suit Mia's peanut allergy?"}
+
+
+def test_the_summary_and_memories_come_with_their_provenance_each_once(harness: Harness) -> None:
+    store = harness.store
+    long_session(harness)
+    store.put_memory(
+        "alice",
+        ("sessions", "trip"),
+        "summary",
+        {
+            "text": "Alice plans a trip; her daughter Mia has a peanut allergy.",
+            "source": {"session_id": "trip", "seqs": [1, 200]},
+        },
+    )
+    store.put_memory(
+        "alice",
+        ("facts",),
+        "mia",
+        {"text": "Mia is allergic to peanuts", "source": {"session_id": "trip", "seqs": [11]}},
+    )
+    store.put_memory(
+        "alice",
+        ("facts",),
+        "diet",
+        {"text": "Alice avoids peanut sauces too", "source": {"session_id": "old", "seqs": [3]}},
+    )
+    context = store.context("trip", budget_tokens=600, owner="alice")
+    assert context.summary is not None and context.summary.seqs == [1, 200]
+    assert context.summary.namespace == ("sessions", "trip") and context.summary.key == "summary"
+    keys = [p.key for p in context.memories]
+    assert "diet" in keys and "mia" not in keys  # its source message, seq 11, is shown already
+    assert [p.namespace for p in context.memories if p.key == "diet"] == [("facts",)]
+    assert context.used_tokens == count_tokens(context.as_text()) <= 600
+    assert "\n- Alice avoids peanut sauces too" in context.as_text()
+    assert ("sessions", "trip") not in [p.namespace for p in context.memories]  # the summary, once
+    alone = store.context("trip", "peanut", budget_tokens=600, owner="alice", memories=False)
+    assert alone.query == "peanut" and alone.memories == []
+
+
+def test_a_small_budget_keeps_the_newest_message_cut_to_fit(harness: Harness) -> None:
+    store = harness.store
+    store.create_session("alice", session_id="long")
+    store.append_messages("long", [{"role": "user", "content": "word " * 400}], owner="alice")
+    index(harness, "alice", "long")
+    context = store.context("long", budget_tokens=64, owner="alice")
+    assert context.used_tokens <= 64 and context.recent[0].text.endswith("…")
+    empty = store.context("long", budget_tokens=64, owner="alice")
+    assert empty.budget_tokens == 64
+
+
+def test_bad_context_calls_are_refused_and_write_nothing(harness: Harness) -> None:
+    store = harness.store
+    long_session(harness, turns=6)
+    store.create_session("bob", session_id="bobs")
+    before = harness.leftovers()
+    for budget in (0, 63, 200_001, "2000", True, 1.5):
+        with pytest.raises(InvalidInput):
+            store.context("trip", budget_tokens=budget, owner="alice")  # type: ignore[arg-type]
+    for query in ("x" * 50_000, "", "line\x00break", 7):
+        with pytest.raises(InvalidInput):
+            store.context("trip", query, owner="alice")  # type: ignore[arg-type]
+    with pytest.raises(SessionNotFound):
+        store.context("bobs", owner="alice")
+    with pytest.raises(SessionNotFound):
+        store.context("nobody-has-this", owner="alice")
+    assert harness.leftovers() == before
