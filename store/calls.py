@@ -9,15 +9,17 @@ from store.front.artifacts import Artifacts
 from store.front.checkpoints import Checkpoints
 from store.front.forks import Forks
 from store.front.memories import Memories
+from store.front.message_index import MessageIndex
 from store.front.messages import Messages
 from store.front.operations import Operations
 from store.front.sessions import Sessions
 from store.front.state import State
 from store.front.traces import Traces
-from store.recall.front import Recall
 
 
-class PublicOperations(Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, Recall, Memories, Operations):
+class PublicOperations(
+    Sessions, Forks, Messages, State, Checkpoints, Artifacts, Traces, MessageIndex, Memories, Operations
+):
     """Sessions, transcripts, state, checkpoints, records, artifacts, traces, memories and the message index: the
     operations every backend carries out (`SessionStore` adds the store's configuration and memory extraction)."""
 

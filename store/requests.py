@@ -19,6 +19,8 @@ from store.core.forgetting import ForgetReducers
 from store.core.forking import UNSET as UNSET
 from store.core.forking import Unset as Unset
 from store.core.memories import Indexed
+from store.core.message_index import IndexEntry
+from store.core.message_index import search_prefix as mi_prefix
 from store.core.paging import MessageQuery, SessionQuery
 from store.core.rules import MAX_BRANCHES, RECLAIM_JOBS
 from store.models import (
@@ -527,17 +529,6 @@ class ListNamespaces(Request[Page[tuple[str, ...]]]):
     cursor: str | None = None
 
 
-@dataclass(frozen=True)
-class IndexEntry:
-    """One message as its session's index keeps it: its place, who said it, its words (`text`) and their
-    embedding (`indexed`: None when the store has no embedder, or the message no words)."""
-
-    seq: int
-    role: str
-    text: str
-    indexed: Indexed | None = None
-
-
 @dataclass(frozen=True, kw_only=True)
 class WriteMessageIndex(InSession[int]):
     """Add `entries` to the session's message index, each replacing what it had at its seq; with `restart`, the
@@ -624,3 +615,18 @@ def operations() -> dict[str, type[Request[Any]]]:
         if "operation" in vars(cls):
             found[cls.operation] = cls
     return found
+
+
+def memory_search_of(request: SearchSessionMessages | SearchMessages, owner: str) -> SearchMemories:
+    """The memory search a message search is (`core.message_index`): under the session's index namespace, or
+    the owner's whole index."""
+    session = request.session_id if isinstance(request, SearchSessionMessages) else None
+    return SearchMemories(
+        owner=owner,
+        prefix=mi_prefix(session),
+        query=request.query,
+        indexed=request.indexed,
+        mode=request.mode,
+        limit=request.limit,
+        cursor=request.cursor,
+    )

@@ -18,6 +18,7 @@ from store.front.messages import APPEND_MAX
 from store.front.operations import MAX_QUERY
 from store.front.state import SAVE_FULL_MAX
 from store.memory import MemoryBackend
+from store.recall.front import Recall
 from store.settings import Settings
 
 B = TypeVar("B", Backend, AsyncBackend)
@@ -177,7 +178,7 @@ class StoreFront(Generic[B]):
         return self._backend.name
 
 
-class SessionStore(StoreFront[Backend], PublicOperations, Extraction):
+class SessionStore(StoreFront[Backend], PublicOperations, Recall, Extraction):
     """Sessions, transcripts, state, interrupts, checkpoints, records, artifacts and traces for AI agents.
 
     Build one per process and share it (it is thread-safe): `SessionStore.from_env()`,

@@ -11,17 +11,23 @@ path (the stream's function, or in-process on the memory backend) by `store.reca
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from store.core import memories as m
 from store.models import MemoryHit, MemoryHits, MessageHit, MessageHits
-from store.requests import (
-    IndexEntry,
-    SearchMemories,
-    SearchMessages,
-    SearchSessionMessages,
-    WriteMessageIndex,
-)
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One message as its session's index keeps it: its place, who said it, its words (`text`) and their
+    embedding (`indexed`: None when the store has no embedder, or the message no words)."""
+
+    seq: int
+    role: str
+    text: str
+    indexed: m.Indexed | None = None
+
 
 INDEX_ROOT = m.reserved("messages")
 RECORDS_KIND = "message-index"  # the session's records that say how far its index goes
@@ -59,25 +65,17 @@ def indexed_through(records: list[Any]) -> tuple[int, str]:
     return through, mid if isinstance(mid, str) else ""
 
 
-def entry_memories(request: WriteMessageIndex) -> list[tuple[m.Namespace, str, dict[str, Any], str, m.Indexed | None]]:
-    """The memories (namespace, key, value, indexed text, embedding) that keep `request`'s entries."""
-    ns = session_namespace(request.session_id)
-    return [(ns, seq_key(e.seq), entry_value(request.session_id, e), e.text, e.indexed) for e in request.entries]
+def entry_memories(
+    session_id: str, entries: tuple[IndexEntry, ...]
+) -> list[tuple[m.Namespace, str, dict[str, Any], str, m.Indexed | None]]:
+    """The memories (namespace, key, value, indexed text, embedding) that keep a session's `entries`."""
+    ns = session_namespace(session_id)
+    return [(ns, seq_key(e.seq), entry_value(session_id, e), e.text, e.indexed) for e in entries]
 
 
-def memory_search(request: SearchSessionMessages | SearchMessages) -> SearchMemories:
-    """The memory search a message search is: under the session's index namespace, or the whole index."""
-    session = getattr(request, "session_id", None)
-    prefix = session_namespace(session) if isinstance(session, str) else (INDEX_ROOT,)
-    return SearchMemories(
-        owner=str(request.owner),
-        prefix=prefix,
-        query=request.query,
-        indexed=request.indexed,
-        mode=request.mode,
-        limit=request.limit,
-        cursor=request.cursor,
-    )
+def search_prefix(session_id: str | None) -> m.Namespace:
+    """The namespace prefix a message search looks under: its session's, or the whole index."""
+    return session_namespace(session_id) if session_id is not None else (INDEX_ROOT,)
 
 
 def message_hit(hit: MemoryHit) -> MessageHit | None:

@@ -4,7 +4,6 @@ before it searches, what the stack's stream function indexes on DynamoDB."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import cast
 
 from store.backend import Backend
@@ -13,7 +12,14 @@ from store.core import message_index as mi
 from store.errors import SessionNotFound
 from store.memory.memories import InProcessMemories
 from store.models import MessageHits
-from store.requests import DropMessageIndex, PutMemory, SearchMessages, SearchSessionMessages, WriteMessageIndex
+from store.requests import (
+    DropMessageIndex,
+    PutMemory,
+    SearchMessages,
+    SearchSessionMessages,
+    WriteMessageIndex,
+    memory_search_of,
+)
 
 
 class InProcessMessageIndex(InProcessMemories):
@@ -34,7 +40,7 @@ class InProcessMessageIndex(InProcessMemories):
             who = self._owner_of(request.session_id, request.owner)
             if request.restart:
                 self._drop_index_of(who, request.session_id)
-            for ns, key, value, text, indexed in mi.entry_memories(request):
+            for ns, key, value, text, indexed in mi.entry_memories(request.session_id, request.entries):
                 self.put_memory(PutMemory(owner=who, namespace=ns, key=key, value=value, text=text, indexed=indexed))
         return len(request.entries)
 
@@ -60,13 +66,13 @@ class InProcessMessageIndex(InProcessMemories):
     def search_session_messages(self, request: SearchSessionMessages) -> MessageHits:
         who = self._owner_of(request.session_id, request.owner)
         self._catch_up(who, [request.session_id])
-        return mi.message_hits(self.search_memories(mi.memory_search(replace(request, owner=who))))
+        return mi.message_hits(self.search_memories(memory_search_of(request, who)))
 
     def search_messages(self, request: SearchMessages) -> MessageHits:
         with self._lock:
             mine = [sid for sid in self._sessions if self._live(sid, request.owner) is not None]
         self._catch_up(request.owner, mine)
-        found = self.search_memories(mi.memory_search(request))
+        found = self.search_memories(memory_search_of(request, request.owner))
         with self._lock:
             live = {s for s in mi.sessions_of(found) if self._live(s, request.owner) is not None}
         return mi.message_hits(found, live)

@@ -28,9 +28,9 @@ from store.recall import rendering as r
 from store.recall.tokens import METHOD, count_tokens, cut_to
 
 RECENT_READ = 50  # the newest messages read: the recent window is chosen among them
-SEARCHED_MESSAGES = 50  # of the session's messages the query recalls, at most
+SEARCHED_MESSAGES = 100  # of the session's messages the query recalls, at most
 SEARCHED_MEMORIES = 20  # of the owner's memories the query recalls, at most
-RECENT_SHARE = 0.35  # of the budget the recent window takes before anything is recalled
+RECENT_SHARE = 0.2  # of the budget the recent window takes before anything is recalled
 SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
 MAX_BUDGET = 200_000
@@ -194,9 +194,7 @@ def assemble(found: Found, budget: int) -> TurnContext:
         memories=memories,
     )
     headings = sum(
-        count_tokens(h)
-        for h, present in zip(r.HEADINGS, (summary, memories, recalled, recent), strict=True)
-        if present
+        count_tokens(h) for h, present in zip(r.HEADINGS, (summary, memories, recalled, recent), strict=True) if present
     )
     return context.model_copy(update={"used_tokens": used + headings})
 

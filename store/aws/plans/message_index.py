@@ -9,8 +9,6 @@ most DROP_BATCH keys and their deletes a call."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from store.aws import keys
 from store.aws.attrs import Expr, s
 from store.aws.calls import Call, Plan
@@ -32,6 +30,7 @@ from store.requests import (
     SearchMessages,
     SearchSessionMessages,
     WriteMessageIndex,
+    memory_search_of,
 )
 
 DROP_BATCH = 1000  # index entries one drop_message_index call removes
@@ -47,7 +46,7 @@ def write_message_index(ctx: Context, request: WriteMessageIndex) -> Plan[int]:
     table = memories_table(ctx)
     now = ctx.now()
     puts = []
-    for ns, key, value, text, indexed in mi.entry_memories(request):
+    for ns, key, value, text, indexed in mi.entry_memories(request.session_id, request.entries):
         put = PutMemory(owner=who, namespace=ns, key=key, value=value, text=text, indexed=indexed)
         dense = yield from dense_dimensions(ctx, table, indexed)
         puts.append({"PutRequest": {"Item": memory_item(put, dense, now)}})
@@ -80,13 +79,13 @@ def drop_message_index(ctx: Context, request: DropMessageIndex) -> Plan[bool]:
 def search_session_messages(ctx: Context, request: SearchSessionMessages) -> Plan[MessageHits]:
     """The head read (the session is live and the caller's), then the memory search of its index."""
     head = yield from read_head(ctx, request.session_id, request.owner, copying_ok=True)
-    found = yield from search_memories(ctx, mi.memory_search(replace(request, owner=head.session.owner)))
+    found = yield from search_memories(ctx, memory_search_of(request, head.session.owner))
     return mi.message_hits(found)
 
 
 def search_messages(ctx: Context, request: SearchMessages) -> Plan[MessageHits]:
     """The memory search of the owner's whole index, then the heads of the sessions its page names."""
-    found = yield from search_memories(ctx, mi.memory_search(request))
+    found = yield from search_memories(ctx, memory_search_of(request, request.owner))
     named = mi.sessions_of(found)
     heads = (yield from batch_get(ctx, ctx.sessions_table, [keys.head_key(sid) for sid in named])) if named else []
     now = ctx.now()
