@@ -58,7 +58,7 @@ def recent_window(store: SessionStore, conv: Conversation, budget: int) -> set[i
     used = 0
     for record in store.list_messages(conv.name, newest_first=True, limit=1000, owner=OWNER).items:
         text = str(record.content)
-        spent = cost("message", text, record.role, record.seq)
+        spent = cost("message", text, record.role)
         if used + spent > budget:
             break
         used += spent

@@ -391,6 +391,34 @@ def memory_locomo(r: dict[str, Any], results: dict[str, Any]) -> Fields:
     }
 
 
+def context_locomo(r: dict[str, Any], results: dict[str, Any]) -> Fields:
+    """Evidence in the context at each budget, against the recent window alone."""
+    columns = [
+        "budget (tokens)",
+        "evidence in context",
+        "recent window alone",
+        "tokens used (mean)",
+        "seconds a context",
+    ]
+    rows = [
+        [
+            f"{row['budget']:,}",
+            row["context"],
+            row["recent window"],
+            f"{row['mean tokens used']:,}",
+            row["seconds a context"],
+        ]
+        for row in r["rows"]
+    ]
+    return {"table": table(columns, rows, right=4)}
+
+
+def message_index_costs(r: dict[str, Any], results: dict[str, Any]) -> Fields:
+    """What a context reads, by the session's length."""
+    rows = [[f"{int(size):,}", row["requests"], row["total"]] for size, row in r["context"].items()]
+    return {"table": table(["messages in the session", "requests", "in all"], rows, right=1)}
+
+
 def _at_size(r: dict[str, Any]) -> str:
     size = r.get("at_size")
     if not size:
@@ -616,6 +644,8 @@ SECTIONS: dict[str, Builder] = {
     "Many writers on one session": contention,
     "The OTLP receiver's worst requests": otlp,
     "Memory retrieval on LoCoMo": memory_locomo,
+    "Context for a turn on LoCoMo": context_locomo,
+    "The message index: what indexing costs, what a context reads": message_index_costs,
     "Memory extraction: cost per turn": memory_extraction,
     "The local stack's vector index": vector_emulator,
     "Turn latency through each framework": turn_latency,

@@ -65,10 +65,12 @@ class InProcessMessageIndex(InProcessMemories):
 
     def search_session_messages(self, request: SearchSessionMessages) -> MessageHits:
         who = self._owner_of(request.session_id, request.owner)
+        m.search_cursor(request.cursor, who)  # a bad cursor is refused before anything is indexed
         self._catch_up(who, [request.session_id])
         return mi.message_hits(self.search_memories(memory_search_of(request, who)))
 
     def search_messages(self, request: SearchMessages) -> MessageHits:
+        m.search_cursor(request.cursor, request.owner)  # a bad cursor is refused before anything is indexed
         with self._lock:
             mine = [sid for sid in self._sessions if self._live(sid, request.owner) is not None]
         self._catch_up(request.owner, mine)

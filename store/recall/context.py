@@ -30,7 +30,7 @@ from store.recall.tokens import METHOD, count_tokens, cut_to
 RECENT_READ = 50  # the newest messages read: the recent window is chosen among them
 SEARCHED_MESSAGES = 100  # of the session's messages the query recalls, at most
 SEARCHED_MEMORIES = 20  # of the owner's memories the query recalls, at most
-RECENT_SHARE = 0.2  # of the budget the recent window takes before anything is recalled
+RECENT_SHARE = 0.15  # of the budget the recent window takes before anything is recalled
 SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
 MAX_BUDGET = 200_000
@@ -68,7 +68,7 @@ def _message_part(record: MessageRecord, *, recent: bool, limit: int | None = No
     return ContextPart(
         kind="message",
         text=text,
-        tokens=r.cost("message", text, role, record.seq),
+        tokens=r.cost("message", text, role),
         role=role,
         session_id=record.session_id,
         seqs=[record.seq],
@@ -106,7 +106,7 @@ def _recalled_part(hit: MessageHit) -> ContextPart:
     return ContextPart(
         kind="message",
         text=hit.text,
-        tokens=r.cost("message", hit.text, hit.role, hit.seq),
+        tokens=r.cost("message", hit.text, hit.role),
         role=hit.role,
         session_id=hit.session_id,
         seqs=[hit.seq],

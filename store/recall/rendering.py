@@ -1,5 +1,6 @@
-"""How a turn's context reads: each part a line ("[seq] role: text" for a message, "- text" for a memory, the
-summary as written) under a heading per section; what each line costs is counted on exactly that line, so a
+"""How a turn's context reads: each part a line ("role: text" for a message, in the order of the conversation;
+"- text" for a memory; the summary as written: sequence numbers and sources are the parts' provenance, not
+the model's reading) under a heading per section; what each line costs is counted on exactly that line, so a
 context's `used_tokens` is the estimate of its whole text (`store.recall.tokens`)."""
 
 from __future__ import annotations
@@ -19,22 +20,22 @@ HEADINGS = (SUMMARY, MEMORIES, RECALLED, RECENT)
 HEADING_TOKENS = sum(count_tokens(h) for h in HEADINGS)  # what a context reserves for its headings
 
 
-def line(kind: str, text: str, role: str | None = None, seq: int | None = None) -> str:
+def line(kind: str, text: str, role: str | None = None) -> str:
     """A part as it reads in the context."""
     if kind == "message":
-        return f"[{seq}] {role}: {text}"
+        return f"{role}: {text}"
     if kind == "memory":
         return f"- {text}"
     return text
 
 
-def cost(kind: str, text: str, role: str | None = None, seq: int | None = None) -> int:
+def cost(kind: str, text: str, role: str | None = None) -> int:
     """What a part costs as it reads."""
-    return count_tokens(line(kind, text, role, seq))
+    return count_tokens(line(kind, text, role))
 
 
 def _lines(parts: list[ContextPart]) -> list[str]:
-    return [line(p.kind, p.text, p.role, p.seqs[0] if p.seqs else None) for p in parts]
+    return [line(p.kind, p.text, p.role) for p in parts]
 
 
 def background(context: TurnContext) -> str:

@@ -107,6 +107,7 @@ def valid_arguments(store: Any, sid: str, mid: str) -> dict[str, Any]:
         "value": {"text": "x"},
         "source": "s1",
         "text": "corrected",
+        "enabled": True,
     }
 
 
@@ -230,7 +231,7 @@ def test_every_public_method_is_covered() -> None:
     assert {"extract_memories", "extract_from_messages", "list_extraction_runs", "set_extraction"} <= set(METHODS)
     assert "correct_memory" in METHODS
     assert {"save_owner_records", "load_owner_records"} <= set(METHODS)
-    assert len(METHODS) == 68
+    assert len(METHODS) == 69
 
 
 @pytest.mark.slow

@@ -474,3 +474,28 @@ def test_memories_extract_runs_and_show_with_a_local_model_endpoint(
         assert code == 0 and json.loads(out)["strategies"] == ["facts"] and json.loads(out)["enabled"] is True
     finally:
         endpoint.close()
+
+
+def test_context_shows_each_part_its_source_and_the_budgets_use(h: Harness) -> None:
+    """`agent-store context`: what the model sees for the session's next turn, part by part, within the budget;
+    `messages search` names the session and sequence number of each hit; another owner's session is absent."""
+    alice = as_owner(h.store, "alice")
+    alice.create_session("alice", session_id="trip")
+    filler = [{"role": "user", "content": f"filler message number {i}"} for i in range(40)]
+    alice.append_messages("trip", [{"role": "user", "content": "My daughter is allergic to peanuts."}, *filler])
+    alice.append_messages("trip", [{"role": "user", "content": "Which restaurants are safe for peanuts?"}])
+    alice.index_messages("trip")  # what the stack's cascade does after the writes
+    code, out = run(h.store, "context", "trip", "--budget", "120")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:4] == ["PART", "FROM", "TOKENS", "TEXT"]
+    assert any(line.startswith("message  #1 ") and "allergic to peanuts" in line for line in lines)
+    assert re.fullmatch(r'\d+ of 120 tokens \(\d+%\) for "Which restaurants are safe for peanuts\?"', lines[-1])
+    code, out = run(h.store, "context", "trip", "--budget", "120", "--json")
+    assert code == 0 and json.loads(out)["used_tokens"] <= 120
+    code, out = run(h.store, "context", "trip", "--text", "-q", "peanuts")
+    assert code == 0 and out.startswith("Earlier in this conversation:\nuser: My daughter is allergic to peanuts.")
+    code, out = run(h.store, "messages", "search", "peanuts", "--mode", "keyword")
+    assert code == 0 and {line.split()[1:3][1] for line in out.splitlines()[2:-1]} == {"1", "42"}
+    assert out.splitlines()[-1] == "searched by words"
+    assert run(h.store, "context", "trip", owner="mallory")[0] == 1
+    assert run(h.store, "context", "trip", "--budget", "10")[0] == 1

@@ -128,6 +128,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=1.0, help="seconds between polls with --follow (1)")
     p.add_argument("--for", dest="for_seconds", type=float, help="stop following after this many seconds")
     p.add_argument("--full", action="store_true", help="print texts and tool arguments whole")
+    p = sub.add_parser("search", parents=[common], help="search my messages by meaning or words (every session)")
+    p.add_argument("query", help="what to look for")
+    p.add_argument("--session", help="only this session's messages")
+    p.add_argument("--mode", choices=["auto", "semantic", "keyword", "hybrid"], default="auto")
+    p.add_argument("--limit", type=int, default=10, help="at most this many (10)")
+
+    context = groups.add_parser(
+        "context", parents=[common], help="what the model sees for a session's next turn, under a token budget"
+    )
+    context.add_argument("session_id", help="the session's id")
+    context.add_argument("-q", "--query", help="the question (default: the last user message)")
+    context.add_argument("--budget", type=int, default=2000, help="tokens (2000)")
+    context.add_argument("--no-memories", action="store_true", help="leave the owner's memories out")
+    context.add_argument("--text", action="store_true", help="print the text a model reads")
 
     traces = groups.add_parser("traces", help="a run's timeline")
     sub = traces.add_subparsers(dest="command", required=True, metavar="ACTION")
@@ -221,9 +235,10 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
+def _commands() -> dict[tuple[str, str | None], Callable[[Any, Any, TextIO], int]]:
     from store.tools.cli import commands as c
     from store.tools.cli import extraction as x
+    from store.tools.cli import recall as r
 
     return {
         ("sessions", "list"): c.sessions_list,
@@ -237,6 +252,8 @@ def _commands() -> dict[tuple[str, str], Callable[[Any, Any, TextIO], int]]:
         ("sessions", "branches"): c.sessions_branches,
         ("sessions", "restore"): c.sessions_restore,
         ("messages", "tail"): c.messages_tail,
+        ("messages", "search"): r.messages_search,
+        ("context", None): r.context,
         ("traces", "show"): c.traces_show,
         ("traces", "export"): c.traces_export,
         ("artifacts", "list"): c.artifacts_list,
@@ -277,7 +294,7 @@ def main(argv: list[str] | None = None, *, store: SessionStore | None = None, ou
         from store.tools.cli.target import resolve
 
         target = resolve(args, store)
-        return _commands()[(args.group, args.command)](args, target, sink)
+        return _commands()[(args.group, getattr(args, "command", None))](args, target, sink)
     except ImportError as exc:
         print(
             f"agent-store: {exc.name or 'a module'} is missing: pip install 'agent-session-store[langchain]'",
