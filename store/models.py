@@ -326,6 +326,7 @@ class TurnContext(BaseModel):
 
     session_id: str
     owner: str
+    last_seq: int = 0  # the session's last message when the context was assembled
     query: str | None = None
     budget_tokens: int
     used_tokens: int

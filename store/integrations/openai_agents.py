@@ -114,6 +114,35 @@ class OpenAIAgentsSession:
         `strategies`, `model`); without a call, the stack's extraction function does it as the session grows."""
         return await self._store.extract_memories(self.store_session_id, owner=self.owner, **options)
 
+    def context_filter(self, budget_tokens: int = 2000, *, memories: bool = True) -> Any:
+        """A `RunConfig(call_model_input_filter=...)` that hands the model the store's context for the turn
+        (`SessionStore.context`) in place of the whole history: the session's running summary, the owner's
+        memories and the older messages that matter to the latest user input, added to the instructions; the
+        items from the oldest recent message that fits on (this turn's new items always). The session keeps
+        every item; nothing the filter adds is stored. For a session read whole (its default `limit`)."""
+        from agents.run_config import ModelInputData
+
+        async def edit(data: Any) -> Any:
+            given = data.model_data
+            items = list(given.input)
+            users = [_text_of(i) for i in items if isinstance(i, dict) and i.get("role") == "user"]
+            asked = " ".join((users[-1] if users else "").split())[:2048] or None
+            found = await or_missing(
+                None,
+                self._store.context(self.store_session_id, asked, budget_tokens, owner=self.owner, memories=memories),
+            )
+            if found is None:  # no session yet: nothing before this input
+                return given
+            first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+            kept = items[first - 1 :] if len(items) >= found.last_seq else items
+            while kept and isinstance(kept[0], dict) and kept[0].get("type") == "function_call_output":
+                kept = kept[1:]  # its call is not in the window
+            shown = found.background()
+            instructions = "\n\n".join(x for x in (given.instructions, shown) if x) or None
+            return ModelInputData(input=kept, instructions=instructions)
+
+        return edit
+
     async def get_items(self, limit: int | None = None, wrapper: Any = None) -> list[Any]:
         """The latest `limit` items in order, exactly that many as the SDK's `SQLiteSession` returns (all of
         them for None or a negative limit; none for 0): one Query. A window that starts at a tool call's

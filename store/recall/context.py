@@ -184,6 +184,7 @@ def assemble(found: Found, budget: int) -> TurnContext:
     context = TurnContext(
         session_id=found.session.id,
         owner=found.session.owner,
+        last_seq=found.session.last_seq,
         query=found.query,
         budget_tokens=budget,
         used_tokens=0,

@@ -25,9 +25,11 @@ class ScriptedModel(Model):
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
         self.inputs: list[list[Any]] = []
+        self.instructions: list[Any] = []
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
         self.inputs.append(list(input) if isinstance(input, list) else [input])
+        self.instructions.append(system_instructions)
         text = ResponseOutputText(type="output_text", text=self.replies.pop(0), annotations=[])
         message = ResponseOutputMessage(
             id=f"msg_{len(self.inputs)}", type="message", role="assistant", status="completed", content=[text]
@@ -300,3 +302,27 @@ def test_branches_from_a_turn_as_the_sdks_advanced_session(harness: Harness, tmp
     )
     stored = harness.store.list_branches(scoped_id("ada", "trip"), owner="ada")
     assert [b.id for b in stored] == [], "the deleted branch is gone from the store too"
+
+
+def test_the_context_filter_hands_the_model_what_matters_within_the_budget(harness: Harness) -> None:
+    """`RunConfig(call_model_input_filter=session.context_filter(...))`: the model's instructions carry the old
+    message that matters to the new input, its input the recent items that fit and the input; not the whole
+    history. The session keeps every item, and nothing of the context."""
+    from agents import RunConfig
+
+    session: Any = OpenAIAgentsSession("long", harness.store, owner="ada")
+    items: list[Any] = [{"role": "user", "content": "My daughter Mia is allergic to peanuts."}]
+    items += [{"role": "user", "content": f"Unrelated note number {i} about the weather."} for i in range(60)]
+    asyncio.run(session.add_items(items))
+    harness.operator().index_messages(session.store_session_id)  # what the stack's cascade does
+    model = ScriptedModel(["The Lotus has a peanut-free kitchen."])
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    config = RunConfig(call_model_input_filter=session.context_filter(300))
+    asyncio.run(Runner.run(agent, "Which restaurant suits Mia's peanut allergy?", session=session, run_config=config))
+    assert model.instructions[0].startswith("Be brief.\n\nEarlier in this conversation:\nuser: My daughter Mia")
+    seen = said(model.inputs[0])
+    assert seen[-1] == ("user", "Which restaurant suits Mia's peanut allergy?")
+    assert 2 < len(seen) < 40 and ("user", "Unrelated note number 59 about the weather.") in seen
+    assert ("user", "My daughter Mia is allergic to peanuts.") not in seen  # in the instructions, once
+    stored = said(asyncio.run(session.get_items()))
+    assert len(stored) == 63 and stored[-1] == ("assistant", "The Lotus has a peanut-free kitchen.")
