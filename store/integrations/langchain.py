@@ -28,7 +28,7 @@ from datetime import timedelta
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+from langchain_core.messages import BaseMessage, SystemMessage, message_to_dict, messages_from_dict
 
 from store.conversation.dialects import with_reported_usage
 from store.core.scoped_ids import scoped_id
@@ -49,6 +49,15 @@ def _messages(records: Sequence[Any]) -> list[BaseMessage]:
     return list(messages_from_dict([r.content for r in records]))
 
 
+def _in_context(background: str, records: Sequence[Any]) -> list[BaseMessage]:
+    """A context's background as a system message, then `records` as messages (a tool result whose call is
+    not among them left out)."""
+    kept = _messages(records)
+    while kept and kept[0].type == "tool":
+        kept = kept[1:]
+    return [*([SystemMessage(background)] if background else []), *kept]
+
+
 class SessionStoreChatMessageHistory(BaseChatMessageHistory):
     """A chat history in this store: `messages`, `add_messages` (one atomic append), `clear`, and their
     async forms; on a `SessionStore` or an `AsyncSessionStore`."""
@@ -61,19 +70,24 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         owner: str = DEFAULT_OWNER,
         retention: timedelta | int | None = None,
         history_size: int | None = None,
+        context_tokens: int | None = None,
         runner: Runner | None = None,
     ) -> None:
         """`session_id` names the history in `owner`'s namespace (the store session
         `scoped_id(owner, session_id)`, created on the first add; expiring after `retention` without
         activity if given). With `history_size`, `messages` holds only the latest that many (as
         `DynamoDBChatMessageHistory`'s), widened to the `AIMessage` whose tool call a `ToolMessage` among
-        them answers. `runner` serves the sync methods on an AsyncSessionStore."""
+        them answers. With `context_tokens`, `messages` is the store's context for the next turn within that many
+        tokens (`SessionStore.context`, the question being the latest human message): a system message with
+        the running summary, the owner's memories and the older messages that matter, then the history from the
+        oldest recent message that fits. `runner` serves the sync methods on an AsyncSessionStore."""
         self.session_id = session_id
         self.store = store
         self._store = as_async(store)  # typed calls, on either store
         self.owner = owner
         self.retention = retention
         self.history_size = history_size
+        self.context_tokens = context_tokens
         self.store_session_id = scoped_id(owner, session_id)
         self._sync = as_sync(store, runner)  # typed calls from the sync methods, on either store
 
@@ -84,6 +98,11 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         """The history, oldest first. With `history_size`, the latest that many, widened so that no
         `ToolMessage` comes without the `AIMessage` that made its call (a model API refuses one)."""
         try:
+            if self.context_tokens is not None:
+                found = self._sync.context(self.store_session_id, None, self.context_tokens, owner=self.owner)
+                first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+                page = self._sync.list_messages(self.store_session_id, after_seq=first - 1, owner=self.owner)
+                return _in_context(found.background(), page.items)
             if self.history_size is not None:
                 window = self._sync.load_full(self.store_session_id, last=self.history_size, owner=self.owner)
                 return _messages(window.messages)
@@ -113,6 +132,15 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
     # ------------------------------------------------------------ async
 
     async def aget_messages(self) -> list[BaseMessage]:
+        if self.context_tokens is not None:
+            found = await or_missing(
+                None, self._store.context(self.store_session_id, None, self.context_tokens, owner=self.owner)
+            )
+            if found is None:
+                return []
+            first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+            recent = await self._store.list_messages(self.store_session_id, after_seq=first - 1, owner=self.owner)
+            return _in_context(found.background(), recent.items)
         if self.history_size is not None:
             window = await or_missing(
                 None, self._store.load_full(self.store_session_id, last=self.history_size, owner=self.owner)

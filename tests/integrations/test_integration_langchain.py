@@ -16,6 +16,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from store import SessionStore
+from store.core.scoped_ids import scoped_id
 from store.integrations.langchain import SessionStoreChatMessageHistory, migrate_langchain_table, scan_table
 from tests.conftest import Harness
 
@@ -167,3 +168,37 @@ def test_the_migrate_command(dyn: Harness, langchain_table: str, monkeypatch: py
     assert "0 messages copied, 3 sessions already complete" in lines[1]
     store = SessionStore.from_env()
     assert SessionStoreChatMessageHistory("s-2", store, owner="team-a").messages == conversation()[:3]
+
+
+def test_a_context_history_hands_the_chain_what_matters_within_the_budget(harness: Harness) -> None:
+    """`SessionStoreChatMessageHistory(..., context_tokens=N)` under `RunnableWithMessageHistory`: the prompt
+    holds a system message with the old message that matters to the latest question, then the recent history
+    that fits, then the question; the history keeps every message (sync and async reads alike)."""
+    model = GenericFakeChatModel(messages=iter([AIMessage(content=f"ok {i}") for i in range(30)]))
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{question}")])
+    seen: list[list[BaseMessage]] = []
+
+    def remember(value: Any) -> Any:
+        seen.append(value.to_messages())
+        return value
+
+    chain = RunnableWithMessageHistory(
+        prompt | remember | model,
+        lambda session_id: history(harness, session_id, owner="ada", context_tokens=200),
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+    config: Any = {"configurable": {"session_id": "chat-7"}}
+    chain.invoke({"question": "My daughter Mia is allergic to peanuts."}, config)
+    for i in range(15):
+        chain.invoke({"question": f"Unrelated note number {i} about the weather."}, config)
+    chain.invoke({"question": "Which restaurant suits Mia's peanut allergy?"}, config)
+    harness.operator().index_messages(scoped_id("ada", "chat-7"))  # what the stack's cascade does
+    chain.invoke({"question": "And Mia's peanut allergy at breakfast?"}, config)
+    last = seen[-1]
+    assert last[0].type == "system" and "user: My daughter Mia is allergic to peanuts." in str(last[0].content)
+    assert last[-1].content == "And Mia's peanut allergy at breakfast?" and 3 < len(last) < 20
+    full = history(harness, "chat-7", owner="ada")
+    assert len(full.messages) == 36  # 18 turns of two, all kept
+    run = harness.store._loop.run if hasattr(harness.store, "async_store") else asyncio.run  # type: ignore[attr-defined]
+    assert run(history(harness, "chat-7", owner="ada", context_tokens=200).aget_messages())[0].type == "system"
