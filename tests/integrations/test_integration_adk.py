@@ -657,3 +657,36 @@ def test_a_durability_the_service_does_not_know_is_refused(dyn: Harness) -> None
     with pytest.raises(InputValidationError, match="flush_every"):
         StoreSessionService(dyn.store, durability="event", flush_every=4)
     assert dyn.requests.names == []
+
+
+def test_a_context_callback_adds_what_matters_to_each_calls_instructions(harness: Harness) -> None:
+    """`LlmAgent(before_model_callback=context_callback(store))`: the model's instructions carry the old message
+    that matters to the question; the session keeps every event."""
+    from store.integrations.adk_context import context_callback
+
+    seen: list[str] = []
+
+    class Instructed(ScriptedLlm):
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> Any:
+            seen.append(str(llm_request.config.system_instruction))
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+
+    model = Instructed(model="scripted", replies=[f"ok {i}" for i in range(20)], seen=[])
+    agent = LlmAgent(
+        name="planner",
+        model=model,
+        instruction="Plan trips.",
+        before_model_callback=context_callback(harness.store, 300),
+    )
+    runner = Runner(app_name=APP, agent=agent, session_service=StoreSessionService(harness.store))
+    asyncio.run(runner.session_service.create_session(app_name=APP, user_id="ada", session_id="trip"))
+    run(runner, "ada", "trip", "My daughter Mia is allergic to peanuts.")
+    for i in range(12):
+        run(runner, "ada", "trip", f"Unrelated note number {i} about the weather.")
+    harness.operator().index_messages(named_store_id("ada", "trip"))  # what the stack's cascade does
+    run(runner, "ada", "trip", "Which restaurant suits Mia's peanut allergy?")
+    assert "Plan trips." in seen[-1] and "My daughter Mia is allergic to peanuts." in seen[-1]
+    assert "allergic" not in seen[0]  # a new session: nothing before its first turn
+    session = asyncio.run(runner.session_service.get_session(app_name=APP, user_id="ada", session_id="trip"))
+    assert session is not None and len(session.events) == 28
