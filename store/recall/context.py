@@ -8,9 +8,9 @@ searches): six to eight requests on DynamoDB at 100 messages or 100,000.
 
 The choice, under the budget less what the headings cost: the newest message (cut to half the budget if it is
 longer); more of the recent window, newest first, up to RECENT_SHARE of the budget; the summary, up to
-SUMMARY_SHARE (cut to fit); then the recalled messages and the memories, best score first, each once (not a
-message already shown, not a memory whose source messages are all shown); what is left goes to the recent
-window again. A part that does not fit whole is left out (the newest message and the summary are cut)."""
+SUMMARY_SHARE (cut to fit); then the recalled messages and the memories that match the question at least
+MIN_SCORE, best first, each once (not a message already shown, not a memory whose source messages are all
+shown): nothing merely fills room; what is left goes to the recent window again. A part that does not fit whole is left out (the newest message and the summary are cut)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ SEARCHED_MESSAGES = 100  # of the session's messages the query recalls, at most
 SEARCHED_MEMORIES = 20  # of the owner's memories the query recalls, at most
 RECENT_SHARE = 0.15  # of the budget the recent window takes before anything is recalled
 SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
+MIN_SCORE = 0.1  # a recalled message or memory matches the question at least this well (hybrid: 0 to 1.5)
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
 MAX_BUDGET = 200_000
 MAX_QUERY = 2048  # characters of the query (the last user message's start when none is given)
@@ -160,6 +161,7 @@ def assemble(found: Found, budget: int) -> TurnContext:
     pool: list[ContextPart] = [_recalled_part(h) for h in found.messages if h.seq not in shown]
     summary_at = ((SUMMARY_NAMESPACE, found.session.id), SUMMARY_KEY)
     pool += [p for p in (_memory_part(h) for h in found.memories if (h.namespace, h.key) != summary_at) if p]
+    pool = [p for p in pool if p.score is not None and p.score >= MIN_SCORE]  # nothing that merely fills room
     pool.sort(key=lambda p: -(p.score if p.score is not None else float("-inf")))
     recalled: list[ContextPart] = []
     memories: list[ContextPart] = []

@@ -585,3 +585,40 @@ def test_extracted_memories_show_their_runs_source_messages_and_history(
     expect(rows).to_have_count(1)
     assert "forgotten" in rows.first.inner_text() and "scripted-model" not in rows.first.inner_text()
     assert failures == []
+
+
+def test_the_context_tab_shows_what_the_model_sees_and_the_budgets_use(
+    page: Any, stack: LocalStack, tmp_path: Path
+) -> None:
+    """A session's Context tab: what the model sees for its next turn, part by part (recalled, recent), each with
+    where it comes from and its tokens, and how much of the budget it uses; a smaller budget asked for holds
+    less; every request answered below 400."""
+    from functions.runtime import store as api_store
+    from store.core.scoped_ids import scoped_id
+
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    alice = SessionStore(backend=HttpBackend(stack.api_url, stack.token("alice")))
+    alice.create_session("alice", session_id="mia", title="Dinner plans")
+    alice.append_messages("mia", [{"role": "user", "content": "My daughter Mia is allergic to peanuts."}])
+    alice.append_messages("mia", [{"role": "user", "content": f"Weather note {i}, nothing more."} for i in range(60)])
+    alice.append_messages("mia", [{"role": "user", "content": "Which restaurants suit Mia's allergy?"}])
+    with stack.invoke:  # what the stack's cascade does after the writes (it is off in this module)
+        api_store().index_messages(scoped_id("alice", "mia"))
+    open_console(page, stack, "alice", "/s/mia/context")
+    page.wait_for_selector("table[aria-label='What the model sees'] tbody tr")
+    rows = page.locator("table[aria-label='What the model sees'] tbody tr")
+    shown = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert any(r.startswith("recalled\t#1\tuser") and "allergic to peanuts" in r for r in shown)
+    assert (
+        rows.last.inner_text().startswith("recent")
+        and "Which restaurants suit Mia's allergy?" in rows.last.inner_text()
+    )
+    budget = page.get_by_label("Budget", exact=True).inner_text()
+    assert re.fullmatch(r"[\d,]+ of 2,000 tokens \(\d+%\) for “Which restaurants suit Mia's allergy\?”", budget)
+    page.screenshot(path=str(shots(tmp_path) / "context.png"), full_page=True)
+    page.get_by_label("Budget in tokens").fill("120")
+    page.get_by_role("button", name="Assemble").click()
+    expect(page.get_by_label("Budget", exact=True)).to_contain_text("of 120 tokens")
+    assert rows.count() < 12
+    assert failures == []

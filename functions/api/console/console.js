@@ -514,7 +514,7 @@ async function sessionView(id, tab) {
     failed(error);
     return;
   }
-  const tabs = ["transcript", "state", "artifacts", "traces", "memory"];
+  const tabs = ["transcript", "context", "state", "artifacts", "traces", "memory"];
   const current = tabs.includes(tab) ? tab : "transcript";
   const bar = el("div", { class: "tabs", role: "tablist" }, tabs.map((t) => el("button", {
     role: "tab", type: "button", "aria-selected": t === current ? "true" : "false",
@@ -534,6 +534,38 @@ async function sessionView(id, tab) {
   if (current === "artifacts") await artifactsTab(id, panel);
   if (current === "traces") await tracesTab(id, panel);
   if (current === "memory") await memoryRunsTab(id, panel);
+  if (current === "context") await contextTab(id, panel);
+}
+
+async function contextTab(id, panel, question = "", budget = 2000) {
+  // what the model sees for the next turn (GET /sessions/{id}/context): each part, where it comes from and what
+  // it costs, and the budget's use
+  const q = el("input", { type: "text", value: question, placeholder: "the question (default: the last user message)", "aria-label": "Question" });
+  const b = el("input", { type: "number", value: String(budget), min: "64", max: "200000", "aria-label": "Budget in tokens" });
+  const form = el("form", { class: "row", onsubmit: (e) => { e.preventDefault(); contextTab(id, panel, q.value.trim(), Number(b.value)); } },
+    q, b, el("button", { type: "submit" }, "Assemble"));
+  const params = new URLSearchParams({ budget: String(budget) });
+  if (question) params.set("q", question);
+  try {
+    const found = await api(`/sessions/${encodeURIComponent(id)}/context?${params}`);
+    const share = Math.round((100 * found.used_tokens) / found.budget_tokens);
+    const use = el("p", { class: "meta", "aria-label": "Budget" },
+      `${found.used_tokens.toLocaleString()} of ${found.budget_tokens.toLocaleString()} tokens (${share}%)`
+      + (found.query ? ` for “${found.query}”` : " (no question: the recent window)"));
+    const meter = el("div", { class: "budget", role: "meter", "aria-valuenow": String(found.used_tokens), "aria-valuemax": String(found.budget_tokens) },
+      el("span", { style: `width: ${Math.min(100, share)}%` }));
+    const parts = [...(found.summary ? [found.summary] : []), ...found.memories, ...found.recalled, ...found.recent];
+    const rows = parts.map((p) => el("tr", {},
+      el("td", {}, p.kind === "message" ? (p.recent ? "recent" : "recalled") : p.kind),
+      el("td", {}, p.kind === "message"
+        ? el("a", { href: `#/s/${encodeURIComponent(id)}/transcript?seq=${Number(p.seqs[0])}` }, `#${p.seqs[0]}`)
+        : el("a", { href: `#/memory/${encodeURIComponent(JSON.stringify(p.namespace))}` }, `${nsText(p.namespace)} ${p.key}`)),
+      el("td", {}, p.role || "–"), el("td", { class: "num" }, String(p.tokens)), el("td", {}, p.text)));
+    panel.replaceChildren(form, use, meter, el("p", { class: "meta" }, found.token_counting),
+      el("table", { "aria-label": "What the model sees" },
+        el("thead", {}, el("tr", {}, ["Part", "From", "Role", "Tokens", "Text"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows)));
+  } catch (error) { panel.replaceChildren(form); failed(error); }
 }
 
 async function memoryRunsTab(id, panel) {
