@@ -10,7 +10,8 @@ The choice, under the budget less what the headings cost: the newest message (cu
 longer); more of the recent window, newest first, up to RECENT_SHARE of the budget; the summary, up to
 SUMMARY_SHARE (cut to fit); then the recalled messages and the memories that match the question at least
 MIN_SCORE, best first, each once (not a message already shown, not a memory whose source messages are all
-shown): nothing merely fills room; what is left goes to the recent window again. A part that does not fit whole is left out (the newest message and the summary are cut)."""
+shown): nothing merely fills room; what is left goes to the recent window again. A part that does not fit
+whole is left out (the newest message and the summary are cut)."""
 
 from __future__ import annotations
 
