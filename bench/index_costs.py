@@ -79,6 +79,17 @@ def measure(url: str, turns: int, long: int) -> dict[str, Any]:
         "embedding calls": counting.calls,
         "texts embedded": counting.texts,
     }
+    store.append_messages(
+        "short", [{"role": "user", "content": "And for the last day?"}, {"role": "assistant", "content": "Rain gear."}]
+    )
+    calls = counting.calls
+    turn, _ = timed(meter, lambda: store.index_messages("short"))
+    indexing["a turn"] = {
+        "messages": 2,
+        "requests": turn["calls"],
+        "in all": turn["requests"],
+        "embedding calls": counting.calls - calls,
+    }
     print(json.dumps(indexing), flush=True)
     conversation(store, "long", long // 2)
     store.index_messages("long")

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -61,6 +62,8 @@ ROUTES: list[tuple[str, str, Any, int]] = [
     ("GET", "/sessions/{s}/trace-runs", None, 404),
     ("GET", "/sessions/{s}/memory-runs", None, 404),
     ("POST", "/sessions/{s}/memory-runs", {}, 404),
+    ("GET", "/sessions/{s}/context", None, 404),
+    ("GET", "/messages/search?q=x&session_id={s}", None, 404),
 ]
 OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/sessions", {}),
@@ -69,6 +72,7 @@ OWNER_ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/v1/traces", {"resourceSpans": []}),
     ("POST", "/memories", {"namespace": ["n"], "key": "k", "value": {"text": "x"}}),
     ("GET", "/memories/search?q=x", None),
+    ("GET", "/messages/search?q=x", None),
     ("GET", "/memories/namespaces", None),
     ("GET", "/memories/item?key=k", None),
     ("DELETE", "/memories/item?key=k", None),
@@ -176,7 +180,7 @@ def test_no_identity_is_401_everywhere(api: Harness) -> None:
     before = api.snapshot()
     for method, template, body, _ in ROUTES + [(m, p, b, 0) for m, p, b in OWNER_ROUTES]:
         path, _, query = fill(template, ids).partition("?")
-        reply = call(method, path, owner=None, json_body=body, query=dict([query.split("=")]) if query else None)
+        reply = call(method, path, owner=None, json_body=body, query=dict(parse_qsl(query)) if query else None)
         assert reply.status == 401 and reply.json()["code"] == "unauthorized", (method, template)
     assert api.snapshot() == before
 

@@ -159,6 +159,9 @@ def every_route(dyn: Harness) -> tuple[list[int], set[tuple[str, str]]]:
     go("GET", f"{s}/traces")
     go("GET", f"{s}/trace-runs")
     go("GET", f"{s}/memory-runs")
+    go("GET", f"{s}/context", query={"q": m, "budget": "500"})
+    go("GET", "/messages/search", query={"q": m, "session_id": "s1"})
+    go("GET", "/messages/search", query={"q": m})
     go("POST", f"{s}/memory-runs", json_body={"strategies": ["facts"]})  # 400: no model on this stack
     attributes = [{"key": "session.id", "value": {"stringValue": "s1"}}, {"key": "m", "value": {"stringValue": m}}]
     span = {"traceId": "a" * 32, "spanId": "b" * 16, "name": m, "startTimeUnixNano": "1", "attributes": attributes}
