@@ -508,3 +508,53 @@ def test_the_turn_latency_bench_times_ours_and_the_peer_against_the_in_memory_ba
         {"turn_latency": {"date": "d", "rtt ms": 2, "turns": 2, "rounds": 2, "rows": rows}},
     )
     assert sum(1 for line in lines if line.startswith("| Strands") or line.startswith("| LangChain")) == 4
+
+
+def test_the_context_bench_counts_evidence_in_the_context_against_the_recent_window() -> None:
+    """bench/context_recall.py on a conversation in LoCoMo's shape whose evidence is its first turn, 40 turns
+    back: the context recalls it at a budget where the recent window alone cannot hold it; the messages' own
+    search finds it; the report shows each budget."""
+    from bench.context_recall import measure
+    from bench.locomo import Conversation
+    from bench.report import section
+    from store import SessionStore, Settings
+
+    turns = {"D1:1": "Ana: I paint lighthouses at dawn"}
+    turns |= {f"D1:{i}": f"{'Ana' if i % 2 else 'Ben'}: the weather on day {i} was grey" for i in range(2, 42)}
+    conversation = Conversation("ana", turns, [("What does Ana paint?", ("D1:1",), 1)])
+    result = measure(SessionStore.memory(Settings(embedder=None)), [conversation], (100, 2000), 1)
+    first, wide = result["rows"]
+    assert (first["budget"], first["context"], first["recent window"]) == (100, 100.0, 0.0)
+    assert first["mean tokens used"] <= 100 and wide["recent window"] == 100.0  # it all fits in 2,000
+    assert result["search"]["session"]["R@5"] == 100.0 and result["search"]["owner"]["R@5"] == 100.0
+    assert result["messages"] == 41 and result["tokens"]["lines"] == 41
+    lines = "\n".join(
+        section(
+            "Context for a turn on LoCoMo",
+            {"context_locomo": {**result, "embedder": "none", "date": "d", "data": "one"}},
+        )
+    )
+    assert "| 100 | 100.0 | 0.0 |" in lines and "R@5 100.0" in lines
+
+
+def test_the_index_cost_bench_meters_indexing_and_a_context_at_two_lengths() -> None:
+    """bench/index_costs.py on moto's server: what indexing a message costs (requests, write units from the items'
+    sizes, bytes, embedding calls) and a context's requests, the same at both lengths."""
+    from bench.index_costs import measure
+    from bench.report import section
+    from infra.local.aws import moto_server_process
+
+    with moto_server_process() as url:
+        result = measure(url, 5, 200)
+    indexing, contexts = result["indexing"], result["context"]
+    assert indexing["messages"] == 10 and indexing["texts embedded"] == 10 and indexing["embedding calls"] == 1
+    assert indexing["wcu per message"] >= 5 and indexing["bytes per message stored"] > 4000
+    assert indexing["a turn"]["messages"] == 2 and indexing["a turn"]["embedding calls"] == 1
+    assert contexts["10"]["total"] == contexts["200"]["total"] == 9
+    lines = "\n".join(
+        section(
+            "The message index: what indexing costs, what a context reads",
+            {"message_index_costs": {**result, "date": "d"}},
+        )
+    )
+    assert "| 200 | 4 GetItem + Query + 4 SearchVectors | 9 |" in lines
