@@ -336,6 +336,17 @@ class TurnContext(BaseModel):
     recalled: list[ContextPart] = Field(default_factory=list)
     memories: list[ContextPart] = Field(default_factory=list)
 
+    @property
+    def window_start(self) -> int:
+        """The sequence number of the oldest recent message (past the last message when none is recent): what
+        a framework keeps of its own messages, from there on."""
+        return min((p.seqs[0] for p in self.recent), default=self.last_seq + 1)
+
+    @staticmethod
+    def question(text: str | None) -> str | None:
+        """`text` as a context's question: whitespace collapsed, at most 2,048 characters (None when blank)."""
+        return " ".join((text or "").split())[:2048] or None
+
     def background(self) -> str:
         """The summary, memories and recalled messages as one text block ("" when there are none)."""
         from store.recall.rendering import background

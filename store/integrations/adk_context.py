@@ -17,6 +17,7 @@ from store import AsyncSessionStore, SessionStore
 from store.errors import SessionNotFound
 from store.integrations._calls import as_async
 from store.integrations.adk import named_store_id, session_store_id
+from store.models import TurnContext
 
 
 def _asked(contents: list[Any]) -> str | None:
@@ -24,7 +25,7 @@ def _asked(contents: list[Any]) -> str | None:
         if getattr(content, "role", None) == "user":
             words = " ".join(p.text for p in (content.parts or []) if getattr(p, "text", None))
             if words.strip():
-                return " ".join(words.split())[:2048]
+                return TurnContext.question(words)
     return None
 
 

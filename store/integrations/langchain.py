@@ -100,7 +100,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         try:
             if self.context_tokens is not None:
                 found = self._sync.context(self.store_session_id, None, self.context_tokens, owner=self.owner)
-                first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+                first = found.window_start
                 page = self._sync.list_messages(self.store_session_id, after_seq=first - 1, owner=self.owner)
                 return _in_context(found.background(), page.items)
             if self.history_size is not None:
@@ -138,7 +138,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
             )
             if found is None:
                 return []
-            first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+            first = found.window_start
             recent = await self._store.list_messages(self.store_session_id, after_seq=first - 1, owner=self.owner)
             return _in_context(found.background(), recent.items)
         if self.history_size is not None:

@@ -19,6 +19,7 @@ from store import AsyncSessionStore
 from store.errors import SessionNotFound
 from store.integrations._calls import as_sync
 from store.integrations.langgraph import SessionStoreSaver
+from store.models import TurnContext
 
 
 def _text(message: BaseMessage) -> str:
@@ -39,14 +40,14 @@ def context_hook(
         messages: list[BaseMessage] = list(state.get("messages") or [])
         thread = (config.get("configurable") or {}).get("thread_id")
         humans = [_text(m) for m in messages if isinstance(m, HumanMessage)]
-        asked = " ".join((humans[-1] if humans else "").split())[:2048] or None
+        asked = TurnContext.question(humans[-1] if humans else None)
         try:
             found = store.context(
                 saver.thread_session_id(str(thread)), asked, budget_tokens, owner=saver.owner, memories=memories
             )
         except SessionNotFound:  # a thread with no conversation yet: nothing before this turn
             return {"llm_input_messages": messages}
-        first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+        first = found.window_start
         kept = messages[first - 1 :] if len(messages) >= found.last_seq else messages
         while kept and isinstance(kept[0], ToolMessage):
             kept = kept[1:]  # its call is not in the window

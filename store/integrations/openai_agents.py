@@ -28,7 +28,7 @@ from store.core.scoped_ids import scoped_id
 from store.core.validation import ID_PATTERN, MAX_LIMIT
 from store.errors import BranchNotFound, InvalidInput, SessionNotFound
 from store.integrations._calls import AnyStore, as_async, ensure_session, or_missing, settled
-from store.models import TokenUsage
+from store.models import TokenUsage, TurnContext
 from store.session_store import APPEND_MAX
 
 ROLE_MAX = 64
@@ -126,14 +126,14 @@ class OpenAIAgentsSession:
             given = data.model_data
             items = list(given.input)
             users = [_text_of(i) for i in items if isinstance(i, dict) and i.get("role") == "user"]
-            asked = " ".join((users[-1] if users else "").split())[:2048] or None
+            asked = TurnContext.question(users[-1] if users else None)
             found = await or_missing(
                 None,
                 self._store.context(self.store_session_id, asked, budget_tokens, owner=self.owner, memories=memories),
             )
             if found is None:  # no session yet: nothing before this input
                 return given
-            first = min((p.seqs[0] for p in found.recent), default=found.last_seq + 1)
+            first = found.window_start
             kept = items[first - 1 :] if len(items) >= found.last_seq else items
             while kept and isinstance(kept[0], dict) and kept[0].get("type") == "function_call_output":
                 kept = kept[1:]  # its call is not in the window

@@ -19,6 +19,7 @@ from store import AsyncSessionStore, SessionStore
 from store.errors import SessionNotFound
 from store.integrations._calls import as_sync
 from store.integrations.strands_ids import agent_store_id, session_store_id
+from store.models import TurnContext
 
 DEFAULT_AGENT = "default"
 
@@ -29,7 +30,7 @@ def _asked(messages: list[Any]) -> str | None:
         if message.get("role") == "user":
             words = " ".join(b["text"] for b in message.get("content", []) if isinstance(b.get("text"), str))
             if words.strip():
-                return " ".join(words.split())[:2048]
+                return TurnContext.question(words)
     return None
 
 

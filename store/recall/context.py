@@ -36,7 +36,6 @@ SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
 MIN_SCORE = 0.1  # a recalled message or memory matches the question at least this well (hybrid: 0 to 1.5)
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
 MAX_BUDGET = 200_000
-MAX_QUERY = 2048  # characters of the query (the last user message's start when none is given)
 SUMMARY_NAMESPACE = "sessions"  # the summary strategy's: ("sessions", session id), key SUMMARY_KEY
 SUMMARY_KEY = "summary"
 
@@ -54,11 +53,11 @@ class Found:
 
 
 def query_of(recent: Sequence[MessageRecord]) -> str | None:
-    """The default query: the newest user message's words (whitespace collapsed, at most MAX_QUERY)."""
+    """The default query: the newest user message's words (`TurnContext.question`)."""
     for record in recent:
         role, words = spoken(record)
         if role == "user" and record.kind == "message" and words.strip():
-            return " ".join(words.split())[:MAX_QUERY]
+            return TurnContext.question(words)
     return None
 
 
