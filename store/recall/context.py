@@ -136,70 +136,97 @@ def _summary_part(hit: MemoryHit, before: int, limit: int) -> ContextPart | None
     )
 
 
-def assemble(found: Found, budget: int) -> TurnContext:
-    """The parts that fit in `budget` (see the module docstring), in the order a model reads them."""
-    room = budget - r.HEADING_TOKENS
-    used = 0
+@dataclass
+class _Fill:
+    """What a context holds so far: the room the budget leaves, the tokens used, the messages shown."""
+
+    room: int
+    used: int = 0
+    shown: set[int] = field(default_factory=set)
+
+    def fits(self, part: ContextPart, limit: float | None = None) -> bool:
+        return self.used + part.tokens <= (self.room if limit is None else limit)
+
+    def take(self, part: ContextPart, into: list[ContextPart]) -> None:
+        self.used += part.tokens
+        into.append(part)
+        if part.kind == "message":
+            self.shown.add(part.seqs[0])
+
+
+def _recent_window(found: Found, fill: _Fill) -> tuple[list[ContextPart], list[ContextPart]]:
+    """The newest message (cut to half the room) and the recent window up to RECENT_SHARE; and the window's
+    messages left over, newest first."""
     recent: list[ContextPart] = []
     candidates = [p for p in (_message_part(x, recent=True) for x in found.recent) if p is not None]
     if candidates:
         newest = next(x for x in found.recent if x.seq == candidates[0].seqs[0])
-        first = _message_part(newest, recent=True, limit=room // 2)
-        if first is not None and first.text and first.tokens <= room:
-            recent.append(first)
-            used += first.tokens
+        first = _message_part(newest, recent=True, limit=fill.room // 2)
+        if first is not None and first.text and first.tokens <= fill.room:
+            fill.take(first, recent)
     rest = candidates[1:]
-    while rest and used + rest[0].tokens <= max(room * RECENT_SHARE, 0):
-        used += rest[0].tokens
-        recent.append(rest.pop(0))
-    shown = {p.seqs[0] for p in recent}
-    summary = None
-    if found.summary is not None:
-        oldest = min(shown) if shown else found.session.last_seq + 1
-        summary = _summary_part(found.summary, oldest, min(int(room * SUMMARY_SHARE), room - used))
-        used += summary.tokens if summary is not None else 0
+    while rest and fill.fits(rest[0], max(fill.room * RECENT_SHARE, 0)):
+        fill.take(rest.pop(0), recent)
+    return recent, rest
+
+
+def _pool(found: Found, shown: set[int]) -> list[ContextPart]:
+    """The recalled messages not shown and the memories (the summary aside) that match at least MIN_SCORE,
+    best first."""
     pool: list[ContextPart] = [_recalled_part(h) for h in found.messages if h.seq not in shown]
     summary_at = ((SUMMARY_NAMESPACE, found.session.id), SUMMARY_KEY)
     pool += [p for p in (_memory_part(h) for h in found.memories if (h.namespace, h.key) != summary_at) if p]
     pool = [p for p in pool if p.score is not None and p.score >= MIN_SCORE]  # nothing that merely fills room
     pool.sort(key=lambda p: -(p.score if p.score is not None else float("-inf")))
+    return pool
+
+
+def _recalled(found: Found, fill: _Fill) -> tuple[list[ContextPart], list[ContextPart]]:
+    """The recalled messages and memories that fit, each once (a memory extracted from messages all shown
+    left out)."""
     recalled: list[ContextPart] = []
     memories: list[ContextPart] = []
-    for part in pool:
-        if part.kind == "message" and part.seqs[0] in shown:
+    for part in _pool(found, fill.shown):
+        if part.kind == "message" and part.seqs[0] in fill.shown:
             continue
         own = part.session_id == found.session.id
-        if part.kind == "memory" and own and part.seqs and set(part.seqs) <= shown:
+        if part.kind == "memory" and own and part.seqs and set(part.seqs) <= fill.shown:
             continue  # extracted from messages already shown
-        if used + part.tokens > room:
-            continue
-        used += part.tokens
-        (recalled if part.kind == "message" else memories).append(part)
-        if part.kind == "message":
-            shown.add(part.seqs[0])
+        if fill.fits(part):
+            fill.take(part, recalled if part.kind == "message" else memories)
+    return recalled, memories
+
+
+def assemble(found: Found, budget: int) -> TurnContext:
+    """The parts that fit in `budget` (see the module docstring), in the order a model reads them."""
+    fill = _Fill(room=budget - r.HEADING_TOKENS)
+    recent, rest = _recent_window(found, fill)
+    summary = None
+    if found.summary is not None:
+        oldest = min(fill.shown) if fill.shown else found.session.last_seq + 1
+        summary = _summary_part(found.summary, oldest, min(int(fill.room * SUMMARY_SHARE), fill.room - fill.used))
+        fill.used += summary.tokens if summary is not None else 0
+    recalled, memories = _recalled(found, fill)
     for part in rest:  # what is left goes to the recent window
-        if part.seqs[0] in shown or used + part.tokens > room:
+        if part.seqs[0] in fill.shown or not fill.fits(part):
             break
-        used += part.tokens
-        recent.append(part)
-        shown.add(part.seqs[0])
-    context = TurnContext(
+        fill.take(part, recent)
+    headings = sum(
+        count_tokens(h) for h, present in zip(r.HEADINGS, (summary, memories, recalled, recent), strict=True) if present
+    )
+    return TurnContext(
         session_id=found.session.id,
         owner=found.session.owner,
         last_seq=found.session.last_seq,
         query=found.query,
         budget_tokens=budget,
-        used_tokens=0,
+        used_tokens=fill.used + headings,
         token_counting=METHOD,
         summary=summary,
         recent=sorted(recent, key=lambda p: p.seqs[0]),
         recalled=sorted(recalled, key=lambda p: p.seqs[0]),
         memories=memories,
     )
-    headings = sum(
-        count_tokens(h) for h, present in zip(r.HEADINGS, (summary, memories, recalled, recent), strict=True) if present
-    )
-    return context.model_copy(update={"used_tokens": used + headings})
 
 
 def context_flow(
