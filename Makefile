@@ -99,7 +99,7 @@ bench-startup: $(STAMP) $(LLAMA_STAMP)
 # Re-resolve the pinned set after editing pyproject.toml or requirements/constraints.in.
 lock: $(STAMP)
 	$(UV) pip compile pyproject.toml --extra dev --extra async --extra bench --extra strands --extra openai-agents --extra adk \
-		--extra langgraph --extra langchain --extra otel --extra local --extra memory \
+		--extra langgraph --extra langchain --extra otel --extra local --extra memory --extra mcp \
 		-c requirements/constraints.in \
 		-o requirements/lock.txt --python-version 3.11
 	$(UV) pip compile requirements/llama-index.in -o requirements/llama-index.txt --python-version 3.11

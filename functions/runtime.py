@@ -6,6 +6,7 @@ import importlib
 import logging
 import os
 import random
+from typing import Any
 
 from store import SessionStore
 from store.session_store import forget_sdk_sessions
@@ -33,6 +34,17 @@ def request_budget() -> float | None:
     timeout), or None where no budget is set (the cascade, the local tools)."""
     value = os.environ.get("REQUEST_BUDGET_SECONDS")
     return float(value) if value else None
+
+
+# what is left of the function's time when the request starts, less this, bounds the request's retries
+TIMEOUT_MARGIN_SECONDS = 2.0
+
+
+def time_budget(context: Any) -> float:
+    """Seconds this request may spend: the configured budget, within what the invocation has left."""
+    left = float(context.get_remaining_time_in_millis()) / 1000 - TIMEOUT_MARGIN_SECONDS
+    budget = request_budget()
+    return max(0.0, left if budget is None else min(budget, left))
 
 
 def store() -> SessionStore:

@@ -25,6 +25,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions import access
 from functions.api import (
     artifacts,
     console_routes,
@@ -39,7 +40,7 @@ from functions.api import (
 )
 from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
 from functions.api.schemas import Error
-from functions.runtime import TRACED_MODULES, register_snapstart_hooks, request_budget
+from functions.runtime import TRACED_MODULES, register_snapstart_hooks, time_budget
 from store import deadline
 from store.backends import http_errors
 
@@ -169,22 +170,6 @@ def openapi() -> Response[str]:
     return Response(200, content_type="application/json", body=openapi_document())
 
 
-def required_scopes() -> frozenset[str]:
-    """JWT_SCOPES (the template's JwtScopes): a token must carry one of them; empty = any verified token."""
-    return frozenset(s.strip() for s in os.environ.get("JWT_SCOPES", "").split(",") if s.strip())
-
-
-def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
-    """The scopes a verified token carries: its `scope` (or `scp`) claim, space-separated (API Gateway passes
-    a list claim as text such as "[a b]")."""
-    found: set[str] = set()
-    for name in ("scope", "scp"):
-        value = claims.get(name)
-        text = " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
-        found.update(text.strip("[]").replace(",", " ").split())
-    return frozenset(found)
-
-
 ENCODED_COLON = re.compile("%3a", re.IGNORECASE)  # no id holds a "%"; an artifact name's "%" arrives as %25
 
 
@@ -200,17 +185,13 @@ def _precheck(event: dict[str, Any]) -> Response[Any] | None:
 
 
 def _refused_caller(event: dict[str, Any], path: str) -> Response[Any] | None:
-    """401 without a verified identity, 403 without one of the scopes the deployment requires (public routes
-    aside); None when the caller may go on."""
+    """401 without a verified identity, 403 without a scope the deployment accepts, or for a write (any method
+    but GET and HEAD) with a read-only token (public routes aside); None when the caller may go on."""
     if path in PUBLIC_ROUTES or console_routes.is_console(path):
         return None
-    claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
-    if not claims.get("sub"):
-        return error_body(401, "unauthorized", "this route needs a bearer token")
-    wanted = required_scopes()
-    if wanted and not wanted & token_scopes(claims):
-        return error_body(403, "insufficient_scope", f"this API needs a token with one of the scopes {sorted(wanted)}")
-    return None
+    method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
+    why = access.refused(access.claims_of(event), writing=method not in ("GET", "HEAD", "OPTIONS"))
+    return None if why is None else error_body(*why)
 
 
 def _raw_upload(event: dict[str, Any], path: str, content_type: str) -> bool:
@@ -240,17 +221,6 @@ def _refused_body(event: dict[str, Any], path: str) -> Response[Any] | None:
         except (ValueError, UnicodeDecodeError):
             return error_body(400, "invalid_request", "a JSON body must be UTF-8 text")
     return None
-
-
-# what is left of the function's time when the request starts, less this, bounds the request's retries
-TIMEOUT_MARGIN_SECONDS = 2.0
-
-
-def time_budget(context: LambdaContext) -> float:
-    """Seconds this request may spend: the configured budget, within what the invocation has left."""
-    left = context.get_remaining_time_in_millis() / 1000 - TIMEOUT_MARGIN_SECONDS
-    budget = request_budget()
-    return max(0.0, left if budget is None else min(budget, left))
 
 
 # every answer: never sniffed into another type, never cached by a shared cache (it is one owner's data)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from functions.api.context import Absent, caller
 from functions.api.schemas import Strict
-from store import InvalidInput
+from store import InvalidInput, SessionNotFound, SessionStore
 from store.extraction import ExtractionRun
 from store.extraction.strategies import BuiltInName
 
@@ -54,18 +54,32 @@ def list_runs(session_id: str) -> ExtractionRuns:
     return ExtractionRuns(items=me.store.list_extraction_runs(session_id, owner=me.owner))
 
 
-@router.post("/sessions/<session_id>/memory-runs", tags=["memories"], summary="Extract memories from a session now")
-def extract(session_id: str, body: ExtractRequest) -> Response[ExtractionRuns]:
-    me = caller(router.current_event)
-    if me.store.get_session(session_id, owner=me.owner) is None:
-        raise Absent(f"session {session_id!r} not found")
-    names = list(body.strategies) if body.strategies else None
-    if me.store.settings.extraction_model is not None:
-        runs = me.store.extract_memories(session_id, strategies=names, owner=me.owner)
-        return Response(200, content_type="application/json", body=ExtractionRuns(items=runs))
+def request_extraction(
+    store: SessionStore, owner: str, session_id: str, names: list[str] | None
+) -> tuple[list[Any], bool]:
+    """A session's extraction asked for now: run inline when this function has a model (the runs, False), else
+    handed to the stack's extraction function ([], True: accepted). SessionNotFound for a session that is not
+    the owner's; InvalidInput when the stack has no model."""
+    if store.get_session(session_id, owner=owner) is None:
+        raise SessionNotFound(session_id)
+    if store.settings.extraction_model is not None:
+        return store.extract_memories(session_id, strategies=names, owner=owner), False
     function = os.environ.get(FUNCTION_ENV)
     if not function:
         raise InvalidInput("memory extraction is not configured on this stack (its ExtractionModelId is not set)")
-    payload = {"extract": {"owner": me.owner, "session_id": session_id, "strategies": names}}
+    payload = {"extract": {"owner": owner, "session_id": session_id, "strategies": names}}
     _lambda_client().invoke(FunctionName=function, InvocationType="Event", Payload=json.dumps(payload).encode())
-    return Response(202, content_type="application/json", body=ExtractionRuns(items=[], accepted=True))
+    return [], True
+
+
+@router.post("/sessions/<session_id>/memory-runs", tags=["memories"], summary="Extract memories from a session now")
+def extract(session_id: str, body: ExtractRequest) -> Response[ExtractionRuns]:
+    me = caller(router.current_event)
+    names = [str(name) for name in body.strategies] if body.strategies else None
+    try:
+        runs, accepted = request_extraction(me.store, me.owner, session_id, names)
+    except SessionNotFound:
+        raise Absent(f"session {session_id!r} not found") from None  # 404 not_found, as this route always said
+    return Response(
+        202 if accepted else 200, content_type="application/json", body=ExtractionRuns(items=runs, accepted=accepted)
+    )

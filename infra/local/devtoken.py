@@ -49,11 +49,15 @@ def is_operator(secret: bytes, presented: str) -> bool:
     return hmac.compare_digest(presented.encode(), operator_key(secret).encode())
 
 
-def issue(secret: bytes, subject: str, *, ttl: int = 12 * 3600, now: float | None = None) -> str:
-    """A token for `subject`, valid for `ttl` seconds."""
+def issue(
+    secret: bytes, subject: str, *, ttl: int = 12 * 3600, now: float | None = None, scope: str | None = None
+) -> str:
+    """A token for `subject`, valid for `ttl` seconds, carrying `scope` (space-separated scopes) when given."""
     issued = int(time.time() if now is None else now)
     header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = {"sub": subject, "iss": ISSUER, "aud": AUDIENCE, "iat": issued, "exp": issued + ttl}
+    claims: dict[str, Any] = {"sub": subject, "iss": ISSUER, "aud": AUDIENCE, "iat": issued, "exp": issued + ttl}
+    if scope:
+        claims["scope"] = scope
     payload = _b64(json.dumps(claims).encode())
     signature = _b64(hmac.new(secret, f"{header}.{payload}".encode(), hashlib.sha256).digest())
     return f"{header}.{payload}.{signature}"

@@ -18,6 +18,7 @@ from infra.local.apigw import LambdaContext, http_event, response_body
 from store.backends.http_transport import Answer, BufferedAnswer, Outgoing
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
+MCP_PATH = "/mcp"  # the MCP function's one route (template.yaml, McpFunction)
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,13 @@ def _unauthorized(why: str) -> Answered:
 
 
 def answer(secret: bytes, method: str, path: str, query: str, headers: dict[str, str], body: bytes | None) -> Answered:
-    """The API function's answer to one request, after API Gateway's checks: a protected route without a
-    valid bearer token is 401 before the function runs."""
-    from functions.api.app import lambda_handler
+    """The answer of the function API Gateway routes a request to (the MCP function for `/mcp`, else the API
+    function), after API Gateway's checks: a protected route without a valid bearer token is 401 before the
+    function runs."""
+    if path == MCP_PATH:
+        from functions.mcp.app import lambda_handler
+    else:
+        from functions.api.app import lambda_handler
 
     claims = None
     if path not in PUBLIC_ROUTES and not is_console(path):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from functions.mcp.calls import mcp_call
 from infra.deploy.template import TABLE_ENV, StreamMapping, broken_rules, memory_dimensions, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
@@ -35,6 +36,7 @@ from store.core import codec
 from store.core.lexical import LEXICAL_DIMENSIONS
 from store.embeddings import offline_embedder_name
 from store.env_settings import VARIABLES, embedder_name, settings_from_env
+from store.tools.cli.mcp import mcp_host_entry
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
 
@@ -119,7 +121,8 @@ class ApiAdapter(BaseHTTPRequestHandler):
         finally:
             status = getattr(self, "_status", "-")
             path = visible(urlsplit(self.path).path)  # a request path can hold controls; the log shows them
-            log.info("%s %s %s %.0f ms", self.command, path, status, (time.perf_counter() - started) * 1000)
+            call = visible(getattr(self, "_call", ""))  # an MCP request's method and tool, never its arguments
+            log.info("%s %s%s %s %.0f ms", self.command, path, call, status, (time.perf_counter() - started) * 1000)
 
     def send_response(self, code: int, message: str | None = None) -> None:
         self._status = code
@@ -136,13 +139,17 @@ class ApiAdapter(BaseHTTPRequestHandler):
             )
             return
         try:
-            subject = codec.parse(body or b"{}", "the request", max_depth=2).get("sub")
+            asked = codec.parse(body or b"{}", "the request", max_depth=2)
+            subject, scope = asked.get("sub"), asked.get("scope")
         except (InvalidInput, AttributeError):
-            subject = None
+            subject = scope = None
         if not isinstance(subject, str) or not subject or len(subject) > 128:
             self._refuse(400, "invalid_request", 'send {"sub": "<owner>"}: a subject of 1 to 128 characters')
             return
-        token = devtoken.issue(self.server.secret, subject)
+        if scope is not None and (not isinstance(scope, str) or len(scope) > 512 or not scope.isprintable()):
+            self._refuse(400, "invalid_request", "scope is space-separated scopes, at most 512 characters")
+            return
+        token = devtoken.issue(self.server.secret, subject, scope=scope)
         reply = json.dumps({"token": token, "sub": subject, "issued_by": "operator"}).encode()
         self._reply(200, {"Content-Type": "application/json", "Cache-Control": "no-store"}, reply)
 
@@ -168,6 +175,8 @@ class ApiAdapter(BaseHTTPRequestHandler):
             self._refuse(413, "payload_too_large", f"requests are at most {MAX_REQUEST_BYTES} bytes")
             return
         body = self.rfile.read(length) if length else None
+        if url.path == gateway.MCP_PATH:
+            self._call = mcp_call(body or b"")
         if url.path == TOKEN_ROUTE and self.command == "POST":
             self._mint(body)
             return
@@ -301,9 +310,9 @@ class LocalStack:
     sign_in: SignInCodes = field(default_factory=SignInCodes)
     settings_environment: dict[str, str] = field(default_factory=dict)  # the variables its settings came from
 
-    def token(self, subject: str, ttl: int = 12 * 3600) -> str:
-        """A development token for `subject` (the owner of what it creates)."""
-        return devtoken.issue(self.secret, subject, ttl=ttl)
+    def token(self, subject: str, ttl: int = 12 * 3600, scope: str | None = None) -> str:
+        """A development token for `subject` (the owner of what it creates), with `scope` when given."""
+        return devtoken.issue(self.secret, subject, ttl=ttl, scope=scope)
 
     def sign_in_link(self, token: str) -> str:
         """The console's address signed in with `token`, through a one-time code (the token is in no URL)."""
@@ -417,6 +426,10 @@ def local_stack(
             store = tables.store(dynamodb, s3, settings=settings)
             previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
             runtime.use_store(store)
+            # what the functions read from their environment beside the store (the template's Globals)
+            environment = {"MEMORIES_TABLE": tables.memories or ""}
+            saved = {name: os.environ.get(name) for name in environment}
+            os.environ.update(environment)
             secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
             server = ApiServer(("127.0.0.1", port), secret)
             serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
@@ -441,6 +454,11 @@ def local_stack(
                 if data is not None:
                     running.save()
                 runtime.use_store(previous)
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
                 store.close()
 
 
@@ -489,6 +507,7 @@ def serve(
     or the data directory cannot be used safely."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")  # the request log says what a function's info would
     signal.signal(signal.SIGINT, _interrupt)  # also when started with SIGINT ignored (a background job)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -506,6 +525,9 @@ def serve(
             print(f"\n  export TOKEN={token}\n")
             print("  curl -s -X POST -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' \\")
             print(f'       -d \'{{"title": "first"}}\' {stack.api_url}/sessions')
+            print(f"\n  MCP:      {stack.api_url}/mcp   (streamable HTTP; header Authorization: Bearer $TOKEN)")
+            print("  # a desktop host (Claude Desktop, Cursor, VS Code) starts it over stdio; its config entry:")
+            print("  " + json.dumps(mcp_host_entry(stack.api_url, token)))
             print("\n  # SessionStore.from_env() and agent-store (another owner: agent-store token --sub NAME):")
             print(f"  export {OPERATOR_ENV}={devtoken.operator_key(stack.secret)}   # the operator's: mints tokens")
             for name, value in {**stack.environment(), "AGENT_STORE_TOKEN": "$TOKEN"}.items():

@@ -28,7 +28,7 @@ def api(dyn: Harness) -> Iterator[Harness]:
 
 def test_required_scopes(api: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """With JwtScopes set, a verified token without one of them (an ID token carries none) is a 403."""
-    from functions.api.app import token_scopes
+    from functions.access import token_scopes
 
     monkeypatch.setenv("JWT_SCOPES", "agent-store/sessions,agent-store/admin")
     reply = call("GET", "/sessions")

@@ -120,6 +120,7 @@ def test_every_route_but_health_openapi_and_the_console_needs_the_jwt_authorizer
         "/sessions/{session_id}/rewind",
         "/v1/traces",
         "/memories/search",
+        "/mcp",  # the MCP function's one route
     }
     assert set(paths) == public | costly | {"/{proxy+}"}
     auth = resources["HttpApi"]["Properties"]["Body"]["components"]["securitySchemes"]["JwtAuthorizer"]
@@ -142,12 +143,12 @@ def test_stream_mapping_reports_batch_failures_and_has_a_failure_destination() -
 def test_functions_runtime_tracing_and_least_privilege() -> None:
     resources = _resources()
     functions = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
-    assert set(functions) == {"ApiFunction", "CascadeFunction", "CopyFunction", "ExtractionFunction"}
+    assert set(functions) == {"ApiFunction", "CascadeFunction", "CopyFunction", "ExtractionFunction", "McpFunction"}
     for props in functions.values():
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert "POWERTOOLS_SERVICE_NAME" in props["Environment"]["Variables"]
-    for name in ("ApiRole", "CascadeRole", "ExtractionRole"):
+    for name in ("ApiRole", "CascadeRole", "ExtractionRole", "McpRole"):
         role = resources[name]["Properties"]
         assert role["ManagedPolicyArns"] == [{"Ref": "ClientPolicy"}], "no broad AWS managed policies"
         for policy in role["Policies"]:
@@ -189,9 +190,15 @@ def test_the_extraction_function_exists_only_with_a_model_and_may_invoke_that_mo
         for p in resources["ApiRole"]["Properties"]["Policies"]
         for s in _unconditional(p["PolicyDocument"]["Statement"])
     ]
-    assert [s["Resource"] for s in api if s["Action"] == "lambda:InvokeFunction"] == [
-        {"Fn::GetAtt": "ExtractionFunction.Arn"}
-    ]
+    for role in ("ApiRole", "McpRole"):  # the MCP endpoint's extract_memories tool hands a run on as the API does
+        api = [
+            s
+            for p in resources[role]["Properties"]["Policies"]
+            for s in _unconditional(p["PolicyDocument"]["Statement"])
+        ]
+        assert [s["Resource"] for s in api if s["Action"] == "lambda:InvokeFunction"] == [
+            {"Fn::GetAtt": "ExtractionFunction.Arn"}
+        ]
 
 
 def _unconditional(statements: list[Any]) -> list[dict[str, Any]]:
@@ -211,7 +218,7 @@ def test_alarms_and_outputs() -> None:
     alarms = [r["Properties"] for r in doc["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
     metrics = {(a.get("Namespace"), a.get("MetricName")) for a in alarms}
     assert ("AWS/ApiGateway", "5xx") in metrics
-    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 4  # one per function
+    assert sum(1 for a in alarms if a.get("MetricName") == "Errors") == 5  # one per function
     assert ("AWS/Lambda", "IteratorAge") in metrics
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in metrics
     throttles = [a for a in alarms if "Metrics" in a]

@@ -11,6 +11,7 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
     agent-store memories show NS KEY | correct NS KEY TEXT | forget --yes
     agent-store memories extract SESSION [--strategy S] | runs SESSION | extraction [--on|--off]
+    agent-store context SESSION [-q QUESTION] | mcp [--read-only]
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -143,6 +144,11 @@ def parser() -> argparse.ArgumentParser:
     context.add_argument("--no-memories", action="store_true", help="leave the owner's memories out")
     context.add_argument("--text", action="store_true", help="print the text a model reads")
 
+    mcp = groups.add_parser(
+        "mcp", parents=[common], help="serve the store to an MCP host over stdio (as the token's owner, or --owner)"
+    )
+    mcp.add_argument("--read-only", action="store_true", help="offer the reading tools only")
+
     traces = groups.add_parser("traces", help="a run's timeline")
     sub = traces.add_subparsers(dest="command", required=True, metavar="ACTION")
     p = sub.add_parser("show", parents=[common], help="a run's events as a waterfall")
@@ -238,6 +244,7 @@ def parser() -> argparse.ArgumentParser:
 def _commands() -> dict[tuple[str, str | None], Callable[[Any, Any, TextIO], int]]:
     from store.tools.cli import commands as c
     from store.tools.cli import extraction as x
+    from store.tools.cli import mcp as m
     from store.tools.cli import recall as r
 
     return {
@@ -254,6 +261,7 @@ def _commands() -> dict[tuple[str, str | None], Callable[[Any, Any, TextIO], int
         ("messages", "tail"): c.messages_tail,
         ("messages", "search"): r.messages_search,
         ("context", None): r.context,
+        ("mcp", None): m.mcp_serve,
         ("traces", "show"): c.traces_show,
         ("traces", "export"): c.traces_export,
         ("artifacts", "list"): c.artifacts_list,

@@ -1,0 +1,1 @@
+"""The MCP endpoint's Lambda function (streamable HTTP at /mcp)."""
