@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_VENV  := .venv-llama-index
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 
-.PHONY: install browser test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-contention bench-startup screenshots bench-envs lock clean
+.PHONY: install browser node-tools test test-extended lint typecheck unit run demo openapi bundle security reliability bench bench-contention bench-startup screenshots bench-envs lock clean
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,8 +44,12 @@ browser: $(STAMP)
 unit: $(STAMP) $(LLAMA_STAMP) browser
 	$(PY) -m pytest -n 2 --dist worksteal --durations=20
 
+# the MCP clients nobody here wrote (tests/node: the conformance suite, the TypeScript SDK), from npm's lock
+node-tools: $(STAMP)
+	@$(PY) -m infra.node
+
 # the longest runs, kept out of `make test` so that it stays under 15 minutes; CI runs both
-test-extended: $(STAMP) $(LLAMA_STAMP) browser
+test-extended: $(STAMP) $(LLAMA_STAMP) browser node-tools
 	$(PY) -m pytest -n 2 --dist worksteal -m extended --durations=10
 
 # lint first (seconds); then the types and the suite side by side (mypy is one core's work, the suite's

@@ -68,13 +68,32 @@ def _error(status: int, code: str, message: str) -> dict[str, Any]:
     return {"statusCode": status, "headers": headers, "body": body, "isBase64Encoded": False}
 
 
+LOOPBACK = ("127.0.0.1", "::1")
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+
+
+def transport_security(event: dict[str, Any]) -> TransportSecuritySettings:
+    """The SDK's Host and Origin checks for a request from this machine (the local stack, on 127.0.0.1): only
+    loopback names, so that a web page whose name was rebound to 127.0.0.1 is refused (DNS rebinding). Behind
+    API Gateway, which routes by its own name and never from loopback, there is nothing to rebind: no check,
+    and a browser-based client of any origin may call with its token."""
+    source = str(((event.get("requestContext") or {}).get("http") or {}).get("sourceIp", ""))
+    if source not in LOOPBACK:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=LOCAL_HOSTS + [f"{host}:*" for host in LOCAL_HOSTS],
+        allowed_origins=[f"http://{host}:*" for host in LOCAL_HOSTS] + [f"http://{host}" for host in LOCAL_HOSTS],
+    )
+
+
 async def _answer(mcp: MCPServer, event: dict[str, Any], me: McpCaller, budget: float) -> dict[str, Any]:
     """The SDK's answer to one POST, or 503 when it takes longer than the request's budget."""
     app = mcp.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=True,
         stateless_http=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),  # API Gateway's host
+        transport_security=transport_security(event),
         max_request_body_size=MAX_BODY_BYTES,
     )
     with anyio.move_on_after(budget):

@@ -54,7 +54,7 @@ def post(
 
     claims = None if owner is None else {"sub": owner, **({"scope": scope} if scope else {})}
     body = raw if raw is not None else (None if message is None else json.dumps(message).encode())
-    hdrs = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
+    hdrs = {"content-type": "application/json", "accept": ACCEPT, "host": "127.0.0.1:8000", **(headers or {})}
     event = http_event(method, "/mcp", headers=hdrs, body=body, claims=claims)
     response = lambda_handler(event, LambdaContext())
     payload = response_body(response)
