@@ -25,6 +25,7 @@ MODULES = (
     "boto3",
     "store",
     "functions.api.app",
+    "functions.mcp.app",
     "functions.cascade.app",
     "langchain_community.chat_message_histories.dynamodb",
     "llama_index.storage.chat_store.dynamodb",

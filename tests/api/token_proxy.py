@@ -11,7 +11,17 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length", "date", "server"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "content-length",
+    "date",
+    "server",
+}
 
 
 def _handler(target: str, token: str) -> type[BaseHTTPRequestHandler]:
@@ -23,7 +33,7 @@ def _handler(target: str, token: str) -> type[BaseHTTPRequestHandler]:
             headers["Authorization"] = f"Bearer {token}"
             request = urllib.request.Request(target + self.path, data=body, method=self.command, headers=headers)
             try:
-                with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 - 127.0.0.1 only
+                with urllib.request.urlopen(request, timeout=60) as answer:
                     status, out, data = answer.status, answer.headers.items(), answer.read()
             except urllib.error.HTTPError as exc:
                 status, out, data = exc.code, exc.headers.items(), exc.read()

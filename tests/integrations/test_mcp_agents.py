@@ -37,7 +37,8 @@ class StrandsToolScript(ScriptModel):
     """Calls the tool it is given with its arguments, then answers "done"; keeps the tool results it saw."""
 
     def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
-        self.tool, self.arguments, self.results = tool, arguments, []
+        self.tool, self.arguments = tool, arguments
+        self.results: list[Any] = []
         self.called = False
 
     async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:

@@ -21,6 +21,7 @@ print(json.dumps({
     "openapi_models": "aws_lambda_powertools.event_handler.openapi.models" in sys.modules,
     "patched": sorted(patcher._PATCHED_MODULES),
     "sampling_client": "aws_xray_sdk.core.sampling.connector" in sys.modules,
+    "mcp_sdk": "mcp" in sys.modules or "starlette" in sys.modules,
 }))
 """
 
@@ -38,6 +39,7 @@ def test_handler_import_skips_what_only_other_paths_need() -> None:
     found = probe()
     # Powertools' OpenAPI models (~170 ms) are loaded by /openapi.json alone
     assert found["openapi_models"] is False
+    assert found["mcp_sdk"] is False  # the MCP SDK is the MCP function's (functions/mcp), not the API's
     # X-Ray patches the one library the functions call AWS through, not every one it finds installed
     assert found["patched"] == ["botocore"]
     # inside Lambda the SDK leaves sampling to Lambda: no X-Ray client is made at import

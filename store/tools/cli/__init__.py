@@ -11,7 +11,7 @@ failure is one line on stderr and a non-zero status, never a traceback.
     agent-store memories list [--namespace NS] | search Q | get NS KEY | put NS KEY VALUE | delete NS KEY | export
     agent-store memories show NS KEY | correct NS KEY TEXT | forget --yes
     agent-store memories extract SESSION [--strategy S] | runs SESSION | extraction [--on|--off]
-    agent-store context SESSION [-q QUESTION] | mcp [--read-only]
+    agent-store context SESSION [-q QUESTION] | mcp [--read-only] [--print-config]
     agent-store migrate langchain --table NAME
 
 The repository's own tooling (the local stack, deployment checks, reliability runs) is `python -m
@@ -148,6 +148,9 @@ def parser() -> argparse.ArgumentParser:
         "mcp", parents=[common], help="serve the store to an MCP host over stdio (as the token's owner, or --owner)"
     )
     mcp.add_argument("--read-only", action="store_true", help="offer the reading tools only")
+    mcp.add_argument(
+        "--print-config", action="store_true", help="print the entry a desktop host's config takes, and exit"
+    )
 
     traces = groups.add_parser("traces", help="a run's timeline")
     sub = traces.add_subparsers(dest="command", required=True, metavar="ACTION")
