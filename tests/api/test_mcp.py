@@ -325,3 +325,27 @@ def test_agent_store_mcp_over_stdio_acts_as_the_tokens_owner(stack: LocalStack) 
 
     status, _, body = http("GET", f"{stack.api_url}/memories/search?q=Lisbon&mode=keyword", token=token)
     assert status == 200 and json.loads(body)["items"][0]["value"]["text"] == "Works from Lisbon"
+
+
+def test_the_stacks_mcp_refuses_missing_malformed_expired_and_foreign_tokens(stack: LocalStack) -> None:
+    from infra.local import devtoken
+    from tests.api.test_local_stack import http
+
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": ACCEPT}
+    tokens = {
+        "none": None,
+        "malformed": "x.y",
+        "expired": devtoken.issue(stack.secret, "alice", now=time.time() - 7200, ttl=60),
+        "foreign": devtoken.issue(devtoken.new_secret(), "alice"),  # signed by another issuer's key
+    }
+    for name, token in tokens.items():
+        status, answer_headers, raw = http("POST", f"{stack.api_url}/mcp", token=token, body=listing, headers=headers)
+        assert status == 401 and json.loads(raw)["code"] == "unauthorized", name
+        assert answer_headers.get("WWW-Authenticate") == "Bearer", name
+    good = stack.token("alice")
+    status, _, raw = http("POST", f"{stack.api_url}/mcp", token=good, body=listing, headers=headers)
+    assert status == 200 and {t["name"] for t in json.loads(raw)["result"]["tools"]} == READING | WRITING
+    # a web page whose name was rebound to 127.0.0.1: refused by its Host, token or not
+    rebound = {**headers, "Host": "evil.example:80"}
+    assert http("POST", f"{stack.api_url}/mcp", token=good, body=listing, headers=rebound)[0] in (403, 421)
