@@ -77,7 +77,7 @@ def test_the_readme_says_which_blocks_it_does_not_run_and_why() -> None:
     assert len(found) >= 12
     skipped = [code.split()[:2] for _, code, run in found if not run]
     # the stack itself, a desktop host's MCP config (printed by a block that runs), and a deployment
-    assert skipped == [["make", "run"], ["{\"mcpServers\":", "{\"agent-store\":"], ["make", "bundle"]]
+    assert skipped == [["make", "run"], ['{"mcpServers":', '{"agent-store":'], ["make", "bundle"]]
 
 
 def test_every_block_runs_as_written_against_make_run(exports: str, tmp_path: Path) -> None:
