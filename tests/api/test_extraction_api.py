@@ -119,3 +119,24 @@ def test_an_owner_corrects_an_extracted_memory_over_the_api(tables: Any) -> None
         err(call("PATCH", "/memories/item", query=where, json_body=bad), 422)
     err(call("PATCH", "/memories/item", query={**where, "namespace": "facts"}, json_body={"text": "y"}), 400)
     assert ok(call("GET", "/memories/item", query=where))["value"] == fixed["value"]
+
+
+def test_the_mcp_extract_tool_runs_inline_where_a_model_is_configured_and_lists_the_runs(tables: Any) -> None:
+    from tests.api.test_mcp import tool
+
+    model = Scripted({"record_facts": [FACT]})
+    context.use_store(tables(Settings(extraction_model=model)))
+    _trip()
+    made = tool("extract_memories", {"session_id": "trip", "strategies": ["facts"]}, owner="alice")["result"]
+    assert not made["isError"], made
+    (run,) = made["structuredContent"]["items"]
+    assert (
+        run["status"] == "succeeded" and run["session_id"] == "trip" and made["structuredContent"]["accepted"] is False
+    )
+    listed = tool("list_extraction_runs", {"session_id": "trip"}, owner="alice")["result"]["structuredContent"]
+    assert [r["run_id"] for r in listed["items"]] == [run["run_id"]]
+    found = tool("search_memories", {"namespace_prefix": ["facts"]}, owner="alice")["result"]["structuredContent"]
+    assert [h["value"]["source"]["session_id"] for h in found["items"]] == ["trip"]
+    refused = tool("extract_memories", {"session_id": "trip"}, owner="bob")["result"]
+    assert refused["isError"] and "session_not_found" in refused["content"][0]["text"]
+    assert len(model.asked) == 1
