@@ -17,6 +17,7 @@ from infra.local.apigw import LambdaContext, http_event, response_body
 from infra.local.stack import LocalStack, local_stack
 from store.core.scoped_ids import scoped_id
 from tests.api.mcp_client import data, over_http, over_stdio, text
+from tests.api.test_api_hostile import HOSTILE as HOSTILE_JSON
 from tests.conftest import Harness
 
 READING = {
@@ -349,3 +350,32 @@ def test_the_stacks_mcp_refuses_missing_malformed_expired_and_foreign_tokens(sta
     # a web page whose name was rebound to 127.0.0.1: refused by its Host, token or not
     rebound = {**headers, "Host": "evil.example:80"}
     assert http("POST", f"{stack.api_url}/mcp", token=good, body=listing, headers=rebound)[0] in (403, 421)
+
+
+# the API's hostile JSON values (tests/api/test_api_hostile.py), placed (@) where MCP tool arguments take values
+ARGUMENT_BODIES = [
+    ("remember", '{"text": "fine", "namespace": ["n"], "key": @}'),
+    ("remember", '{"text": @}'),
+    ("search_memories", '{"query": "q", "filter": {"m": @}}'),
+    ("correct_memory", '{"namespace": ["n"], "key": "k", "text": @}'),
+    ("get_context", '{"session_id": "plans", "budget_tokens": @}'),
+    ("read_transcript", '{"session_id": "plans", "after_seq": @}'),
+]
+
+
+@pytest.mark.parametrize("value", sorted(HOSTILE_JSON))
+@pytest.mark.parametrize(("name", "template"), ARGUMENT_BODIES, ids=[f"{n}:{t[:24]}" for n, t in ARGUMENT_BODIES])
+def test_hostile_json_in_tool_arguments_is_refused_and_writes_nothing(
+    api: Harness, value: str, name: str, template: str
+) -> None:
+    alices(api)
+    api.store.put_memory("alice", ["n"], "k", {"text": "kept"})
+    before = api.snapshot()
+    arguments = template.replace("@", HOSTILE_JSON[value])
+    params = f'{{"name": "{name}", "arguments": {arguments}}}'
+    raw = f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {params}}}'
+    status, _, body = post(None, raw=raw.encode())
+    assert status < 500, (status, body)
+    if status == 200:
+        assert "error" in body or body["result"]["isError"], body
+    assert api.snapshot() == before
