@@ -36,6 +36,9 @@ def request_budget() -> float | None:
     return float(value) if value else None
 
 
+# every answer: never sniffed into another type, never cached by a shared cache (it is one owner's data)
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+
 # what is left of the function's time when the request starts, less this, bounds the request's retries
 TIMEOUT_MARGIN_SECONDS = 2.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
 
@@ -207,6 +207,25 @@ class SearchHits(list[SessionHit]):
         self.next_cursor = next_cursor
         self.sessions_searched = sessions_searched
         self.messages_searched = messages_searched
+
+
+class SearchPage(BaseModel):
+    """`SearchHits` as a model (for an answer's schema): the hits, best first, and how far the call got."""
+
+    items: list[SessionHit]
+    next_cursor: str | None = None
+    sessions_searched: int = 0
+    messages_searched: int = 0
+
+    @classmethod
+    def of(cls, found: SearchHits) -> Self:
+        """The page `found` is."""
+        return cls(
+            items=list(found),
+            next_cursor=found.next_cursor,
+            sessions_searched=found.sessions_searched,
+            messages_searched=found.messages_searched,
+        )
 
 
 class Branches(list[Branch]):

@@ -38,9 +38,9 @@ from functions.api import (
     state,
     traces,
 )
-from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, caller, parse_json_body
+from functions.api.context import MAX_BODY_BYTES, Absent, Unauthorized, body_size, caller, parse_json_body
 from functions.api.schemas import Error
-from functions.runtime import TRACED_MODULES, register_snapstart_hooks, time_budget
+from functions.runtime import SECURITY_HEADERS, TRACED_MODULES, register_snapstart_hooks, time_budget
 from store import deadline
 from store.backends import http_errors
 
@@ -206,8 +206,7 @@ def _refused_body(event: dict[str, Any], path: str) -> Response[Any] | None:
     """413 for a body over MAX_BODY_BYTES; 415 for one that is not JSON where JSON is read; 400 for a base64
     JSON body that is not UTF-8 (one that is, is decoded in place); None when the body may go on."""
     body = event.get("body") or ""
-    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
-    if size > MAX_BODY_BYTES:
+    if body_size(event) > MAX_BODY_BYTES:
         return error_body(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
     content_type = str((event.get("headers") or {}).get("content-type", "")).split(";")[0].strip().lower()
     if not body or _raw_upload(event, path, content_type):
@@ -221,10 +220,6 @@ def _refused_body(event: dict[str, Any], path: str) -> Response[Any] | None:
         except (ValueError, UnicodeDecodeError):
             return error_body(400, "invalid_request", "a JSON body must be UTF-8 text")
     return None
-
-
-# every answer: never sniffed into another type, never cached by a shared cache (it is one owner's data)
-SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
 # Responses and errors are not recorded in traces: they carry the callers' messages, state and artifacts.

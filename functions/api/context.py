@@ -18,9 +18,12 @@ __all__ = [
     "Caller",
     "Unauthorized",
     "body_bytes",
+    "body_size",
     "caller",
     "owner_of",
+    "owner_view",
     "parse_json_body",
+    "raw_body",
     "store",
     "use_store",
 ]
@@ -75,15 +78,32 @@ class Caller:
         return scrubbed(self.owner, message)
 
 
+def owner_view(owner: str) -> SessionStore:
+    """The container's store as `owner` sees it (`ScopedBackend`: the owner's sessions under the owner's ids)."""
+    shared = store()
+    return SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings)
+
+
 def caller(event: Any) -> Caller:
     """The request's verified caller and its view of the store (Unauthorized without a verified caller)."""
-    owner, shared = owner_of(event), store()
-    return Caller(owner, SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings))
+    owner = owner_of(event)
+    return Caller(owner, owner_view(owner))
+
+
+def raw_body(raw_event: dict[str, Any]) -> bytes:
+    """An API Gateway event's body as bytes (API Gateway base64-encodes binary bodies)."""
+    raw = raw_event.get("body") or ""
+    if raw_event.get("isBase64Encoded"):
+        return base64.b64decode(raw)
+    return raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+
+
+def body_size(raw_event: dict[str, Any]) -> int:
+    """How many bytes an event's body holds, without decoding it (a base64 body's size from its length)."""
+    body = raw_event.get("body") or ""
+    return len(body) * 3 // 4 if raw_event.get("isBase64Encoded") else len(str(body).encode("utf-8"))
 
 
 def body_bytes(event: Any) -> bytes:
     """The request body as bytes (API Gateway base64-encodes binary bodies)."""
-    raw = event.raw_event.get("body") or ""
-    if event.raw_event.get("isBase64Encoded"):
-        return base64.b64decode(raw)
-    return raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+    return raw_body(event.raw_event)

@@ -13,12 +13,11 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from pydantic import BaseModel
 
 from functions.api.context import Absent, caller
 from functions.api.schemas import Strict
 from store import InvalidInput, SessionNotFound, SessionStore
-from store.extraction import ExtractionRun
+from store.extraction import ExtractionRuns
 from store.extraction.strategies import BuiltInName
 
 router = APIGatewayHttpRouter()
@@ -30,13 +29,6 @@ BuiltIn = BuiltInName
 
 class ExtractRequest(Strict):
     strategies: list[BuiltIn] | None = None
-
-
-class ExtractionRuns(BaseModel):
-    """A session's extraction runs, oldest first (`accepted`: a run asked for is on its way, not in `items`)."""
-
-    items: list[ExtractionRun]
-    accepted: bool = False
 
 
 def _lambda_client() -> Any:

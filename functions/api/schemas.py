@@ -14,7 +14,7 @@ from store.models import (
     Checkpoint,
     FullSession,
     Message,
-    SessionHit,
+    SearchPage,
     StateSnapshot,
     TokenUsage,
 )
@@ -176,13 +176,8 @@ class Versions(BaseModel):
     items: list[ArtifactVersion]
 
 
-class Hits(BaseModel):
+class Hits(SearchPage):
     """One bounded search call's hits, and how far it got (`next_cursor` continues into older sessions)."""
-
-    items: list[SessionHit]
-    next_cursor: str | None = None
-    sessions_searched: int = 0
-    messages_searched: int = 0
 
 
 class Events(BaseModel):

@@ -129,12 +129,7 @@ def search(
     """Bounded per call (newest sessions first); pass `next_cursor` back as `cursor` to go on."""
     me = caller(router.current_event)
     found = me.store.search(me.owner, q, limit=limit, cursor=cursor)
-    return Hits(  # hits in sessions outside the caller's namespace are left out (ScopedBackend)
-        items=list(found),
-        next_cursor=found.next_cursor,
-        sessions_searched=found.sessions_searched,
-        messages_searched=found.messages_searched,
-    )
+    return Hits.of(found)  # hits in sessions outside the caller's namespace are left out (ScopedBackend)
 
 
 @router.get("/health", tags=["operations"], summary="Health of the tables and bucket (no token needed)")

@@ -20,17 +20,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from functions import access
+from functions.api.context import MAX_BODY_BYTES, body_size, owner_view, raw_body
 from functions.mcp import asgi
-from functions.mcp.calls import described
-from functions.runtime import register_snapstart_hooks, store, time_budget
-from store import SessionStore, deadline
-from store.backends.scoped import ScopedBackend
+from functions.mcp.calls import MCP_PATH, described
+from functions.runtime import SECURITY_HEADERS, register_snapstart_hooks, time_budget
+from store import deadline
 from store.mcp import McpCaller, build_server
 from store.mcp.caller import SCOPE_KEY
-
-MCP_PATH = "/mcp"
-MAX_BODY_BYTES = 4 * 1024 * 1024  # the API's (functions/api/context.py)
-SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "agent-session-store"))
 # the SDK logs a failed tool's message at INFO (ids a caller named); the function logs method and tool only
@@ -55,9 +51,8 @@ def _extract(me: McpCaller, session_id: str, names: list[str] | None) -> tuple[l
 
 def caller(claims: dict[str, Any]) -> McpCaller:
     """The request's caller: the verified subject, the store as that owner sees it, and what it may do."""
-    owner, shared = str(claims["sub"]), store()
-    scoped = SessionStore(backend=ScopedBackend(shared.backend, owner), settings=shared.settings)
-    return McpCaller(owner, scoped, writes=access.access(claims) == "write", extract=_extract)
+    owner = str(claims["sub"])
+    return McpCaller(owner, owner_view(owner), writes=access.access(claims) == "write", extract=_extract)
 
 
 def _error(status: int, code: str, message: str) -> dict[str, Any]:
@@ -113,9 +108,7 @@ def refused(event: dict[str, Any]) -> dict[str, Any] | None:
         answer = _error(405, "method_not_allowed", "this MCP endpoint is stateless: POST JSON-RPC messages to it")
         answer["headers"]["Allow"] = "POST"
         return answer
-    body = event.get("body") or ""
-    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(str(body).encode("utf-8"))
-    if size > MAX_BODY_BYTES:
+    if body_size(event) > MAX_BODY_BYTES:
         return _error(413, "payload_too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
     return None
 
@@ -126,7 +119,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     response = refused(event)
     if response is None:
         me = caller(access.claims_of(event))
-        logger.append_keys(**described(asgi.body_of(event)))
+        logger.append_keys(**described(raw_body(event)))
         budget = time_budget(context)
         with _serving, deadline(budget):
             response = anyio.run(_answer, server(me.writes), event, me, budget)

@@ -10,18 +10,12 @@ from typing import Any
 
 import anyio
 
+from functions.api.context import raw_body
+
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
-
-
-def body_of(event: dict[str, Any]) -> bytes:
-    """The event's body as bytes (API Gateway base64-encodes binary bodies)."""
-    raw = event.get("body") or ""
-    if event.get("isBase64Encoded"):
-        return base64.b64decode(raw)
-    return raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
 
 
 def scope_of(event: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +43,7 @@ def scope_of(event: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 async def serve(app: App, event: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """`app`'s answer to the event, as a Lambda proxy response (the body base64-encoded unless it is text)."""
-    body, answered = body_of(event), anyio.Event()
+    body, answered = raw_body(event), anyio.Event()
     status, headers, chunks, given = 500, [], [], False
 
     async def receive() -> Message:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+MCP_PATH = "/mcp"  # the MCP function's one route (template.yaml, McpFunction)
 MAX_NAME = 64
 
 

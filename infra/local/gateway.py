@@ -13,12 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from functions.api.console_routes import is_console
+from functions.mcp.calls import MCP_PATH
 from infra.local import devtoken
 from infra.local.apigw import LambdaContext, http_event, response_body
 from store.backends.http_transport import Answer, BufferedAnswer, Outgoing
 
 PUBLIC_ROUTES = frozenset({"/health", "/openapi.json"})
-MCP_PATH = "/mcp"  # the MCP function's one route (template.yaml, McpFunction)
 
 
 @dataclass(frozen=True)

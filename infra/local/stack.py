@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from functions.mcp.calls import mcp_call
+from functions.mcp.calls import MCP_PATH, mcp_call
 from infra.deploy.template import TABLE_ENV, StreamMapping, broken_rules, memory_dimensions, stream_mappings
 from infra.local import devtoken, gateway, persist
 from infra.local.apigw import LambdaContext
@@ -175,7 +175,7 @@ class ApiAdapter(BaseHTTPRequestHandler):
             self._refuse(413, "payload_too_large", f"requests are at most {MAX_REQUEST_BYTES} bytes")
             return
         body = self.rfile.read(length) if length else None
-        if url.path == gateway.MCP_PATH:
+        if url.path == MCP_PATH:
             self._call = mcp_call(body or b"")
         if url.path == TOKEN_ROUTE and self.command == "POST":
             self._mint(body)

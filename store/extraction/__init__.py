@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is loaded on 
         ModelUnavailable,
     )
     from store.extraction.openai_compatible import OpenAICompatibleModel
-    from store.extraction.run_records import RUNS_KIND, ExtractionRun, MemoryChange
+    from store.extraction.run_records import RUNS_KIND, ExtractionRun, ExtractionRuns, MemoryChange
     from store.extraction.strategies import BUILT_IN, EPISODES, FACTS, PREFERENCES, SUMMARY, Strategy
 
 _WHERE = {
@@ -38,6 +38,7 @@ _WHERE = {
     "ChatModel": "models",
     "EPISODES": "strategies",
     "ExtractionRun": "run_records",
+    "ExtractionRuns": "run_records",
     "FACTS": "strategies",
     "FunctionModel": "models",
     "Limits": "limits",
@@ -67,6 +68,7 @@ __all__ = [
     "BedrockConverseModel",
     "ChatModel",
     "ExtractionRun",
+    "ExtractionRuns",
     "FunctionModel",
     "Limits",
     "MemoryChange",

@@ -61,6 +61,13 @@ class ExtractionRun(BaseModel):
     finished_at: datetime
 
 
+class ExtractionRuns(BaseModel):
+    """A session's extraction runs, oldest first (`accepted`: a run asked for is on its way, not in `items`)."""
+
+    items: list[ExtractionRun]
+    accepted: bool = False
+
+
 def digest_of(source: str, strategy: str, first: Any, last: Any) -> str:
     """A run's id: the same source (a session, or a framework's batch), strategy and range, the same id."""
     return hashlib.blake2b(f"{source}\0{strategy}\0{first}\0{last}".encode(), digest_size=10).hexdigest()

@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from store.backends import http_errors
 from store.backends.scoped import scrubbed
 from store.errors import StoreError
-from store.extraction import ExtractionRun
 from store.models import MessageRecord
 
 
@@ -50,32 +49,6 @@ class Transcript(BaseModel):
     session_id: str
     messages: list[Line]
     next_after_seq: int | None = None
-
-
-class SessionMatch(BaseModel):
-    """A session whose title (seq None) or message (seq set) matched."""
-
-    session_id: str
-    title: str | None = None
-    seq: int | None = None
-    snippet: str
-    score: float
-
-
-class SessionMatches(BaseModel):
-    """Sessions found by words, best first; `next_cursor` continues into older sessions."""
-
-    items: list[SessionMatch]
-    next_cursor: str | None = None
-    sessions_searched: int = 0
-    messages_searched: int = 0
-
-
-class ExtractionRuns(BaseModel):
-    """A session's extraction runs, oldest first; `accepted`: a run asked for is on its way, not yet listed."""
-
-    items: list[ExtractionRun]
-    accepted: bool = False
 
 
 def line(record: MessageRecord) -> Line:

@@ -16,14 +16,12 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from store.errors import StoreError
+from store.errors import SessionNotFound, StoreError
+from store.extraction import ExtractionRuns
 from store.extraction.strategies import BuiltInName
 from store.mcp.answers import (
-    ExtractionRuns,
     Forgotten,
     Namespaces,
-    SessionMatch,
-    SessionMatches,
     Transcript,
     answer,
     line,
@@ -31,7 +29,7 @@ from store.mcp.answers import (
     store_errors,
 )
 from store.mcp.caller import McpCaller, caller_of
-from store.models import MemoryHits, MemoryItem, MessageHits, TurnContext
+from store.models import MemoryHits, MemoryItem, MessageHits, SearchPage, TurnContext
 
 NAME = "agent-session-store"
 INSTRUCTIONS = (
@@ -153,19 +151,12 @@ def _reading_tools(server: MCPServer, me: Who) -> None:
     @server.tool(title="Search sessions", annotations=READ)
     def search_sessions(
         ctx: Context, query: Query, limit: Annotated[int, Field(ge=1, le=100)] = 20, cursor: Cursor = None
-    ) -> Annotated[CallToolResult, SessionMatches]:
+    ) -> Annotated[CallToolResult, SearchPage]:
         """Find the user's sessions whose title or messages contain the query's words, newest sessions first."""
         who = me(ctx)
         with store_errors(who.owner):
             hits = who.store.search(who.owner, query, limit=limit, cursor=cursor)
-        items = [SessionMatch.model_validate(h.model_dump()) for h in hits]
-        found = SessionMatches(
-            items=items,
-            next_cursor=hits.next_cursor,
-            sessions_searched=hits.sessions_searched,
-            messages_searched=hits.messages_searched,
-        )
-        return answer(found)
+        return answer(SearchPage.of(hits))
 
     @server.tool(title="Search messages", annotations=READ)
     def search_messages(
@@ -307,7 +298,5 @@ def _resources(server: MCPServer, me: Who) -> None:
 def _unreadable(exc: StoreError, owner: str) -> ResourceError:
     """A resource's read refused by the store: not found (-32602) for a session that is not the caller's, else
     the store's code and message (-32603), ids as the caller names them."""
-    from store.errors import SessionNotFound
-
     message = str(refusal(exc, owner))
     return ResourceNotFoundError(message) if isinstance(exc, SessionNotFound) else ResourceError(message)
