@@ -15,6 +15,7 @@ import pytest
 from functions.api import context
 from infra.local.apigw import LambdaContext, http_event, response_body
 from infra.local.stack import LocalStack, local_stack
+from store import SessionStore
 from store.core.scoped_ids import scoped_id
 from tests.api.mcp_client import data, over_http, over_stdio, text
 from tests.api.test_api_hostile import HOSTILE as HOSTILE_JSON
@@ -379,3 +380,60 @@ def test_hostile_json_in_tool_arguments_is_refused_and_writes_nothing(
     if status == 200:
         assert "error" in body or body["result"]["isError"], body
     assert api.snapshot() == before
+
+
+def test_every_tool_on_the_memory_backend_and_dynamodb_in_process(remembering_store: SessionStore) -> None:
+    """The server over each backend (the official SDK's in-process client): every tool once as ada, whose view is
+    scoped as the function scopes it; bob's server sees none of it."""
+    from mcp.client import Client
+
+    from store.backends.scoped import ScopedBackend
+    from store.mcp import McpCaller, build_server
+
+    def view(owner: str) -> McpCaller:
+        scoped = SessionStore(
+            backend=ScopedBackend(remembering_store.backend, owner), settings=remembering_store.settings
+        )
+        return McpCaller(owner, scoped)
+
+    ada = view("ada")
+    ada.store.create_session("ada", session_id="trip")
+    ada.store.append_messages("trip", [{"role": "user", "content": "I am flying to Porto on Friday"}])
+    ada.store.index_messages("trip")
+
+    async def use(me: McpCaller) -> dict[str, Any]:
+        got: dict[str, Any] = {}
+        async with Client(build_server(me)) as mcp:
+            for name, arguments in [
+                ("remember", {"text": "Prefers aisle seats", "namespace": ["prefs"], "key": "seat"}),
+                ("correct_memory", {"namespace": ["prefs"], "key": "seat", "text": "Prefers window seats"}),
+                ("get_memory", {"namespace": ["prefs"], "key": "seat"}),
+                ("search_memories", {"query": "which seat"}),
+                ("list_namespaces", {}),
+                ("get_context", {"session_id": "trip", "question": "when is the flight"}),
+                ("search_sessions", {"query": "Porto"}),
+                ("search_messages", {"query": "flight to Porto"}),
+                ("read_transcript", {"session_id": "trip"}),
+                ("list_extraction_runs", {"session_id": "trip"}),
+                ("forget_memory", {"namespace": ["prefs"], "key": "other"}),
+            ]:
+                result = await mcp.call_tool(name, arguments)
+                got[name] = {"error": result.is_error, "data": result.structured_content, "text": text(result)}
+        return got
+
+    mine = anyio.run(use, ada)
+    assert mine["get_memory"]["data"]["value"]["text"] == "Prefers window seats"
+    assert mine["search_memories"]["data"]["items"][0]["key"] == "seat"
+    assert mine["list_namespaces"]["data"]["items"] == [["prefs"]]
+    assert "Porto" in mine["get_context"]["text"]
+    assert mine["search_sessions"]["data"]["items"][0]["session_id"] == "trip"
+    assert mine["search_messages"]["data"]["items"][0]["session_id"] == "trip"
+    assert mine["read_transcript"]["data"]["messages"][0]["text"] == "I am flying to Porto on Friday"
+    assert mine["list_extraction_runs"]["data"]["items"] == []
+    assert not any(r["error"] for r in mine.values()), mine
+    theirs = anyio.run(use, view("bob"))
+    for name in ("get_context", "read_transcript", "list_extraction_runs"):
+        assert theirs[name]["error"] and "session_not_found" in theirs[name]["text"], name
+    assert theirs["search_sessions"]["data"]["items"] == [] and theirs["search_messages"]["data"]["items"] == []
+    assert [h["value"]["text"] for h in theirs["search_memories"]["data"]["items"]] == ["Prefers window seats"]
+    assert remembering_store.get_memory("ada", ["prefs"], "seat").value["text"] == "Prefers window seats"
