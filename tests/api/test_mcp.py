@@ -403,20 +403,21 @@ def test_every_tool_on_the_memory_backend_and_dynamodb_in_process(remembering_st
 
     async def use(me: McpCaller) -> dict[str, Any]:
         got: dict[str, Any] = {}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("remember", {"text": "Prefers aisle seats", "namespace": ["prefs"], "key": "seat"}),
+            ("correct_memory", {"namespace": ["prefs"], "key": "seat", "text": "Prefers window seats"}),
+            ("get_memory", {"namespace": ["prefs"], "key": "seat"}),
+            ("search_memories", {"query": "which seat"}),
+            ("list_namespaces", {}),
+            ("get_context", {"session_id": "trip", "question": "when is the flight"}),
+            ("search_sessions", {"query": "Porto"}),
+            ("search_messages", {"query": "flight to Porto"}),
+            ("read_transcript", {"session_id": "trip"}),
+            ("list_extraction_runs", {"session_id": "trip"}),
+            ("forget_memory", {"namespace": ["prefs"], "key": "other"}),
+        ]
         async with Client(build_server(me)) as mcp:
-            for name, arguments in [
-                ("remember", {"text": "Prefers aisle seats", "namespace": ["prefs"], "key": "seat"}),
-                ("correct_memory", {"namespace": ["prefs"], "key": "seat", "text": "Prefers window seats"}),
-                ("get_memory", {"namespace": ["prefs"], "key": "seat"}),
-                ("search_memories", {"query": "which seat"}),
-                ("list_namespaces", {}),
-                ("get_context", {"session_id": "trip", "question": "when is the flight"}),
-                ("search_sessions", {"query": "Porto"}),
-                ("search_messages", {"query": "flight to Porto"}),
-                ("read_transcript", {"session_id": "trip"}),
-                ("list_extraction_runs", {"session_id": "trip"}),
-                ("forget_memory", {"namespace": ["prefs"], "key": "other"}),
-            ]:
+            for name, arguments in calls:
                 result = await mcp.call_tool(name, arguments)
                 got[name] = {"error": result.is_error, "data": result.structured_content, "text": text(result)}
         return got
