@@ -246,7 +246,8 @@ def main() -> None:
 
 
 def keep(args: argparse.Namespace, result: dict[str, Any]) -> None:
-    """Add this run to bench/results.json ("memory_locomo") and render bench/results.md again."""
+    """Add this run to bench/results.json ("memory_locomo": a run of some modes or scopes replaces only those) and
+    render bench/results.md again."""
     from datetime import UTC, datetime
 
     from bench.report import record
@@ -256,8 +257,10 @@ def keep(args: argparse.Namespace, result: dict[str, Any]) -> None:
     kept.update(date=datetime.now(UTC).date().isoformat(), data=DATA)
     if args.noise:
         kept["at_size"] = {**result, "embedder": args.embedder}
-    else:
-        kept["embedders"][args.embedder] = result
+    else:  # the scopes and modes measured replace theirs; the others stay
+        mine = kept["embedders"].setdefault(args.embedder, {})
+        for scope, modes in result.items():
+            mine.setdefault(scope, {}).update(modes)
     record("memory_locomo", kept)
 
 

@@ -52,10 +52,13 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True)
 class Indexed:
-    """A value's embedding, and the embedder that made it (`embedder_id`: model id and dimensions)."""
+    """A value's embedding, and the embedder that made it (`embedder_id`: model id and dimensions). A search
+    query's also carries `floor`, the least similarity its embedder relates two texts by
+    (`store.embeddings.match_threshold`): a hybrid search's reference for "unrelated" (`hybrid_scores`)."""
 
     vector: tuple[float, ...]
     embedder_id: str
+    floor: float | None = None
 
 
 def embedder_id(embedder: Embedder) -> str:
@@ -367,16 +370,24 @@ class Ranked:
 
 
 def rank(
-    candidates: Iterable[Candidate], *, search_mode: str, query_text: str | None, wanted: Mapping[str, Any]
+    candidates: Iterable[Candidate],
+    *,
+    search_mode: str,
+    query_text: str | None,
+    wanted: Mapping[str, Any],
+    floor: float | None = None,
 ) -> list[Ranked]:
     """The candidates a search returns, best first: those the filter keeps and, per mode:
 
     - semantic: those with a vector of the query's embedder, by cosine similarity;
     - keyword: those holding a query word, by BM25 (`lexical.bm25`, the candidates' own statistics);
-    - hybrid: every candidate (those holding a query word and the nearest by meaning), by `hybrid_scores`;
+    - hybrid: every candidate (those holding a query word and the nearest by meaning), by `hybrid_scores`
+      (`floor`: the query's `Indexed.floor`);
     - with no query, every candidate in key order (score None).
 
-    Ties keep the candidates' order."""
+    Ties go to the nearer by meaning (hybrid: candidates below the floor all score 0 for meaning), then keep
+    the candidates' order."""
+    candidates = list(candidates)
     kept = [c for c in candidates if matches(c.value, wanted)]
     if query_text is None:
         return [Ranked(c, None) for c in kept]
@@ -385,24 +396,53 @@ def rank(
     else:
         scores = lexical.bm25(words(query_text), [words(c.text) for c in kept])
         if search_mode == "hybrid":
-            scored = list(zip(hybrid_scores(kept, scores), kept, strict=True))
+            nearest = sum(1 for c in candidates if c.similarity is not None)
+            reference = Reference(floor, complete=nearest < MAX_TOP_K)
+            scored = list(zip(hybrid_scores(kept, scores, reference), kept, strict=True))
         else:
             scored = [(score, c) for score, c in zip(scores, kept, strict=True) if score > 0]
-    out = sorted(enumerate(scored), key=lambda t: (-t[1][0], t[0]))
+    out = sorted(enumerate(scored), key=lambda t: (-t[1][0], -_nearness(t[1][1]), t[0]))
     return [Ranked(c, score) for _, (score, c) in out]
 
 
-def hybrid_scores(kept: list[Candidate], bm25: list[float]) -> list[float]:
+def _nearness(candidate: Candidate) -> float:
+    return candidate.similarity if candidate.similarity is not None else -math.inf
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a hybrid search measures meaning against: the embedder's `floor` (None: not known) and whether the
+    search by meaning returned every memory it could (`complete`: fewer than MAX_TOP_K came back)."""
+
+    floor: float | None = None
+    complete: bool = False
+
+
+def meaning_scale(learned: list[float], reference: Reference) -> tuple[float, float]:
+    """The similarity a hybrid score counts as no meaning (0) and the one it counts as all (1).
+
+    The top is the greatest similarity learned. The bottom stands for "unrelated": the least similarity
+    learned, the nearest neighbours' last, when the search by meaning stopped at MAX_TOP_K (others lie
+    below it), never below the embedder's floor; and the floor itself when the search returned every memory
+    (a few memories are no sample of what is unrelated: least-to-greatest would score the only memory 0 and
+    the best of three unrelated ones 1). Without a floor, the least learned (every embedder's similarities
+    differ in range, not in order)."""
+    low = min(learned, default=0.0)
+    if reference.floor is not None:
+        low = reference.floor if reference.complete else max(low, reference.floor)
+    return low, max(learned, default=low)
+
+
+def hybrid_scores(kept: list[Candidate], bm25: list[float], reference: Reference | None = None) -> list[float]:
     """Each candidate's hybrid score: its BM25 scaled to the best candidate's (1.0), plus HYBRID_MEANING times
-    its similarity scaled between the least and the greatest the search learned (0 to 1: embedders'
-    similarities differ in range, not in order; a candidate whose similarity the search did not learn, not
-    among the nearest, counts the least), plus `namespace_prior`."""
+    its similarity placed on `meaning_scale` (0 to 1; a candidate whose similarity the search did not learn,
+    not among the nearest, counts 0), plus `namespace_prior`."""
     best = max(bm25, default=0.0) or 1.0
-    learned = [c.similarity for c in kept if c.similarity is not None]
-    low, high = min(learned, default=0.0), max(learned, default=0.0)
-    spread = (high - low) or 1.0
+    low, high = meaning_scale([c.similarity for c in kept if c.similarity is not None], reference or Reference())
+    spread = (high - low) if high > low else 1.0
     fused = [
-        score / best + HYBRID_MEANING * ((c.similarity if c.similarity is not None else low) - low) / spread
+        score / best
+        + HYBRID_MEANING * min(max(((c.similarity if c.similarity is not None else low) - low) / spread, 0.0), 1.0)
         for c, score in zip(kept, bm25, strict=True)
     ]
     return [f + p for f, p in zip(fused, namespace_prior(kept, fused), strict=True)]

@@ -13,7 +13,7 @@ from typing import Any
 from store.core import memories as m
 from store.core import validation as v
 from store.core.timeutil import to_duration
-from store.embeddings import embed
+from store.embeddings import embed, match_threshold
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.front.observed import Attributes, observed
@@ -74,12 +74,13 @@ class Memories(Domain):
     """Put, get, delete and search an owner's memories; list their namespaces; forget an owner."""
 
     def _indexed(self, text: str, *, query: bool = False) -> m.Indexed | None:
-        """`text` embedded by the store's embedder, as a search's query with `query` (None: no embedder, or
-        no text)."""
+        """`text` embedded by the store's embedder, as a search's query with `query` (then with the embedder's
+        `match_threshold` as its floor); None: no embedder, or no text."""
         embedder = self.settings.embedder
         if embedder is None or not text.strip():
             return None
-        return m.Indexed(embed(embedder, [text], queries=query)[0], m.embedder_id(embedder))
+        floor = match_threshold(embedder) if query else None
+        return m.Indexed(embed(embedder, [text], queries=query)[0], m.embedder_id(embedder), floor)
 
     @observed("agent_store.memory.put", before=_put_call, after=lambda _item: {}, embeds=True)
     def put_memory(

@@ -120,7 +120,13 @@ class InProcessMemories(MemoryCore):
         candidates = [
             m.Candidate(r.item.namespace, r.item.key, r.item.value, r.text, sim, r.item) for r, sim in ordered
         ]
-        ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
+        ranked = m.rank(
+            candidates,
+            search_mode=search_mode,
+            query_text=request.query,
+            wanted=request.filter,
+            floor=request.indexed.floor if request.indexed is not None else None,
+        )
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]
         return MemoryHits(items=hits, next_cursor=next_cursor, mode=m.reported_mode(search_mode, request.query))

@@ -9,11 +9,14 @@ from __future__ import annotations
 import pytest
 
 from store import InvalidInput, SessionNotFound
+from store.embeddings import WordLlamaEmbedder
+from store.recall.context import MIN_SCORE
 from store.recall.tokens import count_tokens
 from tests.conftest import Harness
 from tests.contract.test_message_index import index
 
 pytestmark = pytest.mark.needs("search_messages", "put_memory")
+WORDLLAMA = WordLlamaEmbedder()
 
 
 def long_session(harness: Harness, owner: str = "alice", sid: str = "trip", turns: int = 120) -> None:
@@ -111,3 +114,23 @@ def test_bad_context_calls_are_refused_and_write_nothing(harness: Harness) -> No
     with pytest.raises(SessionNotFound):
         store.context("nobody-has-this", owner="alice")
     assert harness.leftovers() == before
+
+
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_a_few_memories_are_recalled_by_meaning_and_the_unrelated_left_out(harness: Harness) -> None:
+    """An owner with one memory, related to the question by meaning alone (no word shared), finds it and sees
+    it in the context; beside two unrelated memories the same: they score 0 and are not shown."""
+    store = harness.store
+    store.create_session("alice", session_id="diet")
+    store.append_messages("diet", [{"role": "user", "content": "what food allergy do I have"}], owner="alice")
+    index(harness, "alice", "diet")
+    store.put_memory("alice", ("facts",), "allergy", {"text": "Allergic to peanuts"})
+    alone = store.search_memories("alice", ("facts",), query="what food allergy do I have", mode="hybrid")
+    assert [h.key for h in alone.items] == ["allergy"]
+    assert alone.items[0].score is not None and alone.items[0].score >= MIN_SCORE
+    assert [p.key for p in store.context("diet", owner="alice").memories] == ["allergy"]
+    store.put_memory("alice", ("facts",), "cello", {"text": "Plays the cello in an amateur orchestra"})
+    store.put_memory("alice", ("facts",), "tesla", {"text": "Drives a red Tesla"})
+    among = store.search_memories("alice", ("facts",), query="what food allergy do I have", mode="hybrid")
+    assert {h.key: h.score for h in among.items} == {"allergy": alone.items[0].score, "cello": 0.0, "tesla": 0.0}
+    assert [p.key for p in store.context("diet", owner="alice").memories] == ["allergy"]

@@ -53,3 +53,36 @@ def test_one_namespace_or_another_mode_is_ranked_as_before(monkeypatch: pytest.M
     assert single == scores(m.rank(alone, search_mode="hybrid", query_text=QUERY, wanted={}))
     for mode in ("keyword", "semantic"):
         assert ranked[mode] == scores(m.rank(CANDIDATES, search_mode=mode, query_text=QUERY, wanted={}))
+
+
+FEW = [
+    candidate(("facts",), "allergy", "Allergic to peanuts", 0.57),
+    candidate(("facts",), "cello", "Plays the cello in an amateur orchestra", 0.03),
+    candidate(("facts",), "tesla", "Drives a red Tesla", -0.06),
+]
+ALLERGY = "what food allergy do I have"  # no word of it in any candidate: meaning alone relates them
+
+
+def test_a_search_that_saw_every_memory_measures_meaning_from_the_embedders_floor() -> None:
+    """A few memories are no sample of "unrelated": the embedder's floor is the reference, so the only memory
+    related by meaning scores as a match, alone or beside unrelated ones, and those below the floor score 0."""
+    alone = m.rank(FEW[:1], search_mode="hybrid", query_text=ALLERGY, wanted={}, floor=0.12)
+    assert [(r.candidate.key, r.score) for r in alone] == [("allergy", m.HYBRID_MEANING)]
+    among = scores(m.rank(FEW, search_mode="hybrid", query_text=ALLERGY, wanted={}, floor=0.12))
+    assert among == {(("facts",), "allergy"): m.HYBRID_MEANING, (("facts",), "cello"): 0.0, (("facts",), "tesla"): 0.0}
+    unrelated = m.rank(FEW[1:], search_mode="hybrid", query_text=ALLERGY, wanted={}, floor=0.12)
+    assert [(r.candidate.key, r.score) for r in unrelated] == [("cello", 0.0), ("tesla", 0.0)]  # nearer first
+
+
+def test_a_search_cut_at_the_nearest_hundred_measures_from_the_last_of_them() -> None:
+    """When the search by meaning stopped at MAX_TOP_K, the last neighbour stands for "unrelated" (never below
+    the floor); without a floor, least to greatest as before."""
+    learned = [0.9 - i * 0.001 for i in range(m.MAX_TOP_K)]
+    assert m.meaning_scale(learned, m.Reference(0.5, complete=False)) == (min(learned), 0.9)
+    assert m.meaning_scale(learned, m.Reference(0.85, complete=False)) == (0.85, 0.9)
+    assert m.meaning_scale(learned[:3], m.Reference(0.5, complete=True)) == (0.5, 0.9)
+    assert m.meaning_scale(learned[:3], m.Reference(None, complete=True)) == (min(learned[:3]), 0.9)
+    many = [candidate(("n",), f"k{i:03}", f"text {i}", s) for i, s in enumerate(learned)]
+    ranked = m.rank(many, search_mode="hybrid", query_text="unrelated words", wanted={}, floor=0.5)
+    assert ranked[0].score == m.HYBRID_MEANING and ranked[-1].score == 0.0
+    assert [r.candidate.key for r in ranked] == [c.key for c in many]

@@ -421,7 +421,13 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
         candidates.append(
             m.Candidate(item.namespace, item.key, item.value, get_s(stored, "txt") or "", similarity, item)
         )
-    ranked = m.rank(candidates, search_mode=search_mode, query_text=request.query, wanted=request.filter)
+    ranked = m.rank(
+        candidates,
+        search_mode=search_mode,
+        query_text=request.query,
+        wanted=request.filter,
+        floor=request.indexed.floor if request.indexed is not None else None,
+    )
     chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
     shown = [stored_of[(r.candidate.namespace, r.candidate.key)] for r in chunk]
     yield from _fetch(ctx, shown, known)  # the page's values kept in the bucket
