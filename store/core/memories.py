@@ -412,7 +412,7 @@ def _nearness(candidate: Candidate) -> float:
 @dataclass(frozen=True)
 class Reference:
     """What a hybrid search measures meaning against: the embedder's `floor` (None: not known) and whether the
-    search by meaning returned every memory it could (`complete`: fewer than MAX_TOP_K came back)."""
+    search by meaning returned every memory there is (`complete`: fewer than MAX_TOP_K came back)."""
 
     floor: float | None = None
     complete: bool = False
@@ -421,15 +421,14 @@ class Reference:
 def meaning_scale(learned: list[float], reference: Reference) -> tuple[float, float]:
     """The similarity a hybrid score counts as no meaning (0) and the one it counts as all (1).
 
-    The top is the greatest similarity learned. The bottom stands for "unrelated": the least similarity
-    learned, the nearest neighbours' last, when the search by meaning stopped at MAX_TOP_K (others lie
-    below it), never below the embedder's floor; and the floor itself when the search returned every memory
-    (a few memories are no sample of what is unrelated: least-to-greatest would score the only memory 0 and
-    the best of three unrelated ones 1). Without a floor, the least learned (every embedder's similarities
-    differ in range, not in order)."""
+    The top is the greatest similarity learned. The bottom stands for "unrelated": the embedder's floor when
+    the search by meaning returned every memory there is (a few memories are no sample of what is unrelated:
+    least-to-greatest would score the only memory 0 and the best of three unrelated ones 1); otherwise, or
+    with no floor, the least similarity learned, the last of the MAX_TOP_K nearest (the others lie below it;
+    every embedder's similarities differ in range, not in order)."""
     low = min(learned, default=0.0)
-    if reference.floor is not None:
-        low = reference.floor if reference.complete else max(low, reference.floor)
+    if reference.floor is not None and reference.complete:
+        low = reference.floor
     return low, max(learned, default=low)
 
 

@@ -75,11 +75,11 @@ def test_a_search_that_saw_every_memory_measures_meaning_from_the_embedders_floo
 
 
 def test_a_search_cut_at_the_nearest_hundred_measures_from_the_last_of_them() -> None:
-    """When the search by meaning stopped at MAX_TOP_K, the last neighbour stands for "unrelated" (never below
-    the floor); without a floor, least to greatest as before."""
+    """When the search by meaning stopped at MAX_TOP_K, the last neighbour stands for "unrelated", above or
+    below the floor (a conversation's ranking as it was); without a floor, least to greatest as before."""
     learned = [0.9 - i * 0.001 for i in range(m.MAX_TOP_K)]
     assert m.meaning_scale(learned, m.Reference(0.5, complete=False)) == (min(learned), 0.9)
-    assert m.meaning_scale(learned, m.Reference(0.85, complete=False)) == (0.85, 0.9)
+    assert m.meaning_scale(learned, m.Reference(0.85, complete=False)) == (min(learned), 0.9)
     assert m.meaning_scale(learned[:3], m.Reference(0.5, complete=True)) == (0.5, 0.9)
     assert m.meaning_scale(learned[:3], m.Reference(None, complete=True)) == (min(learned[:3]), 0.9)
     many = [candidate(("n",), f"k{i:03}", f"text {i}", s) for i, s in enumerate(learned)]
