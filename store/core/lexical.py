@@ -118,7 +118,7 @@ def _bucket(term: str, dimensions: int) -> tuple[int, float]:
 
 
 def _rounded(x: float) -> float:
-    return float(f"{x:.{DIGITS}g}")
+    return float(f"{x:.{DIGITS}g}") if x else 0.0
 
 
 def document_vector(words: Sequence[str], dimensions: int = LEXICAL_DIMENSIONS) -> tuple[float, ...] | None:

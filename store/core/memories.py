@@ -196,6 +196,8 @@ def _float32(x: float) -> float:
 def float32_text(x: float) -> str:
     """The shortest decimal that reads back as the 32-bit float `x` (6 to 9 significant digits, against
     repr's 17 for a 64-bit one): how a vector's numbers are written."""
+    if x == 0.0:  # most of a vector's words part: written as DynamoDB normalises any zero
+        return "0"
     for digits in range(6, 10):
         text = f"{x:.{digits}g}"
         if _float32(float(text)) == x:
