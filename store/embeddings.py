@@ -19,10 +19,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from store.core.lru import Lru
 from store.core.memories import check_vector
 from store.errors import InvalidInput, StoreUnavailable
 
@@ -47,6 +49,27 @@ def embed(embedder: Any, texts: list[str], *, queries: bool = False) -> list[tup
             raise InvalidInput(f"the embedder returned {len(vectors)} vectors for {len(chunk)} texts")
         out += [check_vector(v, embedder.dimensions) for v in vectors]
     return out
+
+
+QUERY_VECTORS = 64  # the search queries' embeddings kept per embedder (`embed_query`)
+_queries: weakref.WeakKeyDictionary[Any, Lru[tuple[float, ...]]] = weakref.WeakKeyDictionary()
+_queries_lock = threading.Lock()
+
+
+def embed_query(embedder: Any, text: str) -> tuple[float, ...]:
+    """`text` embedded as a search's query (`embed`), kept for the embedder's last QUERY_VECTORS queries: a
+    question searched twice (a context's messages and memories, by any view of the store in the process)
+    costs one model call. An embedder that cannot be weakly referenced is asked every time."""
+    with _queries_lock:
+        try:
+            kept = _queries.setdefault(embedder, Lru(QUERY_VECTORS))
+        except TypeError:
+            return embed(embedder, [text], queries=True)[0]
+    vector = kept.get(text)
+    if vector is None:  # embedded outside any lock: a model call holds up no other search
+        vector = embed(embedder, [text], queries=True)[0]
+        kept.put(text, vector)
+    return vector
 
 
 class FunctionEmbedder:

@@ -13,7 +13,7 @@ from typing import Any
 from store.core import memories as m
 from store.core import validation as v
 from store.core.timeutil import to_duration
-from store.embeddings import embed, match_threshold
+from store.embeddings import embed, embed_query, match_threshold
 from store.errors import InvalidInput
 from store.front.base import Domain
 from store.front.observed import Attributes, observed
@@ -75,12 +75,15 @@ class Memories(Domain):
 
     def _indexed(self, text: str, *, query: bool = False) -> m.Indexed | None:
         """`text` embedded by the store's embedder, as a search's query with `query` (then with the embedder's
-        `match_threshold` as its floor); None: no embedder, or no text."""
+        `match_threshold` as its floor; `embed_query`: a question asked again is not embedded again); None: no
+        embedder, or no text."""
         embedder = self.settings.embedder
         if embedder is None or not text.strip():
             return None
-        floor = match_threshold(embedder) if query else None
-        return m.Indexed(embed(embedder, [text], queries=query)[0], m.embedder_id(embedder), floor)
+        eid = m.embedder_id(embedder)
+        if query:
+            return m.Indexed(embed_query(embedder, text), eid, match_threshold(embedder))
+        return m.Indexed(embed(embedder, [text])[0], eid)
 
     @observed("agent_store.memory.put", before=_put_call, after=lambda _item: {}, embeds=True)
     def put_memory(

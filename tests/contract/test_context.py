@@ -6,6 +6,8 @@ message already shown left out, and bad input refused with nothing written."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from store import InvalidInput, SessionNotFound
@@ -134,3 +136,40 @@ def test_a_few_memories_are_recalled_by_meaning_and_the_unrelated_left_out(harne
     among = store.search_memories("alice", ("facts",), query="what food allergy do I have", mode="hybrid")
     assert {h.key: h.score for h in among.items} == {"allergy": alone.items[0].score, "cello": 0.0, "tesla": 0.0}
     assert [p.key for p in store.context("diet", owner="alice").memories] == ["allergy"]
+
+
+class Counting:
+    """wordllama's embeddings, counting the texts it is asked to embed."""
+
+    model_id = WORDLLAMA.model_id
+    dimensions = WORDLLAMA.dimensions
+    match_threshold = 0.12
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.texts += texts
+        return WORDLLAMA(texts)
+
+
+COUNTING = Counting()
+
+
+@pytest.mark.settings(embedder=COUNTING)
+def test_a_context_embeds_its_question_once(harness: Harness) -> None:
+    """The message index's search and the memories' search share the question's embedding: one model call
+    for the question, on every backend; asked again, none (a question of its own each run: the embedder keeps
+    its queries for the process)."""
+    store = harness.store
+    question = f"Which gate does the Porto train leave from, trip {uuid.uuid4().hex[:8]}?"
+    store.create_session("alice", session_id="q")
+    store.append_messages("q", [{"role": "user", "content": question}], owner="alice")
+    index(harness, "alice", "q")
+    store.put_memory("alice", ("facts",), "train", {"text": "Takes the train to Porto on Fridays"})
+    COUNTING.texts.clear()
+    context = store.context("q", owner="alice")
+    assert [p.key for p in context.memories] == ["train"]
+    assert COUNTING.texts == [question]
+    store.context("q", owner="alice", query=question)
+    assert COUNTING.texts == [question]
