@@ -416,8 +416,8 @@ class Reference:
     """What a hybrid search measures meaning against: the embedder's `floor` (None: not known) and whether the
     search by meaning returned every memory there is (`complete`: fewer than MAX_TOP_K came back)."""
 
-    floor: float | None = None
-    complete: bool = False
+    floor: float | None
+    complete: bool
 
 
 def meaning_scale(learned: list[float], reference: Reference) -> tuple[float, float]:
@@ -434,16 +434,15 @@ def meaning_scale(learned: list[float], reference: Reference) -> tuple[float, fl
     return low, max(learned, default=low)
 
 
-def hybrid_scores(kept: list[Candidate], bm25: list[float], reference: Reference | None = None) -> list[float]:
+def hybrid_scores(kept: list[Candidate], bm25: list[float], reference: Reference) -> list[float]:
     """Each candidate's hybrid score: its BM25 scaled to the best candidate's (1.0), plus HYBRID_MEANING times
     its similarity placed on `meaning_scale` (0 to 1; a candidate whose similarity the search did not learn,
     not among the nearest, counts 0), plus `namespace_prior`."""
     best = max(bm25, default=0.0) or 1.0
-    low, high = meaning_scale([c.similarity for c in kept if c.similarity is not None], reference or Reference())
+    low, high = meaning_scale([c.similarity for c in kept if c.similarity is not None], reference)
     spread = (high - low) if high > low else 1.0
     fused = [
-        score / best
-        + HYBRID_MEANING * min(max(((c.similarity if c.similarity is not None else low) - low) / spread, 0.0), 1.0)
+        score / best + HYBRID_MEANING * max(((c.similarity if c.similarity is not None else low) - low) / spread, 0.0)
         for c, score in zip(kept, bm25, strict=True)
     ]
     return [f + p for f, p in zip(fused, namespace_prior(kept, fused), strict=True)]
