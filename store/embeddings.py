@@ -56,19 +56,22 @@ _queries: weakref.WeakKeyDictionary[Any, Lru[tuple[float, ...]]] = weakref.WeakK
 _queries_lock = threading.Lock()
 
 
-def embed_query(embedder: Any, text: str) -> tuple[float, ...]:
-    """`text` embedded as a search's query (`embed`), kept for the embedder's last QUERY_VECTORS queries: a
-    question searched twice (a context's messages and memories, by any view of the store in the process)
-    costs one model call. An embedder that cannot be weakly referenced is asked every time."""
+def embed_query(embedder: Any, text: str, scope: str) -> tuple[float, ...]:
+    """`text` embedded as a search's query (`embed`), kept for the embedder's last QUERY_VECTORS queries of
+    each `scope` (an owner): a question they search twice (a context's messages and memories, by any view of
+    the store in the process) costs one model call, and one owner's searches never find another's kept (no
+    timing tells one owner what another asked). An embedder that cannot be weakly referenced is asked every
+    time."""
     with _queries_lock:
         try:
             kept = _queries.setdefault(embedder, Lru(QUERY_VECTORS))
         except TypeError:
             return embed(embedder, [text], queries=True)[0]
-    vector = kept.get(text)
+    key = f"{scope}\x00{text}"
+    vector = kept.get(key)
     if vector is None:  # embedded outside any lock: a model call holds up no other search
         vector = embed(embedder, [text], queries=True)[0]
-        kept.put(text, vector)
+        kept.put(key, vector)
     return vector
 
 

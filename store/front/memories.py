@@ -73,17 +73,23 @@ def _put_call(arguments: Mapping[str, Any]) -> Attributes:
 class Memories(Domain):
     """Put, get, delete and search an owner's memories; list their namespaces; forget an owner."""
 
-    def _indexed(self, text: str, *, query: bool = False) -> m.Indexed | None:
-        """`text` embedded by the store's embedder, as a search's query with `query` (then with the embedder's
-        `match_threshold` as its floor; `embed_query`: a question asked again is not embedded again); None: no
-        embedder, or no text."""
+    def _indexed(self, text: str) -> m.Indexed | None:
+        """A value's `text` embedded by the store's embedder (None: no embedder, or no text)."""
         embedder = self.settings.embedder
         if embedder is None or not text.strip():
             return None
-        eid = m.embedder_id(embedder)
-        if query:
-            return m.Indexed(embed_query(embedder, text), eid, match_threshold(embedder))
-        return m.Indexed(embed(embedder, [text])[0], eid)
+        return m.Indexed(embed(embedder, [text])[0], m.embedder_id(embedder))
+
+    def _query_indexed(self, text: str, owner: str | None) -> m.Indexed | None:
+        """A search's query embedded as a query by the store's embedder, with its `match_threshold` as the
+        floor (None: no embedder, or no text). `embed_query` keeps it for `owner` (None: the operator's
+        view): the same question asked again by them is not embedded again, and no other owner's search is
+        faster for what they asked."""
+        embedder = self.settings.embedder
+        if embedder is None or not text.strip():
+            return None
+        vector = embed_query(embedder, text, owner or "")
+        return m.Indexed(vector, m.embedder_id(embedder), match_threshold(embedder))
 
     @observed("agent_store.memory.put", before=_put_call, after=lambda _item: {}, embeds=True)
     def put_memory(
@@ -154,11 +160,12 @@ class Memories(Domain):
         chosen = m.mode(mode)
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidInput("cursor must be a string")
+        who = v.owner(owner)
         request = SearchMemories(
-            owner=v.owner(owner),
+            owner=who,
             prefix=prefix,
             query=text,
-            indexed=self._indexed(text, query=True) if text is not None and chosen != "keyword" else None,
+            indexed=self._query_indexed(text, who) if text is not None and chosen != "keyword" else None,
             filter=m.filter_spec(filter),
             mode=chosen,
             limit=v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,

@@ -114,7 +114,7 @@ class MessageIndex(Memories):
         who = v.owner(owner)
         if session_id is not None:
             return self.search_session_messages(session_id, query, mode=mode, limit=limit, cursor=cursor, owner=who)
-        return self._backend.execute(SearchMessages(owner=who, **self._message_search(query, mode, limit, cursor)))
+        return self._backend.execute(SearchMessages(owner=who, **self._message_search(query, mode, limit, cursor, who)))
 
     @observed("agent_store.messages.search", before=_search_call, after=_search_result, embeds=True)
     def search_session_messages(
@@ -129,12 +129,13 @@ class MessageIndex(Memories):
     ) -> MessageHits:
         """`search_messages` within one session (with `owner`, it must be theirs; without, any session: the
         operator's view)."""
-        found = self._message_search(query, mode, limit, cursor)
+        who = v.optional_owner(owner)
+        found = self._message_search(query, mode, limit, cursor, who)
         named = v.ident(session_id, "session_id")
-        return self._backend.execute(SearchSessionMessages(session_id=named, owner=v.optional_owner(owner), **found))
+        return self._backend.execute(SearchSessionMessages(session_id=named, owner=who, **found))
 
-    def _message_search(self, query: Any, mode: Any, limit: Any, cursor: Any) -> dict[str, Any]:
-        """A message search's checked arguments, its query embedded unless it is by words only."""
+    def _message_search(self, query: Any, mode: Any, limit: Any, cursor: Any, owner: str | None) -> dict[str, Any]:
+        """A message search's checked arguments, its query embedded (for `owner`) unless it is by words only."""
         text = m.query(query)
         if text is None:
             raise InvalidInput("query must be a non-blank string")
@@ -143,7 +144,7 @@ class MessageIndex(Memories):
             raise InvalidInput("cursor must be a string")
         return {
             "query": text,
-            "indexed": self._indexed(text, query=True) if chosen != "keyword" else None,
+            "indexed": self._query_indexed(text, owner) if chosen != "keyword" else None,
             "mode": chosen,
             "limit": v.limit(limit, maximum=m.MAX_SEARCH_LIMIT) or 10,
             "cursor": cursor,

@@ -253,7 +253,7 @@ def context_flow(
     if asked is not None:
         try:
             hits = yield from ask(
-                CALLS.search_session_messages, session_id, asked, limit=SEARCHED_MESSAGES, owner=owner
+                CALLS.search_session_messages, session_id, asked, limit=SEARCHED_MESSAGES, owner=session.owner
             )
             found.messages = list(hits.items)
         except InvalidInput:  # a store without long-term memory keeps no message index

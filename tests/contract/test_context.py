@@ -173,3 +173,19 @@ def test_a_context_embeds_its_question_once(harness: Harness) -> None:
     assert COUNTING.texts == [question]
     store.context("q", owner="alice", query=question)
     assert COUNTING.texts == [question]
+
+
+@pytest.mark.settings(embedder=COUNTING)
+def test_a_question_kept_for_one_owner_is_embedded_again_for_another(harness: Harness) -> None:
+    """What one owner asked is kept for them only: another owner's same question is embedded for them (no
+    search of theirs is faster for what someone else asked)."""
+    store = harness.store
+    question = f"Where did I park the car, level {uuid.uuid4().hex[:8]}?"
+    store.put_memory("alice", ("facts",), "car", {"text": "Parked the car on level 3"})
+    store.put_memory("bob", ("facts",), "car", {"text": "Parked the car on level 5"})
+    COUNTING.texts.clear()
+    store.search_memories("alice", ("facts",), query=question)
+    store.search_memories("alice", ("facts",), query=question)
+    assert COUNTING.texts == [question]
+    store.search_memories("bob", ("facts",), query=question)
+    assert COUNTING.texts == [question, question]
