@@ -616,6 +616,10 @@ def test_the_context_tab_shows_what_the_model_sees_and_the_budgets_use(
     )
     budget = page.get_by_label("Budget", exact=True).inner_text()
     assert re.fullmatch(r"[\d,]+ of 2,000 tokens \(\d+%\) for “Which restaurants suit Mia's allergy\?”", budget)
+    share = int(re.findall(r"\((\d+)%\)", budget)[0])
+    meter, fill = page.get_by_role("meter").bounding_box(), page.locator("[role=meter] span").bounding_box()
+    assert meter is not None and fill is not None
+    assert abs(fill["width"] / meter["width"] - share / 100) < 0.02  # the bar shows the share, not a full bar
     page.screenshot(path=str(shots(tmp_path) / "context.png"), full_page=True)
     page.get_by_label("Budget in tokens").fill("120")
     page.get_by_role("button", name="Assemble").click()

@@ -552,8 +552,10 @@ async function contextTab(id, panel, question = "", budget = 2000) {
     const use = el("p", { class: "meta", "aria-label": "Budget" },
       `${found.used_tokens.toLocaleString()} of ${found.budget_tokens.toLocaleString()} tokens (${share}%)`
       + (found.query ? ` for “${found.query}”` : " (no question: the recent window)"));
+    const fill = el("span", {});
+    fill.style.width = `${Math.min(100, share)}%`;  // through the CSSOM: the page's policy refuses style attributes
     const meter = el("div", { class: "budget", role: "meter", "aria-valuenow": String(found.used_tokens), "aria-valuemax": String(found.budget_tokens) },
-      el("span", { style: `width: ${Math.min(100, share)}%` }));
+      fill);
     const parts = [...(found.summary ? [found.summary] : []), ...found.memories, ...found.recalled, ...found.recent];
     const rows = parts.map((p) => el("tr", {},
       el("td", {}, p.kind === "message" ? (p.recent ? "recent" : "recalled") : p.kind),
