@@ -514,11 +514,6 @@ class SearchMemories(Request[MemoryHits]):
     limit: int = 10
     cursor: str | None = None
 
-    @property
-    def floor(self) -> float | None:
-        """The query's floor for a hybrid score (`Indexed.floor`; None without an embedding)."""
-        return self.indexed.floor if self.indexed is not None else None
-
 
 @dataclass(frozen=True, kw_only=True)
 class ListNamespaces(Request[Page[tuple[str, ...]]]):

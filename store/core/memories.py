@@ -61,6 +61,11 @@ class Indexed:
     floor: float | None = None
 
 
+def floor_of(indexed: Indexed | None) -> float | None:
+    """A search query's floor for a hybrid score (`Indexed.floor`; None without an embedding)."""
+    return indexed.floor if indexed is not None else None
+
+
 def embedder_id(embedder: Embedder) -> str:
     """The name a store records beside each vector: `model_id` and dimensions."""
     return f"{embedder.model_id}:{embedder.dimensions}"

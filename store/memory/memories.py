@@ -125,7 +125,7 @@ class InProcessMemories(MemoryCore):
             search_mode=search_mode,
             query_text=request.query,
             wanted=request.filter,
-            floor=request.floor,
+            floor=m.floor_of(request.indexed),
         )
         chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
         hits = [MemoryHit(**r.candidate.record.model_dump(), score=r.score) for r in chunk]

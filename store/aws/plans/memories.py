@@ -426,7 +426,7 @@ def search_memories(ctx: Context, request: SearchMemories) -> Plan[MemoryHits]:
         search_mode=search_mode,
         query_text=request.query,
         wanted=request.filter,
-        floor=request.floor,
+        floor=m.floor_of(request.indexed),
     )
     chunk, next_cursor = m.page(ranked, offset, request.limit, request.owner, ceiling)
     shown = [stored_of[(r.candidate.namespace, r.candidate.key)] for r in chunk]
