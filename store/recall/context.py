@@ -115,21 +115,30 @@ def _recalled_part(hit: MessageHit) -> ContextPart:
     )
 
 
+def _covered(value: dict[str, Any]) -> list[int]:
+    """The first and last message a running summary covers ([] when its value names none): the summary
+    strategy folds each range into the summary so far, so it covers from the first range it kept (its oldest
+    version, in its `history`) to the last (its own `source`)."""
+    _, seqs = _sources(value)
+    history = [h for h in value.get("history") or [] if isinstance(h, dict)]
+    earlier = [s for h in history for s in _sources(h)[1]]
+    return [min(seqs + earlier), max(seqs)] if seqs else []
+
+
 def _summary_part(hit: MemoryHit, before: int, limit: int) -> ContextPart | None:
     """The summary, if it covers messages before the recent window (`before`: its first shown seq)."""
     text = hit.value.get("text")
-    _, seqs = _sources(hit.value)
-    if not isinstance(text, str) or not text.strip() or limit <= 0 or (seqs and min(seqs) >= before):
+    covered = _covered(hit.value)
+    if not isinstance(text, str) or not text.strip() or limit <= 0 or (covered and covered[0] >= before):
         return None
     cut = cut_to(" ".join(text.split()), limit)
     if not cut:
         return None
-    covered = [1, max(seqs)] if seqs else []
     return ContextPart(
         kind="summary",
         text=cut,
         tokens=r.cost("summary", cut),
-        session_id=hit.value.get("source", {}).get("session_id") if isinstance(hit.value.get("source"), dict) else None,
+        session_id=_sources(hit.value)[0],
         seqs=covered,
         namespace=hit.namespace,
         key=hit.key,

@@ -16,12 +16,13 @@ from store.recall.context import MIN_SCORE
 from store.recall.tokens import count_tokens
 from tests.conftest import Harness
 from tests.contract.test_message_index import index
+from tests.extraction_support import Scripted
 
 pytestmark = pytest.mark.needs("search_messages", "put_memory")
 WORDLLAMA = WordLlamaEmbedder()
 
 
-def long_session(harness: Harness, owner: str = "alice", sid: str = "trip", turns: int = 120) -> None:
+def long_session(harness: Harness, owner: str = "alice", sid: str = "trip", turns: int = 50) -> None:
     store = harness.store
     store.create_session(owner, session_id=sid)
     messages = []
@@ -42,11 +43,11 @@ def test_the_context_recalls_an_old_message_under_the_budget(harness: Harness) -
     context = harness.store.context("trip", budget_tokens=400, owner="alice")
     assert context.used_tokens <= 400 and context.used_tokens == count_tokens(context.as_text())
     assert context.query == "Which restaurants suit Mia's peanut allergy?"
-    assert context.recent[-1].seqs == [241] and context.recent[-1].role == "user"
+    assert context.recent[-1].seqs == [101] and context.recent[-1].role == "user"
     assert [p.seqs[0] for p in context.recent] == sorted(p.seqs[0] for p in context.recent)
     assert 11 in [p.seqs[0] for p in context.recalled]  # far outside the recent window
     assert all(p.session_id == "trip" and p.tokens > 0 for p in context.recent + context.recalled)
-    assert len(context.recent) < 241 and sum(p.tokens for p in context.recent) <= 400
+    assert len(context.recent) < 101 and sum(p.tokens for p in context.recent) <= 400
     messages = context.as_messages()
     assert messages[0]["role"] == "system" and "allergic to peanuts" in messages[0]["content"]
     assert messages[-1] == {"role": "user", "content": "Which restaurants suit Mia's peanut allergy?"}
@@ -61,7 +62,7 @@ def test_the_summary_and_memories_come_with_their_provenance_each_once(harness: 
         "summary",
         {
             "text": "Alice plans a trip; her daughter Mia has a peanut allergy.",
-            "source": {"session_id": "trip", "seqs": [1, 200]},
+            "source": {"session_id": "trip", "seqs": [1, 80]},
         },
     )
     store.put_memory(
@@ -77,7 +78,7 @@ def test_the_summary_and_memories_come_with_their_provenance_each_once(harness: 
         {"text": "Alice avoids peanut sauces too", "source": {"session_id": "old", "seqs": [3]}},
     )
     context = store.context("trip", budget_tokens=600, owner="alice")
-    assert context.summary is not None and context.summary.seqs == [1, 200]
+    assert context.summary is not None and context.summary.seqs == [1, 80]
     assert context.summary.namespace == ("sessions", "trip") and context.summary.key == "summary"
     keys = [p.key for p in context.memories]
     assert "diet" in keys and "mia" not in keys  # its source message, seq 11, is shown already
@@ -87,6 +88,34 @@ def test_the_summary_and_memories_come_with_their_provenance_each_once(harness: 
     assert ("sessions", "trip") not in [p.namespace for p in context.memories]  # the summary, once
     alone = store.context("trip", "peanut", budget_tokens=600, owner="alice", memories=False)
     assert alone.query == "peanut" and alone.memories == []
+
+
+@pytest.mark.needs("search_messages", "put_memory", "get_memory", "search_memories", "save_records", "load_records")
+def test_the_summary_strategy_keeps_the_running_summary_the_context_shows(harness: Harness) -> None:
+    """Kept by the summary strategy range by range (each run folds its range into the summary so far), the
+    summary covers the session from its first range to its last: shown with that range while the recent
+    window holds the last range only, absent before any run."""
+    store = harness.store
+    store.create_session("alice", session_id="plans")
+    said = [f"Step {i}: we compared the hotels near the old harbour for the trip in May." for i in range(36)]
+    store.append_messages("plans", [{"role": "user", "content": t} for t in said], owner="alice")
+    index(harness, "alice", "plans")
+    assert store.context("plans", owner="alice").summary is None  # no model has kept one
+    model = Scripted(
+        {"record_summary": [{"summary": "Comparing harbour hotels for May."}, {"summary": "Booked the harbour hotel."}]}
+    )
+    store.extract_memories("plans", strategies=["summary"], model=model, owner="alice")
+    later = [{"role": "user", "content": f"Booking {i}: the harbour hotel, two nights."} for i in range(4)]
+    store.append_messages("plans", later, owner="alice")
+    (run,) = store.extract_memories("plans", strategies=["summary"], model=model, owner="alice")
+    assert (run.first_seq, run.last_seq) == (37, 40)  # the second range: the messages since the first
+    index(harness, "alice", "plans")
+    context = store.context("plans", budget_tokens=1000, owner="alice")
+    assert min(p.seqs[0] for p in context.recent) <= 37  # the window holds the whole second range
+    assert context.summary is not None and context.summary.text == "Booked the harbour hotel."
+    assert context.summary.seqs == [1, 40] and context.summary.key == "summary"
+    assert "Booked the harbour hotel." in context.as_text()
+    assert context.used_tokens == count_tokens(context.as_text()) <= 1000
 
 
 def test_a_small_budget_keeps_the_newest_message_cut_to_fit(harness: Harness) -> None:
