@@ -519,6 +519,12 @@ EXTENDED_CASES = (
     "test_static_checks.py::test_checkov_passes_with_every_skip_justified",
     "test_schemathesis.py::test_every_operation",
     "test_turn_costs.py::test_the_documented_turn_costs_are_what_a_turn_costs",
+    # the benches' small runs that start servers or meter a whole run (their shape checks stay in `make test`)
+    "test_bench.py::test_the_index_cost_bench_meters_indexing_and_a_context_at_two_lengths",
+    "test_bench.py::test_the_turn_latency_bench_times_ours_and_the_peer_against_the_in_memory_baseline",
+    "test_bench.py::test_the_vector_emulator_bench_times_each_kind_of_search_at_each_size",
+    "test_bench.py::test_the_extraction_bench_counts_a_run_per_trigger_and_what_the_model_is_sent",
+    "test_small_load[one-session-processes-library]",
 )
 # contract tests whose async and HTTP variants are in `make test-extended` (their other backends in `make test`)
 EXTENDED_BACKENDS = ("async", "http")
@@ -527,6 +533,18 @@ EXTENDED_ON_SOME_BACKENDS = (
     "test_fork_copies.py::test_deleting_either_side_of_a_copy_leaves_the_other_whole",
     "test_fork_copies.py::test_a_long_rewind_is_copying_then_continues",
     "test_hostile_properties.py::test_hostile_values_raise_only_store_errors_and_write_nothing",
+    "test_bad_input.py::test_bad_ids_are_rejected_everywhere",
+    "test_bad_input.py::test_wrong_types_and_ranges",
+    "test_bad_input.py::test_bad_owners_are_rejected",
+    "test_artifacts.py::test_part_boundaries",
+    "test_artifacts.py::test_large_artifact_streams_in_parts",
+    "test_artifacts.py::test_bad_artifact_names_write_nothing",
+    "test_hostile_input.py::test_json_that_cannot_be_encoded_is_refused_everywhere",
+    "test_memories.py::test_a_filter_keeps_equal_fields_and_pages_follow_the_cursor",
+    "test_memories.py::test_owners_never_see_or_rank_against_each_other",
+    "test_memories.py::test_a_value_too_large_for_an_item_round_trips_and_its_object_goes_with_it",
+    "test_forks.py::test_forks_and_rewinds_go_with_their_sessions",
+    "test_extraction.py::test_a_merge_and_an_add_in_one_run",
 )
 
 
@@ -534,8 +552,9 @@ def _extended(item: pytest.Item) -> bool:
     where = item.nodeid.rpartition("/")[2]
     if item.name in EXTENDED_CASES or where in EXTENDED_CASES:
         return True
-    base, _, params = where.partition("[")
-    return base in EXTENDED_ON_SOME_BACKENDS and params.rstrip("]") in EXTENDED_BACKENDS
+    spec = getattr(item, "callspec", None)
+    backend = spec.params.get("harness") if spec is not None else None
+    return where.partition("[")[0] in EXTENDED_ON_SOME_BACKENDS and backend in EXTENDED_BACKENDS
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
