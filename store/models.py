@@ -322,7 +322,8 @@ class ContextPart(BaseModel):
     `seqs` one sequence number; `recent` when it is of the recent window, else recalled by the query), the
     session's running `summary` (`seqs` the first and last message it covers) or an owner's `memory`
     (`namespace` and `key`; `seqs` the messages it was extracted from, when its source names them). `tokens`
-    is what it costs as rendered (`store.recall.tokens`); `score` how well it matched the query."""
+    is what it costs as rendered (`store.recall.tokens`); `score` how well it matched the query (a recalled
+    message's with a share of the messages' beside it: `store.recall.context.in_conversation`)."""
 
     kind: Literal["summary", "message", "memory"]
     text: str

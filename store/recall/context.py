@@ -8,10 +8,11 @@ searches): six to eight requests on DynamoDB at 100 messages or 100,000.
 
 The choice, under the budget less what the headings cost: the newest message (cut to half the budget if it is
 longer); more of the recent window, newest first, up to RECENT_SHARE of the budget; the summary, up to
-SUMMARY_SHARE (cut to fit); then the recalled messages and the memories that match the question at least
-MIN_SCORE, best first, each once (not a message already shown, not a memory whose source messages are all
-shown): nothing merely fills room; what is left goes to the recent window again. A part that does not fit
-whole is left out (the newest message and the summary are cut)."""
+SUMMARY_SHARE (cut to fit); then the recalled messages (each scored with the messages beside it:
+`in_conversation`) and the memories that match the question at least MIN_SCORE, best first, each once (not
+a message already shown, not a memory whose source messages are all shown): nothing merely fills room; what
+is left goes to the recent window again. A part that does not fit whole is left out (the newest message and
+the summary are cut)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ SEARCHED_MEMORIES = 20  # of the owner's memories the query recalls, at most
 RECENT_SHARE = 0.15  # of the budget the recent window takes before anything is recalled
 SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
 MIN_SCORE = 0.1  # a recalled message or memory matches the question at least this well (hybrid: 0 to 1.5)
+NEIGHBOUR_REACH = 2  # a recalled message is scored with the messages this close to it (by sequence number)
+NEIGHBOUR_SHARE = 0.5  # of the best score among them that it gains
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
 MAX_BUDGET = 200_000
 SUMMARY_NAMESPACE = "sessions"  # the summary strategy's: ("sessions", session id), key SUMMARY_KEY
@@ -179,10 +182,27 @@ def _recent_window(found: Found, fill: _Fill) -> tuple[list[ContextPart], list[C
     return recent, rest
 
 
+def in_conversation(hits: Sequence[MessageHit], shown: set[int]) -> list[MessageHit]:
+    """Each recalled message scored with the conversation around it: its own score plus NEIGHBOUR_SHARE of the
+    best among the recalled messages within NEIGHBOUR_REACH of it that are not `shown` already (an answer sits
+    beside the question that matched, an event beside the turn that names it; the question itself, shown as
+    the newest message, pulls in nothing); a message without a score keeps none."""
+    by_seq = {h.seq: h.score for h in hits if h.score is not None and h.seq not in shown}
+    reach = [d for d in range(-NEIGHBOUR_REACH, NEIGHBOUR_REACH + 1) if d]
+    scored = []
+    for hit in hits:
+        if hit.score is None:
+            scored.append(hit)
+            continue
+        near = max(by_seq.get(hit.seq + d, 0.0) for d in reach)
+        scored.append(hit.model_copy(update={"score": hit.score + NEIGHBOUR_SHARE * near}))
+    return scored
+
+
 def _pool(found: Found, shown: set[int]) -> list[ContextPart]:
-    """The recalled messages not shown and the memories (the summary aside) that match at least MIN_SCORE,
-    best first."""
-    pool: list[ContextPart] = [_recalled_part(h) for h in found.messages if h.seq not in shown]
+    """The recalled messages not shown (scored `in_conversation`) and the memories (the summary aside) that
+    match at least MIN_SCORE, best first."""
+    pool: list[ContextPart] = [_recalled_part(h) for h in in_conversation(found.messages, shown) if h.seq not in shown]
     summary_at = ((SUMMARY_NAMESPACE, found.session.id), SUMMARY_KEY)
     pool += [p for p in (_memory_part(h) for h in found.memories if (h.namespace, h.key) != summary_at) if p]
     pool = [p for p in pool if p.score is not None and p.score >= MIN_SCORE]  # nothing that merely fills room

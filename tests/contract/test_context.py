@@ -12,7 +12,8 @@ import pytest
 
 from store import InvalidInput, SessionNotFound
 from store.embeddings import WordLlamaEmbedder
-from store.recall.context import MIN_SCORE
+from store.models import MessageHit
+from store.recall.context import MIN_SCORE, in_conversation
 from store.recall.tokens import count_tokens
 from tests.conftest import Harness
 from tests.contract.test_message_index import index
@@ -218,3 +219,42 @@ def test_a_question_kept_for_one_owner_is_embedded_again_for_another(harness: Ha
     assert COUNTING.texts == [question]
     store.search_memories("bob", ("facts",), query=question)
     assert COUNTING.texts == [question, question]
+
+
+@pytest.mark.settings(embedder=WORDLLAMA)
+def test_the_answer_beside_a_matching_question_is_recalled_with_it(harness: Harness) -> None:
+    """A message that shares nothing with the question (scored 0 by the search) is recalled when it sits beside
+    one that matches (an answer after the question it answers), ahead of messages that match a word alone; the
+    question, shown as the newest message, pulls in nothing of its own."""
+    store = harness.store
+    store.create_session("alice", session_id="dinner")
+    said: list[dict[str, str]] = []
+    for i in range(40):
+        said.append({"role": "user", "content": f"On day {i} we cooked dinner at home and watched a film."})
+        said.append({"role": "assistant", "content": f"Sounds like a calm evening, day {i}."})
+    said[20] = {"role": "user", "content": "Mia asked me which restaurant to book for her birthday dinner."}
+    said[21] = {"role": "assistant", "content": "She settled on Tasca do Chico in Alfama, at eight."}
+    question = "Which restaurant is booked for Mia's birthday dinner?"
+    store.append_messages("dinner", [*said, {"role": "user", "content": question}], owner="alice")
+    index(harness, "alice", "dinner")
+    (answer,) = [
+        h for h in store.search_messages("alice", question, session_id="dinner", limit=100).items if h.seq == 22
+    ]
+    assert answer.score is not None and answer.score < MIN_SCORE  # alone, it would be left out
+    context = store.context("dinner", budget_tokens=200, owner="alice")
+    recalled = {p.seqs[0]: p for p in context.recalled}
+    assert 21 in recalled and 22 in recalled  # the question that matched, and its answer
+    assert (recalled[22].score or 0.0) >= MIN_SCORE
+    assert "Tasca do Chico" in context.as_text()
+    assert not {79, 80} & set(recalled)  # the newest message's own neighbours are not pulled in by it
+    assert context.used_tokens == count_tokens(context.as_text()) <= 200
+
+
+def test_a_recalled_message_gains_half_the_best_score_within_two_of_it_not_shown() -> None:
+    def hit(seq: int, score: float | None) -> MessageHit:
+        return MessageHit(session_id="s", seq=seq, role="user", text=f"m{seq}", score=score)
+
+    hits = [hit(10, 1.0), hit(12, 0.0), hit(13, 0.2), hit(30, None), hit(40, 0.4), hit(41, 0.0)]
+    scored = {h.seq: h.score for h in in_conversation(hits, shown={40})}
+    assert scored == {10: 1.0, 12: 0.5, 13: 0.2, 30: None, 40: 0.4, 41: 0.0}  # 13 is three from 10; 40 is shown
+    assert {h.seq: h.score for h in in_conversation(hits, shown=set())}[41] == 0.2
