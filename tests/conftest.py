@@ -557,18 +557,7 @@ def _extended(item: pytest.Item) -> bool:
     return where.partition("[")[0] in EXTENDED_ON_SOME_BACKENDS and backend in EXTENDED_BACKENDS
 
 
-# the modules whose tests take longest in all (a stack, a browser, the README against `make run`), run first: a
-# worker that met one of them last would finish alone, the other idle (pytest-xdist steals only what waits)
-FIRST = ("tests/tools/test_readme.py", "tests/api/test_console.py", "tests/api/test_local_stack.py")
-
-
-def _first(item: pytest.Item) -> int:
-    path = item.nodeid.partition("::")[0]
-    return FIRST.index(path) if path in FIRST else len(FIRST)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _extended(item):
             item.add_marker(pytest.mark.extended)
-    items.sort(key=_first)  # stable: each module's tests keep their order
