@@ -203,6 +203,8 @@ def float32_text(x: float) -> str:
     repr's 17 for a 64-bit one): how a vector's numbers are written."""
     if x == 0.0:  # most of a vector's words part: written as DynamoDB normalises any zero
         return "0"
+    if _float32(x) != x:  # not a 32-bit float (one read back from its shortest text): no text reads back as it
+        return repr(x)
     for digits in range(6, 10):
         text = f"{x:.{digits}g}"
         if _float32(float(text)) == x:
