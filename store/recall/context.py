@@ -34,7 +34,8 @@ SEARCHED_MESSAGES = 100  # of the session's messages the query recalls, at most
 SEARCHED_MEMORIES = 20  # of the owner's memories the query recalls, at most
 RECENT_SHARE = 0.15  # of the budget the recent window takes before anything is recalled
 SUMMARY_SHARE = 0.15  # of the budget the summary takes at most
-MIN_SCORE = 0.1  # a recalled message or memory matches the question at least this well (hybrid: 0 to 1.5)
+MIN_SCORE = 0.1  # a recalled message or memory matches the question at least this well (hybrid: 0 to 1.5, a
+# recalled message up to NEIGHBOUR_SHARE times that more: `in_conversation`)
 NEIGHBOUR_REACH = 2  # a recalled message is scored with the messages this close to it (by sequence number)
 NEIGHBOUR_SHARE = 0.5  # of the best score among them that it gains
 MIN_BUDGET = 64  # tokens: less holds no message with its heading
@@ -131,6 +132,7 @@ def _covered(value: dict[str, Any]) -> list[int]:
 def _summary_part(hit: MemoryHit, before: int, limit: int) -> ContextPart | None:
     """The summary, if it covers messages before the recent window (`before`: its first shown seq)."""
     text = hit.value.get("text")
+    sid, _ = _sources(hit.value)
     covered = _covered(hit.value)
     if not isinstance(text, str) or not text.strip() or limit <= 0 or (covered and covered[0] >= before):
         return None
@@ -141,7 +143,7 @@ def _summary_part(hit: MemoryHit, before: int, limit: int) -> ContextPart | None
         kind="summary",
         text=cut,
         tokens=r.cost("summary", cut),
-        session_id=_sources(hit.value)[0],
+        session_id=sid,
         seqs=covered,
         namespace=hit.namespace,
         key=hit.key,
