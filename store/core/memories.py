@@ -205,11 +205,19 @@ def float32_text(x: float) -> str:
         return "0"
     if _float32(x) != x:  # not a 32-bit float (one read back from its shortest text): no text reads back as it
         return repr(x)
-    for digits in range(6, 10):
-        text = f"{x:.{digits}g}"
-        if _float32(float(text)) == x:
-            return text
-    return repr(x)
+    return _shortest32(x)
+
+
+def _shortest32(x: float) -> str:
+    """The shortest of `x`'s texts at 6 to 9 significant digits that reads back as `x`, a nonzero 32-bit float.
+    Nine digits always read back, and a text that reads back at n digits does at n + 1 too, so the search
+    starts at 7 (what a vector's numbers most often need): two tries for most numbers."""
+    text = f"{x:.7g}"
+    if _float32(float(text)) == x:
+        shorter = f"{x:.6g}"
+        return shorter if _float32(float(shorter)) == x else text
+    text = f"{x:.8g}"
+    return text if _float32(float(text)) == x else f"{x:.9g}"
 
 
 # ---------------------------------------------------------------- keys
@@ -305,7 +313,8 @@ def unit(vector: Sequence[float]) -> tuple[float, ...]:
     the shortest decimal of its 32-bit float (`float32_text`), read back. The memory backend ranks these very
     numbers, so both backends compute the same dot products."""
     length = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return tuple(float(float32_text(_float32(x / length))) for x in vector)
+    scaled = (_float32(x / length) for x in vector)
+    return tuple(float(_shortest32(x)) if x else 0.0 for x in scaled)
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:

@@ -4,6 +4,7 @@ and listings read eventually consistently (a get strongly), vectors are written 
 from __future__ import annotations
 
 import itertools
+import random
 import struct
 from typing import Any
 
@@ -143,6 +144,18 @@ def test_check_vector_rounds_to_32_bit_floats_and_refuses_what_does_not_fit() ->
         check_vector([1e39, 1.0], 2)  # beyond a 32-bit float's range
     with pytest.raises(InvalidInput):
         check_vector([1e-50, 0.0], 2)  # zero once rounded
+
+
+def test_a_32_bit_float_is_written_as_its_shortest_text_that_reads_back() -> None:
+    rnd = random.Random(5)
+    values = [_float32(rnd.gauss(0, 0.05)) for _ in range(3000)] + [_float32(rnd.uniform(-1, 1)) for _ in range(3000)]
+    values += [_float32(2.0**-k) for k in range(1, 60)] + [_float32(1e-30), _float32(3.4e38), -_float32(1e-7)]
+    for x in values:
+        text = float32_text(x)
+        digits = len(text.split("e")[0].replace("-", "").replace(".", "").lstrip("0"))
+        assert _float32(float(text)) == x and digits <= 9, (x, text)
+        assert digits <= 6 or _float32(float(f"{x:.{digits - 1}g}")) != x, (x, text)  # none shorter reads back
+    assert float32_text(0.1) == repr(0.1)  # not a 32-bit float: its own repr
 
 
 def test_the_langgraph_store_asks_for_no_more_than_its_page(recorded: Any) -> None:
