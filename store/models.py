@@ -9,6 +9,8 @@ from typing import Any, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
 
+from store.recall import rendering
+
 T = TypeVar("T")
 
 MessageKind = Literal["message", "compaction"]
@@ -369,22 +371,16 @@ class TurnContext(BaseModel):
 
     def background(self) -> str:
         """The summary, memories and recalled messages as one text block ("" when there are none)."""
-        from store.recall.rendering import background
-
-        return background(self)
+        return rendering.background(self)
 
     def as_text(self) -> str:
         """The whole context as one text block: the background, then the recent messages ("[seq] role: text")."""
-        from store.recall.rendering import as_text
-
-        return as_text(self)
+        return rendering.as_text(self)
 
     def as_messages(self) -> list[dict[str, Any]]:
         """The context as framework-neutral messages: a system message with the background (when there is
         any), then the recent messages as `{"role", "content"}`."""
-        from store.recall.rendering import as_messages
-
-        return as_messages(self)
+        return rendering.as_messages(self)
 
 
 class MemoryHits(Page[MemoryHit]):

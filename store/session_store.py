@@ -18,6 +18,7 @@ from store.front.messages import APPEND_MAX
 from store.front.operations import MAX_QUERY
 from store.front.state import SAVE_FULL_MAX
 from store.memory import MemoryBackend
+from store.memory.message_index import index_through
 from store.recall.front import Recall
 from store.settings import Settings
 
@@ -216,6 +217,8 @@ class SessionStore(StoreFront[Backend], PublicOperations, Recall, Extraction):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+index_through(lambda backend, settings: SessionStore(backend=backend, settings=settings))
 
 __all__ = [
     "APPEND_MAX",

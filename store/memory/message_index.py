@@ -4,7 +4,8 @@ before it searches, what the stack's stream function indexes on DynamoDB."""
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from store.backend import Backend
 from store.core import memories as m
@@ -12,6 +13,8 @@ from store.core import message_index as mi
 from store.errors import SessionNotFound
 from store.memory.memories import InProcessMemories
 from store.models import MessageHits
+from store.recall.driving import drive
+from store.recall.indexing import index_session
 from store.requests import (
     DropMessageIndex,
     PutMemory,
@@ -20,6 +23,17 @@ from store.requests import (
     WriteMessageIndex,
     memory_search_of,
 )
+from store.settings import Settings
+
+StoreView = Callable[[Backend, Settings], Any]
+_store_view: list[StoreView] = []
+
+
+def index_through(view: StoreView) -> None:
+    """Name how this backend builds a store over itself to run the indexing flow, which calls the store's
+    public operations as the stack's stream function does: `store.session_store` names `SessionStore` as it
+    is imported, before any store over this backend can search."""
+    _store_view[:] = [view]
 
 
 class InProcessMessageIndex(InProcessMemories):
@@ -55,11 +69,7 @@ class InProcessMessageIndex(InProcessMemories):
     def _catch_up(self, owner: str, session_ids: list[str]) -> None:
         """Index the sessions' new messages now, in-process (what the stack's stream function does on
         DynamoDB), with the store's embedder: the same flow, on a store over this backend."""
-        from store.recall.driving import drive
-        from store.recall.indexing import index_session
-        from store.session_store import SessionStore
-
-        view = SessionStore(backend=cast(Backend, self), settings=self.settings)
+        view = _store_view[0](cast(Backend, self), self.settings)
         for session_id in session_ids:
             drive(view, None, index_session(session_id, owner))
 

@@ -5,12 +5,40 @@ context's `used_tokens` is the estimate of its whole text (`store.recall.tokens`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from store.recall.tokens import count_tokens
 
-if TYPE_CHECKING:
-    from store.models import ContextPart, TurnContext
+
+class Part(Protocol):
+    """What a part is read by (`store.models.ContextPart` has it)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def role(self) -> str | None: ...
+
+
+class Context(Protocol):
+    """What a context is rendered from (`store.models.TurnContext` has it)."""
+
+    @property
+    def summary(self) -> Part | None: ...
+
+    @property
+    def memories(self) -> Sequence[Part]: ...
+
+    @property
+    def recalled(self) -> Sequence[Part]: ...
+
+    @property
+    def recent(self) -> Sequence[Part]: ...
+
 
 SUMMARY = "Summary of the conversation before the recent messages:"
 MEMORIES = "What you know about the user:"
@@ -34,11 +62,11 @@ def cost(kind: str, text: str, role: str | None = None) -> int:
     return count_tokens(line(kind, text, role))
 
 
-def _lines(parts: list[ContextPart]) -> list[str]:
+def _lines(parts: Sequence[Part]) -> list[str]:
     return [line(p.kind, p.text, p.role) for p in parts]
 
 
-def background(context: TurnContext) -> str:
+def background(context: Context) -> str:
     """The summary, the memories and the recalled messages, each under its heading."""
     blocks = []
     if context.summary is not None:
@@ -50,13 +78,13 @@ def background(context: TurnContext) -> str:
     return "\n\n".join(blocks)
 
 
-def as_text(context: TurnContext) -> str:
+def as_text(context: Context) -> str:
     """The background, then the recent messages."""
     recent = "\n".join([RECENT, *_lines(context.recent)]) if context.recent else ""
     return "\n\n".join(b for b in (background(context), recent) if b)
 
 
-def as_messages(context: TurnContext) -> list[dict[str, Any]]:
+def as_messages(context: Context) -> list[dict[str, Any]]:
     """A system message with the background (when there is one), then each recent message."""
     shown = background(context)
     out: list[dict[str, Any]] = [{"role": "system", "content": shown}] if shown else []

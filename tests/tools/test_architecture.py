@@ -187,3 +187,46 @@ def test_contract_tests_assert_what_every_backend_does() -> None:
         text = path.read_text()
         found += [f"{path.name}:{text[: m.start()].count(chr(10)) + 1}" for m in guarded.finditer(text)]
     assert found == []
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of store/, functions/, infra/ and bench/ and the modules of the tree it imports, at its top or
+    inside a function (a package stands for its __init__)."""
+    paths = {}
+    for folder in ("store", "functions", "infra", "bench"):
+        for path in (ROOT / folder).rglob("*.py"):
+            name = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+            paths[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                wanted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                wanted = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for target in wanted:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it() -> None:
+    """No import circle in the tree, directly or through others, an import inside a function included."""
+    graph = module_graph()
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError("an import circle: " + " -> ".join([*path[path.index(name) :], name]))
+        if name not in done:
+            for target in sorted(graph[name]):
+                visit(target, [*path, name])
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
