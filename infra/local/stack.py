@@ -36,6 +36,7 @@ from store.core import codec
 from store.core.lexical import LEXICAL_DIMENSIONS
 from store.embeddings import offline_embedder_name
 from store.env_settings import VARIABLES, embedder_name, settings_from_env
+from store.settings import Settings
 from store.tools.cli.mcp import mcp_host_entry
 from store.tools.cli.show import visible
 from store.tools.cli.target import OPERATOR_ENV
@@ -410,13 +411,7 @@ def local_stack(
     if port:
         _check_free(port, "the API's", "--port")
     with demo_model_if_asked():
-        default = local_embedder()
-        settings = settings_from_env(default)
-        dimensions = settings.embedder.dimensions if settings.embedder is not None else None
-        parameters = local_parameters(dimensions, parameters)
-        _check_embedder(embedder_name(default), dimensions, parameters)
-        chosen = {"MEMORY_EMBEDDER": embedder_name(default)}
-        chosen |= {name: os.environ[name] for name in VARIABLES if os.environ.get(name, "").strip()}
+        settings, parameters, chosen = _chosen_settings(parameters)
         with moto_server(aws_port or None) as endpoint:
             dynamodb = local_client(endpoint_url=endpoint)
             s3 = local_client("s3", endpoint_url=endpoint, config=s3_config(path_style=True))
@@ -427,9 +422,7 @@ def local_stack(
             previous = runtime.installed_store()  # a stack started inside another (tests) gives it back on exit
             runtime.use_store(store)
             # what the functions read from their environment beside the store (the template's Globals)
-            environment = {"MEMORIES_TABLE": tables.memories or ""}
-            saved = {name: os.environ.get(name) for name in environment}
-            os.environ.update(environment)
+            saved = _set_environment({"MEMORIES_TABLE": tables.memories or ""})
             secret = (persist.secret(data) if data is not None else None) or devtoken.new_secret()
             server = ApiServer(("127.0.0.1", port), secret)
             serving = threading.Thread(target=server.serve_forever, name="agent-store-api", daemon=True)
@@ -454,12 +447,32 @@ def local_stack(
                 if data is not None:
                     running.save()
                 runtime.use_store(previous)
-                for name, value in saved.items():
-                    if value is None:
-                        os.environ.pop(name, None)
-                    else:
-                        os.environ[name] = value
+                _set_environment(saved)
                 store.close()
+
+
+def _chosen_settings(parameters: dict[str, Any] | None) -> tuple[Settings, dict[str, Any], dict[str, str]]:
+    """The store's settings from the environment (the offline embedder by default), the template's parameters
+    for them, and the variables that chose them; EmbedderMismatch when the index would refuse the vectors."""
+    default = local_embedder()
+    settings = settings_from_env(default)
+    dimensions = settings.embedder.dimensions if settings.embedder is not None else None
+    parameters = local_parameters(dimensions, parameters)
+    _check_embedder(embedder_name(default), dimensions, parameters)
+    chosen = {"MEMORY_EMBEDDER": embedder_name(default)}
+    chosen |= {name: os.environ[name] for name in VARIABLES if os.environ.get(name, "").strip()}
+    return settings, parameters, chosen
+
+
+def _set_environment(values: dict[str, str | None]) -> dict[str, str | None]:
+    """Set each variable to its value (None: unset it); what they were before, to set back."""
+    before = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    return before
 
 
 @contextlib.contextmanager

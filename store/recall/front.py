@@ -68,8 +68,8 @@ class Recall(Domain):
         there is one), the recent messages that fit, and the older messages of the session and the owner's
         memories under `namespace_prefix` (none with `memories=False`) that matter to `query` (by default the
         last user message), each once, each with its provenance and token count. `as_messages()` and
-        `as_text()` render it. Six to eight requests on DynamoDB whatever the session's length; SessionNotFound
-        when the session is not live (or not `owner`'s)."""
+        `as_text()` render it. At most nine requests on DynamoDB whatever the session's length (docs/data-model.md);
+        SessionNotFound when the session is not live (or not `owner`'s)."""
         from store.recall.context import MAX_BUDGET, MIN_BUDGET, context_flow
 
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
