@@ -416,7 +416,8 @@ def context_locomo(r: dict[str, Any], results: dict[str, Any]) -> Fields:
 def message_index_costs(r: dict[str, Any], results: dict[str, Any]) -> Fields:
     """What a context reads, by the session's length."""
     rows = [[f"{int(size):,}", row["requests"], row["total"]] for size, row in r["context"].items()]
-    return {"table": table(["messages in the session", "requests", "in all"], rows, right=1)}
+    long = max(int(size) for size in r["context"])
+    return {"table": table(["messages in the session", "requests", "in all"], rows, right=1), "long": long}
 
 
 def _at_size(r: dict[str, Any]) -> str:

@@ -539,7 +539,7 @@ def test_the_context_bench_counts_evidence_in_the_context_against_the_recent_win
 
 def test_the_index_cost_bench_meters_indexing_and_a_context_at_two_lengths() -> None:
     """bench/index_costs.py on moto's server: what indexing a message costs (requests, write units from the items'
-    sizes, bytes, embedding calls) and a context's requests, the same at both lengths."""
+    sizes, bytes, embedding calls), a turn's indexing and a context's requests, the same at both lengths."""
     from bench.index_costs import measure
     from bench.report import section
     from infra.local.aws import moto_server_process
@@ -550,6 +550,7 @@ def test_the_index_cost_bench_meters_indexing_and_a_context_at_two_lengths() -> 
     assert indexing["messages"] == 10 and indexing["texts embedded"] == 10 and indexing["embedding calls"] == 1
     assert indexing["wcu per message"] >= 5 and indexing["bytes per message stored"] > 4000
     assert indexing["a turn"]["messages"] == 2 and indexing["a turn"]["embedding calls"] == 1
+    assert indexing["a turn at the long session's end"] == indexing["a turn"]  # flat in the session's length
     assert contexts["10"]["total"] == contexts["200"]["total"] == 9
     lines = "\n".join(
         section(
