@@ -119,11 +119,10 @@ def _recalled_part(hit: MessageHit) -> ContextPart:
     )
 
 
-def _covered(value: dict[str, Any]) -> list[int]:
-    """The first and last message a running summary covers ([] when its value names none): the summary
-    strategy folds each range into the summary so far, so it covers from the first range it kept (its oldest
-    version, in its `history`) to the last (its own `source`)."""
-    _, seqs = _sources(value)
+def _covered(seqs: list[int], value: dict[str, Any]) -> list[int]:
+    """The first and last message a running summary covers ([] when it names none; `seqs`: its own source's):
+    the summary strategy folds each range into the summary so far, so it covers from the first range it kept
+    (its oldest version, in its `history`) to the last (its own `source`)."""
     history = [h for h in value.get("history") or [] if isinstance(h, dict)]
     earlier = [s for h in history for s in _sources(h)[1]]
     return [min(seqs + earlier), max(seqs)] if seqs else []
@@ -132,8 +131,8 @@ def _covered(value: dict[str, Any]) -> list[int]:
 def _summary_part(hit: MemoryHit, before: int, limit: int) -> ContextPart | None:
     """The summary, if it covers messages before the recent window (`before`: its first shown seq)."""
     text = hit.value.get("text")
-    sid, _ = _sources(hit.value)
-    covered = _covered(hit.value)
+    sid, seqs = _sources(hit.value)
+    covered = _covered(seqs, hit.value)
     if not isinstance(text, str) or not text.strip() or limit <= 0 or (covered and covered[0] >= before):
         return None
     cut = cut_to(" ".join(text.split()), limit)

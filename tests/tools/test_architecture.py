@@ -47,13 +47,16 @@ def test_every_public_operation_is_in_the_table_with_one_name_at_every_layer() -
         assert PLANS[requests[op]] is getattr(importlib.import_module(f"store.aws.plans.{plan_module}"), plan), op
 
 
-def imports(path: Path) -> set[str]:
+def imports(path: Path, *, names: bool = False) -> set[str]:
+    """The modules `path` imports; with `names`, each name a `from` import takes from one too (it may be a
+    module: `from store.recall import rendering`)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names if names)
     return found
 
 
@@ -200,18 +203,11 @@ def module_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         graph[name] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                wanted = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                wanted = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            else:
-                continue
-            for target in wanted:
-                while target and target not in paths:
-                    target = target.rpartition(".")[0]
-                if target and target != name:
-                    graph[name].add(target)
+        for target in imports(path, names=True):
+            while target and target not in paths:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
     return graph
 
 
